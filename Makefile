@@ -1,0 +1,48 @@
+# timingbench: `make demo` and `make test` each do the whole set-up on a fresh Debian machine.
+SHELL := /bin/bash
+VENV := .venv
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.installed
+SYSTEM_PACKAGES := fluidsynth fluid-soundfont-gm ffmpeg chromium chromium-driver
+DEMO_OUT ?= demo-out
+
+.PHONY: setup system-deps test test-slow lint demo bench clean
+
+setup: system-deps $(STAMP)
+
+# System tools: FluidSynth + a GM soundfont (reference renderer), ffmpeg (mp3/m4a decoding),
+# Chromium + chromedriver (browser test of the labelling page). Installed only when missing.
+system-deps:
+	@if ! command -v fluidsynth >/dev/null || ! command -v ffmpeg >/dev/null \
+	    || ! command -v chromium >/dev/null || [ ! -e /usr/share/sounds/sf2/FluidR3_GM.sf2 ]; then \
+	  echo "installing system packages: $(SYSTEM_PACKAGES)"; \
+	  SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
+	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq $(SYSTEM_PACKAGES) >/dev/null; \
+	fi
+
+# torch is installed first, pinned, so that pip takes the CPU build instead of a CUDA one.
+$(STAMP): pyproject.toml
+	test -d $(VENV) || python3 -m venv $(VENV)
+	$(PY) -m pip install -q --upgrade pip
+	$(PY) -m pip install -q torch==2.13.0
+	$(PY) -m pip install -q -e '.[dev]'
+	touch $(STAMP)
+
+test: setup
+	$(PY) -m pytest
+
+test-slow: setup
+	$(PY) -m pytest -m slow
+
+lint: setup
+	$(VENV)/bin/ruff check timingbench tests benchmarks
+	$(VENV)/bin/mypy timingbench
+
+demo: setup
+	$(VENV)/bin/timingbench demo --out $(DEMO_OUT)
+
+bench: setup
+	for b in benchmarks/*.py; do echo "== $$b"; $(PY) $$b || exit 1; done
+
+clean:
+	rm -rf $(VENV) $(DEMO_OUT) .pytest_cache .mypy_cache .ruff_cache

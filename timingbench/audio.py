@@ -1,0 +1,173 @@
+"""Decode any audio file to 44.1 kHz mono float32 and cut the leading analysis window.
+
+Formats: anything libsndfile reads (wav, flac, ogg, ...) is decoded with ``soundfile``;
+mp3, m4a/aac and anything soundfile rejects are decoded by the ``ffmpeg`` command-line
+tool, which the set-up installs. Resampling uses ``soxr`` (VHQ).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import shutil
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import numpy.typing as npt
+import soundfile as sf
+import soxr
+
+from timingbench.config import Config
+from timingbench.errors import ClipError
+
+AUDIO_EXTENSIONS = (".wav", ".flac", ".ogg", ".mp3", ".m4a", ".aac", ".opus", ".aiff", ".aif")
+
+
+@dataclass(frozen=True)
+class Clip:
+    """A decoded clip.
+
+    Attributes
+    ----------
+    path : Path
+        The source file.
+    samples : np.ndarray of float32, shape (n,)
+        Mono signal at ``sr`` Hz, cut to the leading analysis window.
+    sr : int
+        Sample rate in Hz (the configured analysis rate).
+    duration_s : float
+        The true duration of the whole file in seconds (before cutting).
+    source_sr : int
+        The file's own sample rate in Hz.
+    source_channels : int
+        The file's channel count.
+    content_hash : str
+        SHA-256 (hex, first 16 digits) of the file bytes, for caches.
+    """
+
+    path: Path
+    samples: npt.NDArray[np.float32]
+    sr: int
+    duration_s: float
+    source_sr: int
+    source_channels: int
+    content_hash: str
+
+    @property
+    def window_s(self) -> float:
+        """Length of the analysed window in seconds."""
+        return len(self.samples) / float(self.sr)
+
+
+def file_hash(path: str | Path) -> str:
+    """SHA-256 of a file's bytes (hex, first 16 digits)."""
+    h = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()[:16]
+
+
+def _decode_soundfile(path: Path) -> tuple[npt.NDArray[np.float32], int]:
+    data, sr = sf.read(str(path), dtype="float32", always_2d=True)
+    return data, int(sr)
+
+
+def _probe_ffmpeg(path: Path) -> tuple[int, int]:
+    ffprobe = shutil.which("ffprobe")
+    if ffprobe is None:
+        raise ClipError(f"{path}: cannot decode this format without ffmpeg; run `make setup`")
+    res = subprocess.run(
+        [ffprobe, "-v", "error", "-select_streams", "a:0", "-show_entries",
+         "stream=sample_rate,channels", "-of", "csv=p=0", str(path)],
+        capture_output=True, text=True, check=False,
+    )
+    parts = res.stdout.strip().split(",")
+    if res.returncode != 0 or len(parts) < 2 or not all(p.strip().isdigit() for p in parts[:2]):
+        reason = res.stderr.strip().splitlines()[-1] if res.stderr.strip() else "no audio stream"
+        raise ClipError(f"{path}: corrupt or unreadable audio ({reason})")
+    return int(parts[0]), int(parts[1])
+
+
+def _decode_ffmpeg(path: Path) -> tuple[npt.NDArray[np.float32], int]:
+    sr, channels = _probe_ffmpeg(path)
+    ffmpeg = shutil.which("ffmpeg")
+    assert ffmpeg is not None  # _probe_ffmpeg found ffprobe from the same package
+    res = subprocess.run(
+        [ffmpeg, "-v", "error", "-nostdin", "-i", str(path), "-map", "0:a:0",
+         "-f", "f32le", "-acodec", "pcm_f32le", "-"],
+        capture_output=True, check=False,
+    )
+    if res.returncode != 0:
+        reason = res.stderr.decode(errors="replace").strip().splitlines()
+        raise ClipError(f"{path}: corrupt audio ({reason[-1] if reason else 'ffmpeg failed'})")
+    data = np.frombuffer(res.stdout, dtype="<f4")
+    if channels <= 0 or data.size % channels:
+        raise ClipError(f"{path}: corrupt audio (decoded sample count not a multiple of channels)")
+    return data.reshape(-1, channels).copy(), sr
+
+
+def load_clip(path: str | Path, config: Config) -> Clip:
+    """Decode ``path`` to mono float32 at the configured rate and cut the analysis window.
+
+    Parameters
+    ----------
+    path : str or Path
+        Audio file (wav/flac/ogg/mp3/m4a, any rate, any channel count).
+    config : Config
+        Reads ``audio.sample_rate_hz``, ``audio.analysis_window_s``,
+        ``audio.silent_peak_dbfs`` and ``audio.min_duration_s``.
+
+    Returns
+    -------
+    clip : Clip
+
+    Raises
+    ------
+    ClipError
+        Naming the file and the reason: missing, empty, corrupt, too short, non-finite
+        samples, or silent.
+    """
+    p = Path(path)
+    if not p.is_file():
+        raise ClipError(f"{p}: file not found")
+    if p.stat().st_size == 0:
+        raise ClipError(f"{p}: empty file (0 bytes)")
+    target_sr = int(config.value("audio.sample_rate_hz"))
+    window_s = float(config.value("audio.analysis_window_s"))
+    try:
+        data, sr = _decode_soundfile(p)
+    except (sf.LibsndfileError, RuntimeError, TypeError):
+        data, sr = _decode_ffmpeg(p)
+    if sr <= 0:
+        raise ClipError(f"{p}: invalid sample rate {sr}")
+    n_frames, channels = data.shape
+    if n_frames == 0:
+        raise ClipError(f"{p}: zero-length audio (no samples)")
+    duration_s = n_frames / float(sr)
+    if duration_s < float(config.value("audio.min_duration_s")):
+        raise ClipError(f"{p}: too short to analyse ({duration_s * 1000:.1f} ms)")
+    if not np.all(np.isfinite(data)):
+        bad = int(np.count_nonzero(~np.isfinite(data)))
+        raise ClipError(f"{p}: {bad} non-finite samples (NaN or inf)")
+    # cut before resampling (plus a margin for the resampler's edge) to bound the cost
+    keep = min(n_frames, int(np.ceil((window_s + 0.1) * sr)))
+    mono = data[:keep].mean(axis=1, dtype=np.float64)
+    if sr != target_sr:
+        mono = soxr.resample(mono, sr, target_sr, quality="VHQ")
+    n_keep = min(len(mono), int(round(window_s * target_sr)))
+    mono32 = np.ascontiguousarray(mono[:n_keep], dtype=np.float32)
+    peak = float(np.max(np.abs(mono32))) if mono32.size else 0.0
+    silent_db = float(config.value("audio.silent_peak_dbfs"))
+    if peak <= 10 ** (silent_db / 20.0):
+        raise ClipError(f"{p}: silent audio (peak below {silent_db:.0f} dBFS in the analysis window)")
+    return Clip(
+        path=p,
+        samples=mono32,
+        sr=target_sr,
+        duration_s=duration_s,
+        source_sr=sr,
+        source_channels=channels,
+        content_hash=file_hash(p),
+    )

@@ -1,0 +1,1 @@
+"""Subcommand modules of the ``timingbench`` command line (one per task)."""

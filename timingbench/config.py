@@ -1,0 +1,248 @@
+"""Versioned configuration: every threshold and constant, with provenance.
+
+A configuration file (``configs/*.yaml``) has a ``version`` and a ``constants`` mapping of
+sections to constants. Each constant is a mapping with
+
+- ``value``: the number, list, string or bool the code reads;
+- ``provenance``: ``convention`` | ``calibrated`` | ``few_shot``;
+- ``why``: one line saying why the value is what it is;
+- optional ``loosening``: ``increase`` | ``decrease`` — the direction in which changing a
+  ``calibrated`` or ``few_shot`` value admits more detections (used by the sweep).
+
+Code reads constants by dotted key (``cfg.value("search.window_s")``). A constant may be
+*disabled* by the sensitivity sweep (:meth:`Config.with_disabled`); :meth:`Config.value`
+then returns ``None`` and the check it controls is skipped, which every reader of a
+``calibrated``/``few_shot`` constant must handle.
+"""
+
+from __future__ import annotations
+
+import copy
+import hashlib
+import json
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from timingbench.errors import ConfigError
+
+PROVENANCES = ("convention", "calibrated", "few_shot")
+LOOSENING = ("increase", "decrease")
+
+#: The configuration shipped with the package, used when no ``--config`` is given.
+DEFAULT_CONFIG_PATH = Path(__file__).resolve().parent.parent / "configs" / "timingbench-v1.yaml"
+
+
+@dataclass(frozen=True)
+class Constant:
+    """One configured constant.
+
+    Attributes
+    ----------
+    key : str
+        Dotted key, ``section.name``.
+    value : Any
+        The configured value (``None`` when disabled).
+    provenance : str
+        ``convention`` | ``calibrated`` | ``few_shot``.
+    why : str
+        One-line justification.
+    loosening : str or None
+        Direction (``increase``/``decrease``) that admits more detections, if known.
+    disabled : bool
+        True when the sweep switched the constant off.
+    """
+
+    key: str
+    value: Any
+    provenance: str
+    why: str
+    loosening: str | None = None
+    disabled: bool = False
+
+
+@dataclass(frozen=True)
+class Config:
+    """An immutable, validated configuration.
+
+    Use :func:`load_config` to build one. ``content_hash`` is the SHA-256 of the canonical
+    JSON form of the version and all constants (values, provenance, disabled flags), so an
+    overridden configuration has a different hash than the file it came from.
+    """
+
+    version: str
+    constants: Mapping[str, Constant]
+    source: str = "<memory>"
+    _hash: str = field(default="", compare=False)
+
+    @property
+    def content_hash(self) -> str:
+        """SHA-256 hex digest of the canonical content (first 16 hex digits)."""
+        return self._hash
+
+    def value(self, key: str) -> Any:
+        """Return the value of constant ``key`` (``None`` when disabled).
+
+        Raises
+        ------
+        ConfigError
+            If the key does not exist.
+        """
+        try:
+            c = self.constants[key]
+        except KeyError:
+            raise ConfigError(
+                f"{self.source}: no constant {key!r}; add it under 'constants' with value, "
+                "provenance and why"
+            ) from None
+        return None if c.disabled else c.value
+
+    def __getitem__(self, key: str) -> Any:
+        return self.value(key)
+
+    def section(self, name: str) -> dict[str, Any]:
+        """All constants of one section as ``{name: value}``."""
+        prefix = name + "."
+        out = {k[len(prefix):]: self.value(k) for k in self.constants if k.startswith(prefix)}
+        if not out:
+            raise ConfigError(f"{self.source}: no section {name!r}")
+        return out
+
+    def keys(self, *, provenance: tuple[str, ...] | None = None) -> list[str]:
+        """Dotted keys, optionally only those of the given provenance classes."""
+        return [
+            k for k, c in self.constants.items() if provenance is None or c.provenance in provenance
+        ]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.constants)
+
+    def with_value(self, key: str, value: Any) -> Config:
+        """Return a copy with constant ``key`` set to ``value`` (new content hash)."""
+        self.value(key)
+        consts = dict(self.constants)
+        old = consts[key]
+        consts[key] = Constant(key, value, old.provenance, old.why, old.loosening, False)
+        return _build(self.version, consts, self.source)
+
+    def with_disabled(self, key: str) -> Config:
+        """Return a copy with constant ``key`` disabled (its value reads as ``None``)."""
+        self.value(key)
+        consts = dict(self.constants)
+        old = consts[key]
+        consts[key] = Constant(key, old.value, old.provenance, old.why, old.loosening, True)
+        return _build(self.version, consts, self.source)
+
+    def to_dict(self) -> dict[str, Any]:
+        """Canonical nested mapping (the YAML layout)."""
+        sections: dict[str, dict[str, Any]] = {}
+        for key, c in self.constants.items():
+            sec, name = key.split(".", 1)
+            entry: dict[str, Any] = {"value": c.value, "provenance": c.provenance, "why": c.why}
+            if c.loosening is not None:
+                entry["loosening"] = c.loosening
+            if c.disabled:
+                entry["disabled"] = True
+            sections.setdefault(sec, {})[name] = entry
+        return {"version": self.version, "constants": sections}
+
+
+def _build(version: str, consts: Mapping[str, Constant], source: str) -> Config:
+    tmp = Config(version=version, constants=dict(consts), source=source)
+    canon = json.dumps(tmp.to_dict(), sort_keys=True, separators=(",", ":"), default=str)
+    digest = hashlib.sha256(canon.encode("utf-8")).hexdigest()[:16]
+    return Config(version=version, constants=dict(consts), source=source, _hash=digest)
+
+
+def parse_config(data: Any, *, source: str = "<memory>") -> Config:
+    """Validate a parsed YAML document and build a :class:`Config`.
+
+    Parameters
+    ----------
+    data : Any
+        The parsed document.
+    source : str
+        File name used in error messages.
+
+    Returns
+    -------
+    config : Config
+
+    Raises
+    ------
+    ConfigError
+        Naming the file and the offending key when anything is missing or malformed.
+    """
+    if not isinstance(data, Mapping):
+        raise ConfigError(f"{source}: top level must be a mapping with 'version' and 'constants'")
+    version = data.get("version")
+    if not isinstance(version, str) or not version:
+        raise ConfigError(f"{source}: 'version' must be a non-empty string")
+    sections = data.get("constants")
+    if not isinstance(sections, Mapping) or not sections:
+        raise ConfigError(f"{source}: 'constants' must be a non-empty mapping of sections")
+    consts: dict[str, Constant] = {}
+    for sec, entries in sections.items():
+        if not isinstance(entries, Mapping):
+            raise ConfigError(f"{source}: section 'constants.{sec}' must be a mapping")
+        for name, entry in entries.items():
+            key = f"{sec}.{name}"
+            if not isinstance(entry, Mapping):
+                raise ConfigError(
+                    f"{source}: constant {key!r} must be a mapping with value, provenance, why"
+                )
+            unknown = set(entry) - {"value", "provenance", "why", "loosening", "disabled"}
+            if unknown:
+                raise ConfigError(f"{source}: constant {key!r} has unknown field(s) {sorted(unknown)}")
+            if "value" not in entry:
+                raise ConfigError(f"{source}: constant {key!r} has no 'value'")
+            prov = entry.get("provenance")
+            if prov not in PROVENANCES:
+                raise ConfigError(
+                    f"{source}: constant {key!r} field 'provenance' must be one of "
+                    f"{list(PROVENANCES)}, got {prov!r}"
+                )
+            why = entry.get("why")
+            if not isinstance(why, str) or not why.strip():
+                raise ConfigError(f"{source}: constant {key!r} field 'why' must be a one-line reason")
+            loos = entry.get("loosening")
+            if loos is not None and loos not in LOOSENING:
+                raise ConfigError(
+                    f"{source}: constant {key!r} field 'loosening' must be one of {list(LOOSENING)}"
+                )
+            consts[key] = Constant(
+                key, copy.deepcopy(entry["value"]), prov, why.strip(), loos, bool(entry.get("disabled", False))
+            )
+    return _build(version, consts, source)
+
+
+def load_config(path: str | Path | None = None) -> Config:
+    """Load and validate a configuration file.
+
+    Parameters
+    ----------
+    path : str or Path, optional
+        YAML file; the packaged ``timingbench-v1.yaml`` when omitted.
+
+    Returns
+    -------
+    config : Config
+
+    Raises
+    ------
+    ConfigError
+        If the file is missing, is not YAML, or breaks the schema.
+    """
+    p = Path(path) if path is not None else DEFAULT_CONFIG_PATH
+    try:
+        text = p.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise ConfigError(f"{p}: cannot read configuration ({exc.strerror})") from None
+    try:
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        raise ConfigError(f"{p}: not valid YAML ({exc})") from None
+    return parse_config(data, source=str(p))

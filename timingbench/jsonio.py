@@ -1,0 +1,103 @@
+"""JSON and JSONL reading and atomic writing.
+
+Rows are plain dicts; unknown keys are preserved on read and write (SPEC). Writes go to a
+temporary file in the same folder followed by ``os.replace`` so that a killed process
+never leaves a half-written file behind.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import tempfile
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+from typing import Any
+
+from timingbench.errors import TimingbenchError
+
+
+def _default(obj: Any) -> Any:
+    # numpy scalars and arrays without importing numpy at module import time
+    if hasattr(obj, "tolist"):
+        return obj.tolist()
+    if isinstance(obj, Path):
+        return str(obj)
+    raise TypeError(f"cannot serialise {type(obj).__name__}")
+
+
+def _clean(obj: Any) -> Any:
+    """Replace non-finite floats by None so that the output is strict JSON."""
+    if isinstance(obj, float):
+        return obj if math.isfinite(obj) else None
+    if isinstance(obj, dict):
+        return {k: _clean(v) for k, v in obj.items()}
+    if isinstance(obj, list | tuple):
+        return [_clean(v) for v in obj]
+    if hasattr(obj, "tolist"):
+        return _clean(obj.tolist())
+    return obj
+
+
+def dumps_row(row: dict[str, Any]) -> str:
+    """One strict-JSON line (no trailing newline), keys in insertion order."""
+    return json.dumps(_clean(row), ensure_ascii=False, allow_nan=False, default=_default)
+
+
+def iter_jsonl(path: str | Path) -> Iterator[tuple[int, Any]]:
+    """Yield ``(line_number, parsed)`` for each non-blank line of a JSONL file.
+
+    A line that is not JSON yields ``(line_number, TimingbenchError)`` instead of
+    raising, so a caller can report the line and carry on with the rest.
+    """
+    p = Path(path)
+    with open(p, encoding="utf-8") as fh:
+        for i, line in enumerate(fh, start=1):
+            if not line.strip():
+                continue
+            try:
+                yield i, json.loads(line)
+            except json.JSONDecodeError as exc:
+                yield i, TimingbenchError(f"{p}:{i}: not valid JSON ({exc.msg})")
+
+
+def atomic_write_text(path: str | Path, text: str) -> None:
+    """Write ``text`` to ``path`` atomically (temp file + rename in the same folder)."""
+    p = Path(path)
+    p.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{p.name}.", suffix=".tmp", dir=p.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(text)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, p)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+
+
+def write_json(path: str | Path, obj: Any, *, indent: int | None = 2) -> None:
+    """Write strict JSON atomically (sorted keys are not imposed)."""
+    atomic_write_text(
+        path, json.dumps(_clean(obj), ensure_ascii=False, allow_nan=False, indent=indent,
+                         default=_default) + "\n"
+    )
+
+
+def write_jsonl(path: str | Path, rows: Iterable[dict[str, Any]]) -> None:
+    """Write rows as JSONL atomically."""
+    atomic_write_text(path, "".join(dumps_row(r) + "\n" for r in rows))
+
+
+def read_json(path: str | Path) -> Any:
+    """Read a JSON file, raising :class:`TimingbenchError` naming the file on failure."""
+    p = Path(path)
+    try:
+        return json.loads(p.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise TimingbenchError(f"{p}: cannot read ({exc.strerror})") from None
+    except json.JSONDecodeError as exc:
+        raise TimingbenchError(f"{p}:{exc.lineno}: not valid JSON ({exc.msg})") from None

@@ -1,0 +1,310 @@
+"""The prompt-set schema (SPEC section 1) and clip <-> prompt matching (SPEC section 2).
+
+A prompt file is JSONL, one prompt per line. :func:`load_prompts` validates every row and
+returns the valid prompts together with one :class:`PromptError` per invalid row, so one
+bad prompt never stops the others. Rows are kept as the dicts they were read as: unknown
+keys survive a round trip.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from timingbench.audio import AUDIO_EXTENSIONS
+from timingbench.errors import PromptError
+from timingbench.jsonio import iter_jsonl
+
+PROMPT_FAMILIES = ("single_event", "event_sequence", "tempo")
+EVENT_KINDS = (
+    "instrument_entry",
+    "instrument_exit",
+    "music_start_after_silence",
+    "music_end",
+    "music_pause",
+    "mix_energy_increase",
+)
+STEM_FAMILIES = ("percussion", "bass", "guitar", "piano", "vocals")
+TONAL_FAMILIES = ("strings", "brass", "woodwinds", "keys", "plucked", "synth")
+EVENT_FAMILIES = STEM_FAMILIES + TONAL_FAMILIES + ("mix",)
+#: Kinds that concern the whole mix; their family must be ``mix``.
+MIX_KINDS = ("music_start_after_silence", "music_end", "music_pause", "mix_energy_increase")
+
+_SAMPLE_RE = re.compile(r"^(?P<id>.+?)__(?P<k>\d+)$")
+
+
+@dataclass(frozen=True)
+class Event:
+    """One instructed event of a prompt (times in seconds)."""
+
+    id: str
+    kind: str
+    target: str
+    family: str
+    time_s: float
+    tolerance_s: float | None
+    raw: Mapping[str, Any] = field(compare=False, repr=False)
+
+
+@dataclass(frozen=True)
+class Prompt:
+    """One validated prompt."""
+
+    id: str
+    family: str
+    text: str
+    style: str
+    duration_s: float
+    events: tuple[Event, ...]
+    tempo_bpm: float | None
+    tempo_tolerance_pct: float | None
+    raw: Mapping[str, Any] = field(compare=False, repr=False)
+
+
+def _fail(pid: str, fld: str, rule: str, where: str) -> PromptError:
+    return PromptError(f"{where}prompt {pid!r}: field '{fld}': {rule}")
+
+
+def _get(m: Mapping[str, Any], key: str, default: Any = None) -> Any:
+    return m[key] if key in m else default
+
+
+def _number(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
+
+
+def parse_prompt(row: Any, *, where: str = "") -> Prompt:
+    """Validate one prompt row.
+
+    Parameters
+    ----------
+    row : Any
+        The parsed JSON object.
+    where : str
+        Location prefix for messages (``"file.jsonl:12: "``).
+
+    Returns
+    -------
+    prompt : Prompt
+
+    Raises
+    ------
+    PromptError
+        Naming the prompt id, the field and the rule broken.
+    """
+    if not isinstance(row, Mapping):
+        raise PromptError(f"{where}prompt row must be a JSON object")
+    pid = _get(row, "id")
+    if not isinstance(pid, str) or not pid.strip():
+        raise _fail(str(pid), "id", "must be a non-empty string", where)
+    if "__" in pid or "/" in pid:
+        raise _fail(pid, "id", "must not contain '__' or '/' (they separate samples and events)", where)
+    fam = _get(row, "family")
+    if fam not in PROMPT_FAMILIES:
+        raise _fail(pid, "family", f"must be one of {list(PROMPT_FAMILIES)}, got {fam!r}", where)
+    text = _get(row, "text")
+    if not isinstance(text, str) or not text.strip():
+        raise _fail(pid, "text", "must be a non-empty string", where)
+    style = _get(row, "style", "")
+    if not isinstance(style, str):
+        raise _fail(pid, "style", "must be a string", where)
+    dur = _get(row, "duration_s")
+    if not _number(dur) or dur <= 0:
+        raise _fail(pid, "duration_s", f"must be a positive number of seconds, got {dur!r}", where)
+    raw_events = _get(row, "events", [])
+    if not isinstance(raw_events, list):
+        raise _fail(pid, "events", "must be a list", where)
+    events: list[Event] = []
+    seen: set[str] = set()
+    for i, ev in enumerate(raw_events):
+        f = f"events[{i}]"
+        if not isinstance(ev, Mapping):
+            raise _fail(pid, f, "must be an object", where)
+        eid = _get(ev, "id")
+        if not isinstance(eid, str) or not eid:
+            raise _fail(pid, f + ".id", "must be a non-empty string", where)
+        if eid in seen:
+            raise _fail(pid, f + ".id", f"duplicate event id {eid!r}", where)
+        seen.add(eid)
+        kind = _get(ev, "kind")
+        if kind not in EVENT_KINDS:
+            raise _fail(pid, f + ".kind", f"must be one of {list(EVENT_KINDS)}, got {kind!r}", where)
+        efam = _get(ev, "family")
+        if efam not in EVENT_FAMILIES:
+            raise _fail(pid, f + ".family", f"must be one of {list(EVENT_FAMILIES)}, got {efam!r}", where)
+        if kind in MIX_KINDS and efam != "mix":
+            raise _fail(pid, f + ".family", f"kind {kind!r} concerns the whole mix: family must be 'mix'", where)
+        if kind not in MIX_KINDS and efam == "mix":
+            raise _fail(pid, f + ".family", f"kind {kind!r} needs an instrument family, not 'mix'", where)
+        target = _get(ev, "target", "")
+        if not isinstance(target, str):
+            raise _fail(pid, f + ".target", "must be a string", where)
+        t = _get(ev, "time_s")
+        if not _number(t):
+            raise _fail(pid, f + ".time_s", f"must be a number of seconds, got {t!r}", where)
+        if not 0.0 <= t <= dur:
+            raise _fail(pid, f + ".time_s", f"{t} s lies outside [0, duration_s={dur}]", where)
+        tol = _get(ev, "tolerance_s")
+        if tol is not None and (not _number(tol) or tol < 0):
+            raise _fail(pid, f + ".tolerance_s", f"must be a non-negative number or null, got {tol!r}", where)
+        if events and t < events[-1].time_s:
+            raise _fail(pid, f + ".time_s", "events must be ordered by time", where)
+        events.append(Event(eid, kind, target, efam, float(t), None if tol is None else float(tol), ev))
+    tempo = _get(row, "tempo")
+    bpm: float | None = None
+    tpct: float | None = None
+    if tempo is not None:
+        if not isinstance(tempo, Mapping):
+            raise _fail(pid, "tempo", "must be null or an object {bpm, tolerance_pct}", where)
+        bpm_v = _get(tempo, "bpm")
+        if not _number(bpm_v) or bpm_v <= 0:
+            raise _fail(pid, "tempo.bpm", f"must be a positive number, got {bpm_v!r}", where)
+        tp = _get(tempo, "tolerance_pct", 3.0)
+        if not _number(tp) or tp <= 0:
+            raise _fail(pid, "tempo.tolerance_pct", f"must be a positive number, got {tp!r}", where)
+        bpm, tpct = float(bpm_v), float(tp)
+    if fam == "tempo" and bpm is None:
+        raise _fail(pid, "tempo", "a 'tempo' prompt needs a tempo target", where)
+    if fam == "single_event" and len(events) != 1:
+        raise _fail(pid, "events", f"a 'single_event' prompt has exactly one event, got {len(events)}", where)
+    if fam == "event_sequence" and len(events) < 2:
+        raise _fail(pid, "events", f"an 'event_sequence' prompt has two or more events, got {len(events)}", where)
+    return Prompt(pid, fam, text, style, float(dur), tuple(events), bpm, tpct, row)
+
+
+@dataclass
+class PromptSet:
+    """Valid prompts by id, and the errors of the rows that were rejected."""
+
+    prompts: dict[str, Prompt]
+    errors: list[PromptError]
+    source: str = "<memory>"
+
+
+def validate_prompt_rows(rows: Iterable[tuple[int, Any]], *, source: str) -> PromptSet:
+    """Validate ``(line_number, row)`` pairs; see :func:`load_prompts`."""
+    prompts: dict[str, Prompt] = {}
+    errors: list[PromptError] = []
+    event_ids: set[str] = set()
+    for line, row in rows:
+        where = f"{source}:{line}: "
+        if isinstance(row, Exception):
+            errors.append(PromptError(str(row)))
+            continue
+        try:
+            p = parse_prompt(row, where=where)
+        except PromptError as exc:
+            errors.append(exc)
+            continue
+        if p.id in prompts:
+            errors.append(_fail(p.id, "id", "duplicate prompt id (first occurrence kept)", where))
+            continue
+        dup = [e.id for e in p.events if e.id in event_ids]
+        if dup:
+            errors.append(_fail(p.id, "events.id", f"event id {dup[0]!r} already used by another prompt", where))
+            continue
+        event_ids.update(e.id for e in p.events)
+        prompts[p.id] = p
+    return PromptSet(prompts, errors, source)
+
+
+def load_prompts(path: str | Path) -> PromptSet:
+    """Load and validate a prompt JSONL file.
+
+    Parameters
+    ----------
+    path : str or Path
+        The prompt file.
+
+    Returns
+    -------
+    prompt_set : PromptSet
+        Valid prompts (by id) and one error per rejected row.
+
+    Raises
+    ------
+    PromptError
+        If the file cannot be read at all.
+    """
+    p = Path(path)
+    if not p.is_file():
+        raise PromptError(f"{p}: prompt file not found")
+    return validate_prompt_rows(iter_jsonl(p), source=str(p))
+
+
+@dataclass(frozen=True)
+class ClipRef:
+    """A clip file matched to a prompt."""
+
+    clip: str
+    path: Path
+    prompt_id: str
+    sample: int
+
+
+@dataclass
+class ClipMatch:
+    """The result of matching a clips folder to a prompt set (SPEC section 2)."""
+
+    clips: list[ClipRef]
+    unmatched: list[str]
+    missing: list[str]
+
+
+def parse_clip_name(name: str) -> tuple[str, int]:
+    """Split ``<prompt_id>[__<k>].<ext>`` into ``(prompt_id, sample)`` (sample 0 when absent)."""
+    stem = Path(name).stem
+    m = _SAMPLE_RE.match(stem)
+    if m:
+        return m.group("id"), int(m.group("k"))
+    return stem, 0
+
+
+def match_clips(clips_dir: str | Path, prompt_ids: Iterable[str]) -> ClipMatch:
+    """Match the audio files of a folder to prompt ids.
+
+    Parameters
+    ----------
+    clips_dir : str or Path
+        Folder of audio files (not searched recursively).
+    prompt_ids : iterable of str
+        Ids of the valid prompts.
+
+    Returns
+    -------
+    match : ClipMatch
+        Matched clips sorted by (prompt id, sample, name); file names that match no prompt
+        (``unmatched``); prompt ids with no clip (``missing``).
+
+    Raises
+    ------
+    PromptError
+        If ``clips_dir`` is not a folder.
+    """
+    d = Path(clips_dir)
+    if not d.is_dir():
+        raise PromptError(f"{d}: clips folder not found")
+    ids = set(prompt_ids)
+    clips: list[ClipRef] = []
+    unmatched: list[str] = []
+    for f in sorted(d.iterdir()):
+        if not f.is_file() or f.name.startswith("."):
+            continue
+        if f.suffix.lower() not in AUDIO_EXTENSIONS:
+            unmatched.append(f.name)
+            continue
+        pid, k = parse_clip_name(f.name)
+        if pid not in ids and f.stem in ids:
+            pid, k = f.stem, 0
+        if pid in ids:
+            clips.append(ClipRef(f.name, f, pid, k))
+        else:
+            unmatched.append(f.name)
+    clips.sort(key=lambda c: (c.prompt_id, c.sample, c.clip))
+    have = {c.prompt_id for c in clips}
+    missing = sorted(ids - have)
+    return ClipMatch(clips, unmatched, missing)

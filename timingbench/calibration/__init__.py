@@ -1,0 +1,1 @@
+"""Calibration and validation: annotations, sweeps, floors, confusion profile, gain check."""

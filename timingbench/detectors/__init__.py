@@ -1,0 +1,1 @@
+"""Event-family detectors: each returns candidate times plus the evidence each gate needs."""

@@ -1,0 +1,271 @@
+"""Score a folder of clips against a prompt set (SPEC section 3).
+
+Each clip is scored on its own (decode -> feature bank -> detectors -> gates -> scoring)
+and its rows are written atomically to ``RESULTS_DIR/.parts/<clip>.json`` as soon as it is
+done, so a killed run restarted with the same command skips finished clips and loses
+nothing. When every clip is done the parts are assembled, sorted by (prompt id, sample,
+clip), into ``events.jsonl`` and ``clips.jsonl``, and ``summary.json`` is written. The
+rows do not depend on ``--jobs`` or on the order in which clips finish.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Callable, Iterable
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from timingbench import __version__
+from timingbench.audio import file_hash, load_clip
+from timingbench.config import Config
+from timingbench.errors import TimingbenchError
+from timingbench.jsonio import atomic_write_text, dumps_row, read_json, write_json, write_jsonl
+from timingbench.prompts import TONAL_FAMILIES, ClipRef, Prompt, load_prompts, match_clips
+from timingbench.scoring import detector_name, event_tolerance, needs_family_evidence, score_event
+
+PARTS = ".parts"
+ROUND = 6
+
+
+@dataclass(frozen=True)
+class ScoreOptions:
+    """Options of one scoring run (everything that changes results is in the part key)."""
+
+    separation: str = "auto"
+    demucs_repo: str | None = None
+    cache_dir: str | None = None
+    semantic_backend: str = "musicnn"
+    clap_dir: str | None = None
+    chance: bool = True
+    disabled_gates: tuple[str, ...] = ()
+
+
+@dataclass
+class RunResult:
+    """What a scoring run produced."""
+
+    events: list[dict[str, Any]]
+    clips: list[dict[str, Any]]
+    summary: dict[str, Any]
+    out_dir: Path | None = None
+    notes: list[str] = field(default_factory=list)
+
+
+def _r(x: float | None) -> float | None:
+    return None if x is None else round(float(x), ROUND)
+
+
+def floor_of(family: str, config: Config) -> float | None:
+    """The family's published localization floor in seconds (``floors.<family>_s``)."""
+    key = f"floors.{family}_s"
+    return config.value(key) if key in config.constants else None
+
+
+def family_evidence_for(bank: Any, prompt: Prompt, config: Config, opts: ScoreOptions) -> tuple[Any, dict[str, Any]]:
+    """Family evidence of the clip (None when the prompt needs none or no backend runs)."""
+    if opts.semantic_backend == "none" or not needs_family_evidence(prompt):
+        return None, {"backend": None}
+    from timingbench.features.semantic import family_evidence
+
+    ev = family_evidence(bank, sr=bank.sr, config=config, backend=opts.semantic_backend,
+                         clap_dir=Path(opts.clap_dir) if opts.clap_dir else None)
+    return ev, {"backend": ev.backend, "exempt": dict(ev.exempt)}
+
+
+def score_bank(
+    bank: Any, prompt: Prompt, ref: ClipRef, config: Config, opts: ScoreOptions, *,
+    family_evidence: Any = None, evidence_info: dict[str, Any] | None = None,
+) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    """Score every instructed event of ``prompt`` on one clip's bank.
+
+    Returns
+    -------
+    events : list of dict
+        ``events.jsonl`` rows.
+    clip : dict
+        The ``clips.jsonl`` row (without ``tempo``; see :func:`score_clip`).
+    """
+    rows: list[dict[str, Any]] = []
+    timbre: list[dict[str, Any]] = []
+    for i, ev in enumerate(prompt.events):
+        verdict, p_chance = score_event(
+            bank, prompt, i, config, family_evidence=family_evidence,
+            disabled_gates=opts.disabled_gates, clip=ref.clip, with_chance=opts.chance,
+        )
+        rows.append({
+            "clip": ref.clip, "prompt_id": prompt.id, "sample": ref.sample, "event_id": ev.id,
+            "kind": ev.kind, "family": ev.family, "instructed_s": _r(ev.time_s),
+            "tolerance_s": _r(event_tolerance(ev, config)), "outcome": verdict.outcome,
+            "detected_s": _r(verdict.detected_s), "error_s": _r(verdict.error_s),
+            "gates": verdict.gates, "rejected_by": verdict.rejected_by,
+            "detector": detector_name(ev), "p_chance": _r(p_chance),
+            "floor_s": floor_of(ev.family, config),
+        })
+        if ev.family in TONAL_FAMILIES and ev.kind == "instrument_entry":
+            timbre.append(_timbre(family_evidence, ev.id, ev.family,
+                                  verdict.detected_s if verdict.detected_s is not None else ev.time_s, config))
+    tol = float(config.value("duration.tolerance_s"))
+    clip_row = {
+        "clip": ref.clip, "prompt_id": prompt.id, "sample": ref.sample,
+        "duration_s": _r(bank.clip_duration_s),
+        "duration_ok": bool(abs(bank.clip_duration_s - prompt.duration_s) <= tol + 1e-9),
+        "tempo": None, "timbre_match": timbre or None, "error": None,
+        "separation": bank.separation_backend,
+        "family_evidence": (evidence_info or {}).get("backend"),
+    }
+    return rows, clip_row
+
+
+def _timbre(evidence: Any, event_id: str, family: str, after_s: float, config: Config) -> dict[str, Any]:
+    if evidence is None:
+        return {"event_id": event_id, "family": family, "match": None, "reason": "model_unavailable"}
+    from timingbench.features.semantic import timbre_match
+
+    res = dict(timbre_match(evidence, family, after_s=after_s, config=config))
+    return {"event_id": event_id, "family": family, **res}
+
+
+def score_clip(ref: ClipRef, prompt: Prompt, config: Config, opts: ScoreOptions) -> dict[str, Any]:
+    """Decode, analyse and score one clip; never raises for a bad clip.
+
+    Returns
+    -------
+    part : dict
+        ``{"key": ..., "events": [...], "clip": {...}, "notes": [...]}``; on failure the
+        clip row carries ``error`` and ``events`` is empty.
+    """
+    from timingbench.features import get_bank
+
+    key = part_key(ref, config, opts)
+    try:
+        clip = load_clip(ref.path, config)
+        bank = get_bank(clip, config, separation=opts.separation, demucs_repo=opts.demucs_repo,
+                        cache_dir=opts.cache_dir)
+        evidence, info = family_evidence_for(bank, prompt, config, opts)
+        events, clip_row = score_bank(bank, prompt, ref, config, opts,
+                                      family_evidence=evidence, evidence_info=info)
+        if prompt.tempo_bpm is not None:
+            from timingbench.detectors.tempo import estimate_tempo, score_tempo
+
+            est = estimate_tempo(bank.samples, sr=bank.sr, config=config)
+            clip_row["tempo"] = score_tempo(est, target_bpm=prompt.tempo_bpm,
+                                            tolerance_pct=prompt.tempo_tolerance_pct or 3.0, config=config)
+        notes = [n for n in (bank.separation_note,) if n]
+        return {"key": key, "events": events, "clip": clip_row, "notes": notes, "evidence": info}
+    except TimingbenchError as exc:
+        row = {"clip": ref.clip, "prompt_id": prompt.id, "sample": ref.sample, "duration_s": None,
+               "duration_ok": None, "tempo": None, "timbre_match": None, "error": str(exc)}
+        return {"key": key, "events": [], "clip": row, "notes": [], "evidence": {}}
+
+
+def part_key(ref: ClipRef, config: Config, opts: ScoreOptions) -> str:
+    """Identity of a finished part: audio bytes, config, options and package version."""
+    payload = {
+        "audio": file_hash(ref.path) if ref.path.is_file() else None,
+        "config": config.content_hash, "version": __version__,
+        "opts": [opts.separation, opts.semantic_backend, opts.chance, sorted(opts.disabled_gates)],
+    }
+    return json.dumps(payload, sort_keys=True)
+
+
+def _part_path(out: Path, clip: str) -> Path:
+    return out / PARTS / f"{clip}.json"
+
+
+def _work(args: tuple[ClipRef, Prompt, Config, ScoreOptions, str]) -> tuple[str, dict[str, Any]]:
+    ref, prompt, config, opts, out = args
+    part = score_clip(ref, prompt, config, opts)
+    atomic_write_text(_part_path(Path(out), ref.clip), json.dumps(part))
+    return ref.clip, part
+
+
+def score_folder(
+    clips_dir: str | Path, prompts_path: str | Path, out_dir: str | Path, config: Config, *,
+    opts: ScoreOptions | None = None, jobs: int = 1,
+    progress: Callable[[int, int, str], None] | None = None,
+) -> RunResult:
+    """Score every clip of a folder and write ``events.jsonl``, ``clips.jsonl``, ``summary.json``.
+
+    Parameters
+    ----------
+    clips_dir : str or Path
+        Folder of clips named ``<prompt_id>[__<k>].<ext>``.
+    prompts_path : str or Path
+        Prompt set (JSONL, SPEC section 1).
+    out_dir : str or Path
+        Results folder (created; finished clips found there are not scored again).
+    config : Config
+    opts : ScoreOptions, optional
+    jobs : int
+        Worker processes (results are identical for any value).
+    progress : callable, optional
+        Called as ``progress(done, total, clip)`` after each clip.
+
+    Returns
+    -------
+    result : RunResult
+    """
+    opts = opts or ScoreOptions()
+    out = Path(out_dir)
+    (out / PARTS).mkdir(parents=True, exist_ok=True)
+    ps = load_prompts(prompts_path)
+    match = match_clips(clips_dir, ps.prompts)
+    parts: dict[str, dict[str, Any]] = {}
+    todo: list[ClipRef] = []
+    for ref in match.clips:
+        pp = _part_path(out, ref.clip)
+        if pp.is_file():
+            try:
+                part = read_json(pp)
+                if part.get("key") == part_key(ref, config, opts):
+                    parts[ref.clip] = part
+                    continue
+            except TimingbenchError:
+                pass  # a damaged part is simply redone
+        todo.append(ref)
+    total, done = len(match.clips), len(parts)
+    if progress:
+        progress(done, total, "")
+    work = [(ref, ps.prompts[ref.prompt_id], config, opts, str(out)) for ref in todo]
+    results: Iterable[tuple[str, dict[str, Any]]]
+    if jobs > 1 and len(work) > 1:
+        pool = ProcessPoolExecutor(max_workers=jobs)
+        results = pool.map(_work, work)
+    else:
+        pool = None
+        results = map(_work, work)
+    try:
+        for clip, part in results:
+            parts[clip] = part
+            done += 1
+            if progress:
+                progress(done, total, clip)
+    finally:
+        if pool is not None:
+            pool.shutdown(cancel_futures=True)
+    ordered = [parts[r.clip] for r in match.clips]
+    events = [row for p in ordered for row in p["events"]]
+    clips = [p["clip"] for p in ordered]
+    write_jsonl(out / "events.jsonl", events)
+    write_jsonl(out / "clips.jsonl", clips)
+    from timingbench.summary import build_summary
+
+    summary = build_summary(
+        events, clips, config=config, opts=opts, unmatched=match.unmatched, missing=match.missing,
+        prompt_errors=[str(e) for e in ps.errors], parts=ordered, prompts_path=str(prompts_path),
+    )
+    write_json(out / "summary.json", summary)
+    return RunResult(events, clips, summary, out)
+
+
+def rows_bytes(rows: list[dict[str, Any]]) -> bytes:
+    """The exact bytes ``events.jsonl``/``clips.jsonl`` hold for ``rows``."""
+    return "".join(dumps_row(r) + "\n" for r in rows).encode("utf-8")
+
+
+def default_jobs() -> int:
+    """One worker per available core."""
+    return max(1, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1)

@@ -1,0 +1,217 @@
+"""Event scoring: search windows, outcomes, chance credit, duration and timbre (paper Sec. IV).
+
+For each instructed event the detector of its family proposes candidates inside the
+search window (±5 s around the instructed time, clamped to half the gap to the nearest
+sibling event and to the analysed audio). Among the candidates that pass every gate the
+one nearest the instructed time is the detection: ``on_time`` when ``|error| <= tolerance``
+(after rounding to :data:`timingbench.convert.TIME_DECIMALS`), else ``off_time``. When no
+candidate passes, the outcome is ``none`` and the first failing gate of the nearest
+candidate is reported (``detection`` when there was no candidate at all).
+
+Chance credit re-scores the same event at ``chance.draws`` seeded random instructed times
+with identical detectors and gates on the same feature bank; ``p_chance`` is the fraction
+of those draws credited ``on_time``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Collection, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from timingbench.config import Config
+from timingbench.convert import round_time
+from timingbench.detectors.base import EXEMPT, FAIL, Candidate, EventContext
+from timingbench.detectors.energy import detect_energy
+from timingbench.detectors.mix import detect_start, detect_stop
+from timingbench.detectors.percussion import detect_percussion
+from timingbench.detectors.stem import detect_stem
+from timingbench.detectors.tonal import detect_tonal
+from timingbench.prompts import STEM_FAMILIES, TONAL_FAMILIES, Event, Prompt
+
+#: Which detector module handles each (kind, family) combination, for the ``detector`` field.
+DETECTOR_NAMES = {
+    "percussion": "percussion",
+    "stem": "stem",
+    "tonal": "tonal",
+    "music_start_after_silence": "mix.start",
+    "music_end": "mix.stop",
+    "music_pause": "mix.stop",
+    "mix_energy_increase": "energy",
+}
+
+
+def detector_name(event: Event) -> str:
+    """Name of the detector that scores ``event``."""
+    if event.kind in ("instrument_entry", "instrument_exit"):
+        if event.family == "percussion":
+            return "percussion"
+        return "stem" if event.family in STEM_FAMILIES else "tonal"
+    return DETECTOR_NAMES[event.kind]
+
+
+def needs_family_evidence(prompt: Prompt) -> bool:
+    """True when any event of ``prompt`` may consult the semantic family gate."""
+    return any(e.family in TONAL_FAMILIES or e.family in STEM_FAMILIES for e in prompt.events)
+
+
+def search_window(
+    events: Sequence[Event], index: int, *, config: Config, analysed_s: float
+) -> tuple[float, float]:
+    """Search window of event ``index`` in seconds.
+
+    ``±search.window_s`` around the instructed time, each side clamped to
+    ``search.sibling_gap_fraction`` of the gap to the neighbouring event, and to
+    ``[0, analysed_s]``.
+    """
+    w = float(config.value("search.window_s"))
+    frac = float(config.value("search.sibling_gap_fraction"))
+    t = events[index].time_s
+    lo, hi = t - w, t + w
+    if index > 0:
+        lo = max(lo, t - frac * (t - events[index - 1].time_s))
+    if index + 1 < len(events):
+        hi = min(hi, t + frac * (events[index + 1].time_s - t))
+    return max(lo, 0.0), min(hi, analysed_s)
+
+
+def run_detector(
+    bank: Any, ctx: EventContext, config: Config, *, family_evidence: Any = None
+) -> list[Candidate]:
+    """Dispatch ``ctx`` to its family's detector and return the candidates."""
+    if ctx.kind in ("instrument_entry", "instrument_exit"):
+        if ctx.family == "percussion":
+            use_sem = bool(config.value("percussion.semantic_with_dsp")) and (
+                getattr(bank.stem("drums"), "backend", "dsp") != "demucs"
+            )
+            return detect_percussion(bank, ctx, config, family_evidence=family_evidence, use_semantic=use_sem)
+        if ctx.family in STEM_FAMILIES:
+            return detect_stem(bank, ctx, config, family_evidence=family_evidence)
+        return detect_tonal(bank, ctx, config, family_evidence=family_evidence)
+    if ctx.kind == "music_start_after_silence":
+        return detect_start(bank, ctx, config)
+    if ctx.kind in ("music_end", "music_pause"):
+        return detect_stop(bank, ctx, config)
+    return detect_energy(bank, ctx, config)
+
+
+@dataclass(frozen=True)
+class EventVerdict:
+    """The scored outcome of one instructed event."""
+
+    outcome: str
+    detected_s: float | None
+    error_s: float | None
+    gates: dict[str, str]
+    rejected_by: str | None
+    evidence: dict[str, Any]
+
+
+def _effective(c: Candidate, disabled: Collection[str]) -> dict[str, str]:
+    return {k: (EXEMPT if k in disabled and v == FAIL else v) for k, v in c.gates.items()}
+
+
+def decide(
+    candidates: Sequence[Candidate], *, instructed_s: float, tolerance_s: float,
+    disabled_gates: Collection[str] = (),
+) -> EventVerdict:
+    """Turn candidates into an outcome.
+
+    Parameters
+    ----------
+    candidates : sequence of Candidate
+        The detector's candidates with their gate verdicts.
+    instructed_s : float
+        Instructed time in seconds.
+    tolerance_s : float
+        On-time tolerance in seconds.
+    disabled_gates : collection of str
+        Gates switched off (ablation): their failures count as ``exempt``.
+
+    Returns
+    -------
+    verdict : EventVerdict
+    """
+    if not candidates:
+        return EventVerdict("none", None, None, {"detection": FAIL}, "detection", {})
+    by_distance = sorted(candidates, key=lambda c: (abs(c.time_s - instructed_s), c.time_s))
+    for c in by_distance:
+        gates = _effective(c, disabled_gates)
+        if FAIL not in gates.values():
+            t = float(round_time(c.time_s))
+            err = float(round_time(t - instructed_s))
+            on = abs(err) <= float(round_time(tolerance_s))
+            return EventVerdict("on_time" if on else "off_time", t, err,
+                                {"detection": "pass", **gates}, None, c.evidence)
+    c = by_distance[0]
+    gates = _effective(c, disabled_gates)
+    first = next(k for k, v in gates.items() if v == FAIL)
+    return EventVerdict("none", None, None, {"detection": "pass", **gates}, first,
+                        {"nearest_candidate_s": float(round_time(c.time_s)), **c.evidence})
+
+
+def event_tolerance(event: Event, config: Config) -> float:
+    """The event's tolerance in seconds (the row's, else ``search.default_tolerance_s``)."""
+    return event.tolerance_s if event.tolerance_s is not None else float(config.value("search.default_tolerance_s"))
+
+
+def chance_times(
+    *, clip: str, event_id: str, instructed_s: float, lo_s: float, hi_s: float, config: Config
+) -> np.ndarray:
+    """Seeded random instructed times for the chance-credit re-scoring.
+
+    The generator is seeded from ``chance.seed`` and a hash of (clip, event id), so the
+    draws do not depend on the order or the process in which clips are scored. Draws
+    closer than ``chance.min_distance_s`` to the real instruction are re-drawn.
+    """
+    n = int(config.value("chance.draws"))
+    gap = float(config.value("chance.min_distance_s"))
+    digest = hashlib.sha256(f"{clip}\x00{event_id}".encode()).digest()
+    rng = np.random.default_rng([int(config.value("chance.seed")), int.from_bytes(digest[:8], "little")])
+    out: list[float] = []
+    if hi_s - lo_s <= 2 * gap:
+        return np.asarray(out)
+    while len(out) < n:
+        t = float(rng.uniform(lo_s, hi_s))
+        if abs(t - instructed_s) >= gap:
+            out.append(t)
+    return np.asarray(out)
+
+
+def score_event(
+    bank: Any, prompt: Prompt, index: int, config: Config, *, family_evidence: Any = None,
+    disabled_gates: Collection[str] = (), clip: str = "", with_chance: bool = True,
+) -> tuple[EventVerdict, float | None]:
+    """Score event ``index`` of ``prompt`` on a clip's feature bank.
+
+    Returns
+    -------
+    verdict : EventVerdict
+    p_chance : float or None
+        Fraction of chance re-scorings credited ``on_time`` (None when not computed or
+        the clip is too short for any draw).
+    """
+    ev = prompt.events[index]
+    analysed = float(bank.duration_s)
+    lo, hi = search_window(prompt.events, index, config=config, analysed_s=analysed)
+    tol = event_tolerance(ev, config)
+    ctx = EventContext(ev.kind, ev.family, ev.target, ev.time_s, lo, hi)
+    verdict = decide(run_detector(bank, ctx, config, family_evidence=family_evidence),
+                     instructed_s=ev.time_s, tolerance_s=tol, disabled_gates=disabled_gates)
+    if not with_chance:
+        return verdict, None
+    w = float(config.value("search.window_s"))
+    times = chance_times(clip=clip, event_id=ev.id, instructed_s=ev.time_s, lo_s=0.0,
+                         hi_s=min(analysed, prompt.duration_s), config=config)
+    if not times.size:
+        return verdict, None
+    credited = 0
+    for t in times:
+        cctx = EventContext(ev.kind, ev.family, ev.target, float(t), max(t - w, 0.0), min(t + w, analysed))
+        v = decide(run_detector(bank, cctx, config, family_evidence=family_evidence),
+                   instructed_s=float(t), tolerance_s=tol, disabled_gates=disabled_gates)
+        credited += v.outcome == "on_time"
+    return verdict, credited / len(times)

@@ -1,0 +1,102 @@
+"""Tests of search windows, outcome decisions, chance draws and gates on plain arrays."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from timingbench.detectors.base import Candidate, Grid, falling_crossings, rising_crossings, snap_to_accent
+from timingbench.gates import absence_before, level_change, persistence
+from timingbench.prompts import parse_prompt
+from timingbench.scoring import chance_times, decide, search_window
+
+
+def _prompt(times):
+    return parse_prompt({
+        "id": "p", "family": "event_sequence" if len(times) > 1 else "single_event", "text": "t",
+        "duration_s": 30.0,
+        "events": [{"id": f"p/e{i}", "kind": "instrument_entry", "target": "drums",
+                    "family": "percussion", "time_s": t} for i, t in enumerate(times)],
+    })
+
+
+@pytest.mark.parametrize(
+    ("times", "index", "expected"),
+    [
+        ([10.0], 0, (5.0, 15.0)),
+        ([2.0], 0, (0.0, 7.0)),
+        ([28.0], 0, (23.0, 30.0)),
+        ([6.0, 10.0], 0, (1.0, 8.0)),   # clamped to half the 4 s gap on the right
+        ([6.0, 10.0], 1, (8.0, 15.0)),
+        ([5.0, 12.0, 14.0], 1, (8.5, 13.0)),
+    ],
+)
+def test_search_window(config, times, index, expected):
+    p = _prompt(times)
+    assert search_window(p.events, index, config=config, analysed_s=30.0) == pytest.approx(expected)
+
+
+def test_decide_prefers_nearest_passing_candidate():
+    far = Candidate(9.0, {"absence_before": "pass"})
+    near_bad = Candidate(6.1, {"absence_before": "fail", "persistence": "pass"})
+    mid = Candidate(6.8, {"absence_before": "pass", "persistence": "exempt"})
+    v = decide([far, near_bad, mid], instructed_s=6.0, tolerance_s=0.5)
+    assert v.outcome == "off_time" and v.detected_s == 6.8 and v.error_s == pytest.approx(0.8)
+    assert v.rejected_by is None
+
+
+def test_decide_none_reports_first_failing_gate():
+    c = Candidate(6.1, {"absence_before": "pass", "persistence": "fail", "level_change": "fail"})
+    v = decide([c], instructed_s=6.0, tolerance_s=0.5)
+    assert v.outcome == "none" and v.rejected_by == "persistence" and v.detected_s is None
+    assert decide([], instructed_s=6.0, tolerance_s=0.5).rejected_by == "detection"
+    # disabling the failing gates turns the candidate into a credit
+    v2 = decide([c], instructed_s=6.0, tolerance_s=0.5, disabled_gates={"persistence", "level_change"})
+    assert v2.outcome == "on_time"
+
+
+@pytest.mark.parametrize(("t", "outcome"), [(6.5, "on_time"), (5.5, "on_time"), (6.500001, "off_time"),
+                                             (6.0 + 0.1 + 0.2 + 0.2, "on_time")])
+def test_tolerance_edges_are_inclusive(t, outcome):
+    assert decide([Candidate(t, {})], instructed_s=6.0, tolerance_s=0.5).outcome == outcome
+
+
+def test_chance_times_are_seeded_and_avoid_the_instruction(config):
+    a = chance_times(clip="x.wav", event_id="e", instructed_s=6.0, lo_s=0.0, hi_s=30.0, config=config)
+    b = chance_times(clip="x.wav", event_id="e", instructed_s=6.0, lo_s=0.0, hi_s=30.0, config=config)
+    c = chance_times(clip="y.wav", event_id="e", instructed_s=6.0, lo_s=0.0, hi_s=30.0, config=config)
+    np.testing.assert_array_equal(a, b)
+    assert not np.array_equal(a, c)
+    assert len(a) == 16 and np.all(np.abs(a - 6.0) >= 1.0) and np.all((a >= 0) & (a <= 30))
+
+
+def test_crossings_and_snap():
+    mask = np.array([0, 0, 1, 1, 0, 1, 1, 1, 0], bool)
+    assert rising_crossings(mask, 0, 9) == [2, 5]
+    assert falling_crossings(mask, 0, 9) == [4, 8]
+    onset = np.array([0, 0.1, 0.05, 1.0, 0.2, 2.0, 0.1])
+    assert snap_to_accent(onset, 0, 7, rel_height=0.3) == 3
+    assert snap_to_accent(np.zeros(5), 0, 5, rel_height=0.3) is None
+
+
+def test_gates_on_a_step(config):
+    grid = Grid(sr=44100, hop=512, n_frames=2000)
+    env = np.full(2000, -60.0)
+    on = grid.frame(10.0)
+    env[on:] = -10.0
+    present = env > -30
+    assert absence_before(env, grid, t_s=10.0, ref_db=-10.0, config=config)[0] == "pass"
+    assert persistence(present, grid, t_s=10.0, clip_end_s=23.0, want_present=True, config=config)[0] == "pass"
+    v, e = level_change(env, grid, t_s=10.0, rising=True, config=config)
+    assert v == "pass" and e["change_db"] > 40
+    # pre-existing source: absence-before fails at both scales
+    env2 = np.full(2000, -12.0)
+    v, e = absence_before(env2, grid, t_s=10.0, ref_db=-10.0, config=config)
+    assert v == "fail" and e["strict_db"] == pytest.approx(-2.0)
+    # a short burst does not persist
+    burst = np.zeros(2000, bool)
+    burst[on : on + 20] = True
+    assert persistence(burst, grid, t_s=10.0, clip_end_s=23.0, want_present=True, config=config)[0] == "fail"
+    # disabled constant -> check skipped
+    cfg_off = config.with_disabled("gates.level_min_change_db")
+    assert level_change(np.zeros(2000), grid, t_s=10.0, rising=True, config=cfg_off)[0] == "pass"

@@ -76,7 +76,7 @@ def build_judge(args: argparse.Namespace, cfg: Any) -> RagJudge:
         If an LLM judge is asked for without ``--judge-model`` or with a bad URL.
     """
     if args.judge == "offline":
-        return OfflineRagJudge(polarity_words=cfg.value("audiorag.polarity_words"))
+        return OfflineRagJudge(polarity_words=cfg.value("judge.offline_polarity_words"))
     if not args.judge_model:
         raise ParameterError("--judge URL needs --judge-model NAME (the model served there)")
     client = ChatClient.from_config(

@@ -1,0 +1,185 @@
+"""``timingbench mgbench score``: MGBench grounding and understanding (SPEC section 7)."""
+
+from __future__ import annotations
+
+import argparse
+import functools
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+from timingbench import __version__
+from timingbench.benchmarks.judge import ChatClient, verdict_words
+from timingbench.benchmarks.mgbench import (
+    LlmSpanExtractor,
+    LlmUnderstandingJudge,
+    OfflineUnderstandingJudge,
+    RegexSpanExtractor,
+    SpanExtractor,
+    UnderstandingJudge,
+    load_ground_truth,
+    load_responses,
+    score_mgbench,
+)
+from timingbench.config import Config, load_config
+from timingbench.errors import ParameterError
+from timingbench.jsonio import write_json, write_jsonl
+
+#: Environment variable holding an optional bearer token for a hosted judge.
+API_KEY_ENV = "TIMINGBENCH_JUDGE_API_KEY"
+
+
+def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    """Add the ``mgbench`` subcommand with its ``score`` action."""
+    p = sub.add_parser("mgbench", help="score MGBench grounding and understanding responses")
+    acts = p.add_subparsers(dest="mgbench_action", metavar="ACTION")
+    s = acts.add_parser(
+        "score",
+        help="score responses against MGBench ground truth",
+        description=(
+            "Grounding: IFR, MergedIoU, span P/R/F1 and onset/offset MAE under greedy matching "
+            "at IoU 0.5 and 0.7. Understanding: IFR, global and per-concept accuracy through a judge."
+        ),
+    )
+    s.add_argument("--gt", required=True, help="MGBench ground truth JSONL")
+    s.add_argument("--pred", required=True, help="responses JSONL: id, response (text) or intervals")
+    s.add_argument("--out", required=True, help="output folder")
+    s.add_argument(
+        "--judge",
+        default="offline",
+        help="understanding judge: 'offline' (default: normalised exact/containment match) or "
+        "the URL of an OpenAI-compatible server",
+    )
+    s.add_argument("--judge-model", default=None, help="model name served at --judge URL")
+    s.add_argument(
+        "--extractor",
+        choices=("regex", "llm"),
+        default="regex",
+        help="span extractor for free-text responses: regex (trained models) or llm (through --judge)",
+    )
+    s.add_argument("--judge-timeout", type=float, default=None, help="seconds per judge request (config judge.timeout_s)")
+    s.add_argument("--judge-retries", type=int, default=None, help="retries per judge request (config judge.max_retries)")
+    s.add_argument("--judge-workers", type=int, default=None, help="concurrent judge requests (config judge.workers)")
+    s.add_argument("--config", default=None, help="configuration YAML (default: packaged timingbench-v1)")
+    s.set_defaults(func=run_score)
+    p.set_defaults(func=functools.partial(_print_help, p))
+
+
+def _print_help(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
+    """``timingbench mgbench`` without an action: show the help, exit status 2."""
+    parser.print_help()
+    return 2
+
+
+def _client(args: argparse.Namespace, cfg: Config) -> ChatClient | None:
+    if args.judge == "offline":
+        return None
+    if not args.judge_model:
+        raise ParameterError("--judge URL needs --judge-model NAME (the model served there)")
+    return ChatClient.from_config(
+        cfg,
+        url=args.judge,
+        model=args.judge_model,
+        timeout_s=args.judge_timeout,
+        max_retries=args.judge_retries,
+        api_key=os.environ.get(API_KEY_ENV) or None,
+    )
+
+
+def _num(v: float | None, fmt: str = ".4f") -> str:
+    return "-" if v is None else format(v, fmt)
+
+
+def format_table(summary: dict[str, Any]) -> str:
+    """Readable tables (paper Table 2 and Table 3 layout) of an MGBench summary."""
+    lines: list[str] = []
+    ths = summary["iou_thresholds"]
+    if summary["grounding"]:
+        lines.append(f"MGBench grounding  (extractor: {summary['extractor']})")
+        head = f"  {'subset':<8}{'n':>6}{'IFR':>8}{'MIoU':>8}"
+        for t in ths:
+            head += f"  {'P@' + str(t):>7}{'R':>7}{'F1':>7}{'On/Off MAE ms':>16}"
+        lines.append(head)
+        for subset, g in summary["grounding"].items():
+            row = f"  {subset:<8}{g['n']:>6}{_num(g['ifr']):>8}{_num(g['merged_iou']):>8}"
+            for t in ths:
+                m = g[f"iou_{t:g}"]
+                mae = f"{_num(m['onset_mae_ms'], '.1f')}/{_num(m['offset_mae_ms'], '.1f')}"
+                row += f"  {_num(m['precision']):>7}{_num(m['recall']):>7}{_num(m['f1']):>7}{mae:>16}"
+            lines.append(row)
+            e = g["empty"]
+            lines.append(
+                f"    empty-answer questions {e['n_empty_truth']}: correct empty {e['correct_empty']}, "
+                f"false alarm {e['false_alarm']}, not following {e['invalid']}; "
+                f"empty answers to non-empty truth {e['missed_nonempty']}"
+            )
+    if summary["understanding"]:
+        lines.append(f"MGBench understanding  (judge: {summary['judge']['label']})")
+        for subset, u in summary["understanding"].items():
+            lines.append(
+                f"  {subset}: IFR {_num(u['ifr'])} ({u['n_following']}/{u['n']})  "
+                f"accuracy {_num(u['accuracy'])} ({u['n_correct']}/{u['n_following']})  unjudged {u['unjudged']}"
+            )
+            for c, r in u["per_concept"].items():
+                lines.append(f"    {c:<20}{_num(r['accuracy']):>8} ({r['n_correct']}/{r['n_following']}, n={r['n']})")
+    lines.append(f"missing responses: {len(summary['missing'])}; row errors: {len(summary['errors'])}")
+    return "\n".join(lines)
+
+
+def run_score(args: argparse.Namespace) -> int:
+    """Score responses; write ``questions.jsonl`` and ``summary.json``; print tables.
+
+    Returns 1 when any row was rejected or any understanding answer stayed unjudged
+    (outputs are still written), else 0.
+    """
+    cfg = load_config(args.config)
+    gt = load_ground_truth(args.gt)
+    pred = load_responses(args.pred, gt.rows)
+    client = _client(args, cfg)
+    patterns = cfg.value("mgbench.empty_answer_patterns")
+    extractor: SpanExtractor
+    if args.extractor == "llm":
+        if client is None:
+            raise ParameterError("--extractor llm needs --judge URL and --judge-model NAME")
+        extractor = LlmSpanExtractor(client=client, empty_patterns=patterns)
+    else:
+        extractor = RegexSpanExtractor(empty_patterns=patterns)
+    judge: UnderstandingJudge
+    if client is None:
+        judge = OfflineUnderstandingJudge(polarity_words=cfg.value("judge.offline_polarity_words"))
+    else:
+        judge = LlmUnderstandingJudge(client=client, **verdict_words(cfg))
+    thresholds = [float(t) for t in cfg.value("mgbench.iou_thresholds")]
+    workers = args.judge_workers if args.judge_workers is not None else int(cfg.value("judge.workers"))
+    rows, summary = score_mgbench(
+        gt.rows,
+        pred.rows,
+        extractor=extractor,
+        judge=judge,
+        iou_thresholds=thresholds,
+        concept_groups=cfg.value("mgbench.concept_groups"),
+        workers=workers,
+    )
+    errors = gt.errors + pred.errors
+    full: dict[str, Any] = {
+        "benchmark": "MGBench",
+        "extractor": extractor.label,
+        "judge": {"kind": judge.kind, "label": judge.label},
+        "iou_thresholds": thresholds,
+        **summary,
+        "errors": errors,
+        "gt": str(args.gt),
+        "pred": str(args.pred),
+        "config_version": cfg.version,
+        "config_hash": cfg.content_hash,
+        "timingbench_version": __version__,
+    }
+    out = Path(args.out)
+    write_jsonl(out / "questions.jsonl", rows)
+    write_json(out / "summary.json", full)
+    for e in errors:
+        print(f"error: {e}", file=sys.stderr)
+    print(format_table(full))
+    unjudged = sum(u["unjudged"] for u in summary["understanding"].values())
+    return 1 if errors or unjudged else 0

@@ -425,7 +425,7 @@ def estimate_tempo(samples: np.ndarray, *, sr: int, config: Config) -> TempoEsti
     """
     x = _validate_samples(samples, sr)
     empty = np.empty(0, dtype=np.float64)
-    no_beats = {
+    no_beats: dict[str, Any] = {
         "ibi_cv": None,
         "longest_steady_run_s": 0.0,
         "steady_run_fraction": 0.0,

@@ -448,13 +448,13 @@ def parse_error_type(text: str, *, letters: Sequence[str]) -> str | None:
     """
     t = text.strip().casefold()
     t = re.sub(r"^(?:error type|answer|category|type)\s*[:\-]\s*", "", t)
+    found = {x for x in re.findall(r"(?<![a-z])([a-z])\)", t) if x in letters}
+    if len(found) > 1:
+        return None
     m = re.match(r"^[\(\[]?([a-z])[\)\]\.:]?(?:\s|$)", t)
     if m and m.group(1) in letters:
         return m.group(1)
-    found = {x for x in re.findall(r"(?<![a-z])([a-z])\)", t) if x in letters}
-    if len(found) == 1:
-        return found.pop()
-    return None
+    return found.pop() if found else None
 
 
 def parse_follow_correct(

@@ -1,0 +1,148 @@
+"""Score an annotated corpus and classify every verdict against its annotation.
+
+The feature banks of an annotated corpus are built once (:func:`load_corpus`) and kept
+in memory; every re-scoring (sweep variants, gate ablations) re-runs only the detectors
+and gates on them (:func:`score_corpus`).
+
+Outcome classes (paper Table II), per Layer-1 annotated event with tolerance ``tol``:
+
+========================  =====================================================
+``correct_credit``        annotated on time (``|onset - instructed| <= tol``), verdict ``on_time``
+``correct_none``          annotated absent, verdict ``none``
+``false_credit``          verdict ``on_time`` but annotated absent or off time
+``false_positive``        verdict ``off_time`` but annotated absent
+``missed``                annotated present, verdict ``none``
+``off_time``              annotated present, verdict ``off_time``
+========================  =====================================================
+
+``off_time`` rows also say whether the report was right (annotated off time and the
+detected onset within ``calibration.offset_match_s`` of the annotated one).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Collection
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from timingbench.audio import load_clip
+from timingbench.calibration.annotations import AnnotationSet, Layer1Row, load_annotations
+from timingbench.config import Config
+from timingbench.errors import TimingbenchError
+from timingbench.prompts import ClipRef, Prompt, load_prompts, match_clips
+from timingbench.runner import ScoreOptions, family_evidence_for
+from timingbench.scoring import detector_name, event_tolerance, score_event
+
+CLASSES = ("correct_credit", "correct_none", "false_credit", "false_positive", "missed", "off_time")
+
+
+@dataclass
+class Corpus:
+    """An annotated corpus with its feature banks built once."""
+
+    prompts: dict[str, Prompt]
+    refs: list[ClipRef]
+    banks: dict[str, Any]
+    evidence: dict[str, Any]
+    truth: dict[tuple[str, str], Layer1Row]
+    errors: list[str] = field(default_factory=list)
+
+
+def default_prompts_path(clips_dir: str | Path, annotations_path: str | Path) -> Path:
+    """Prompt file of a corpus: ``prompts.jsonl`` beside the clips folder or the annotations."""
+    for cand in (Path(clips_dir).parent / "prompts.jsonl", Path(annotations_path).parent / "prompts.jsonl"):
+        if cand.is_file():
+            return cand
+    raise TimingbenchError(
+        f"no prompts.jsonl beside {clips_dir} or {annotations_path}; pass --prompts FILE"
+    )
+
+
+def load_corpus(
+    clips_dir: str | Path, prompts_path: str | Path, annotations: AnnotationSet | str | Path,
+    config: Config, opts: ScoreOptions, *, progress: Callable[[int, int, str], None] | None = None,
+) -> Corpus:
+    """Decode and analyse every annotated clip once.
+
+    Only clips with at least one Layer-1 annotation are loaded. Clips that cannot be
+    decoded are reported in ``errors`` and skipped.
+    """
+    ann = annotations if isinstance(annotations, AnnotationSet) else load_annotations(annotations)
+    ps = load_prompts(prompts_path)
+    truth = {(r.clip, r.event_id): r for r in ann.layer1}
+    wanted = {c for c, _ in truth}
+    match = match_clips(clips_dir, ps.prompts)
+    refs = [r for r in match.clips if r.clip in wanted]
+    from timingbench.features import get_bank
+
+    banks: dict[str, Any] = {}
+    evidence: dict[str, Any] = {}
+    errors = [str(e) for e in ann.errors] + [str(e) for e in ps.errors]
+    for i, ref in enumerate(refs):
+        try:
+            clip = load_clip(ref.path, config)
+            bank = get_bank(clip, config, separation=opts.separation, demucs_repo=opts.demucs_repo,
+                            cache_dir=opts.cache_dir)
+            banks[ref.clip] = bank
+            evidence[ref.clip], _ = family_evidence_for(bank, ps.prompts[ref.prompt_id], config, opts)
+        except TimingbenchError as exc:
+            errors.append(str(exc))
+        if progress:
+            progress(i + 1, len(refs), ref.clip)
+    return Corpus(ps.prompts, [r for r in refs if r.clip in banks], banks, evidence, truth, errors)
+
+
+def classify(outcome: str, truth: Layer1Row, *, instructed_s: float, tolerance_s: float) -> str:
+    """The outcome class of one verdict against its annotation (see module docstring)."""
+    present = bool(truth.occurred) and truth.onset_s is not None
+    on_time_truth = present and abs(float(truth.onset_s) - instructed_s) <= tolerance_s + 1e-9  # type: ignore[arg-type]
+    if outcome == "on_time":
+        return "correct_credit" if on_time_truth else "false_credit"
+    if outcome == "off_time":
+        return "off_time" if present else "false_positive"
+    return "missed" if present else "correct_none"
+
+
+def score_corpus(
+    corpus: Corpus, config: Config, *, disabled_gates: Collection[str] = (), chance: bool = False,
+    offset_match_s: float | None = None,
+) -> list[dict[str, Any]]:
+    """Score every annotated event of the corpus with ``config`` on the cached banks.
+
+    Returns
+    -------
+    rows : list of dict
+        One per annotated event: clip, event_id, kind, family, detector, instructed_s,
+        tolerance_s, outcome, detected_s, rejected_by, p_chance, truth_occurred,
+        truth_onset_s, onset_character, class, abs_error_to_truth_s, offset_correct.
+    """
+    rows: list[dict[str, Any]] = []
+    for ref in corpus.refs:
+        prompt = corpus.prompts[ref.prompt_id]
+        bank = corpus.banks[ref.clip]
+        for i, ev in enumerate(prompt.events):
+            tr = corpus.truth.get((ref.clip, ev.id))
+            if tr is None:
+                continue
+            verdict, p = score_event(bank, prompt, i, config, family_evidence=corpus.evidence.get(ref.clip),
+                                     disabled_gates=disabled_gates, clip=ref.clip, with_chance=chance)
+            tol = event_tolerance(ev, config)
+            cls = classify(verdict.outcome, tr, instructed_s=ev.time_s, tolerance_s=tol)
+            err = None
+            if verdict.detected_s is not None and tr.occurred and tr.onset_s is not None:
+                err = round(abs(verdict.detected_s - tr.onset_s), 6)
+            offset_ok = None
+            if verdict.outcome == "off_time" and err is not None and offset_match_s is not None:
+                offset_ok = err <= offset_match_s
+            rows.append({
+                "clip": ref.clip, "event_id": ev.id, "kind": ev.kind, "family": ev.family,
+                "detector": detector_name(ev), "instructed_s": ev.time_s, "tolerance_s": tol,
+                "outcome": verdict.outcome, "detected_s": verdict.detected_s,
+                "rejected_by": verdict.rejected_by, "p_chance": p,
+                "truth_occurred": bool(tr.occurred), "truth_onset_s": tr.onset_s,
+                "onset_character": tr.onset_character, "class": cls,
+                "abs_error_to_truth_s": err, "offset_correct": offset_ok,
+                "scenario": (tr.extra or {}).get("scenario"),
+            })
+    return rows

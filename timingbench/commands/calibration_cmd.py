@@ -1,0 +1,121 @@
+"""``timingbench sweep | floors | confusion | gain-check`` (SPEC section 6)."""
+
+from __future__ import annotations
+
+import argparse
+import time
+from pathlib import Path
+
+from timingbench.calibration.annotations import load_annotations
+from timingbench.calibration.confusion import confusion_profile, format_confusion
+from timingbench.calibration.evaluate import Corpus, default_prompts_path, load_corpus, score_corpus
+from timingbench.calibration.floors import localization_floors, plot_floors
+from timingbench.calibration.gain import gain_check
+from timingbench.calibration.sweep import format_sweep, run_sweep
+from timingbench.commands.score_cmd import add_scoring_options, options_from, progress_bar
+from timingbench.config import Config, load_config
+from timingbench.jsonio import write_json, write_jsonl
+
+
+def _common(p: argparse.ArgumentParser, *, out_required: bool) -> None:
+    p.add_argument("--annotations", required=True, help="annotation JSONL (SPEC section 5)")
+    p.add_argument("--clips", required=True, help="folder of the annotated clips")
+    p.add_argument("--prompts", default=None, help="prompt set (default: prompts.jsonl beside the clips or annotations)")
+    p.add_argument("--split", choices=["dev", "validation", "all"], default="all",
+                   help="use only the rows of one split (default: all)")
+    p.add_argument("--out", required=out_required, default=None, help="output folder")
+    add_scoring_options(p)
+
+
+def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    """Add the calibration subcommands."""
+    p = sub.add_parser("sweep", help="sensitivity sweep: every fitted constant ±10/±20 %%/off, every gate off")
+    _common(p, out_required=True)
+    p.set_defaults(func=run_sweep_cmd)
+    p = sub.add_parser("floors", help="per-family localization floors (JSON + PNG plot)")
+    _common(p, out_required=True)
+    p.set_defaults(func=run_floors_cmd)
+    p = sub.add_parser("confusion", help="Table II style confusion profile against annotations")
+    _common(p, out_required=False)
+    p.set_defaults(func=run_confusion_cmd)
+    p = sub.add_parser("gain-check", help="re-score at -12 and -20 dB; report verdict changes and onset shifts")
+    _common(p, out_required=False)
+    p.set_defaults(func=run_gain_cmd)
+
+
+def _corpus(args: argparse.Namespace) -> tuple[Corpus, Config]:
+    cfg = load_config(args.config)
+    ann = load_annotations(args.annotations)
+    for e in ann.errors:
+        print(f"annotation rejected: {e}")
+    if args.split != "all":
+        ann = ann.only(split=args.split)
+    prompts = args.prompts or default_prompts_path(args.clips, args.annotations)
+    with progress_bar() as bar:
+        task = bar.add_task("analysing", total=None, clip="")
+        corpus = load_corpus(args.clips, prompts, ann, cfg, options_from(args, chance=False),
+                             progress=lambda d, t, c: bar.update(task, completed=d, total=t, clip=c))
+    for e in corpus.errors:
+        print(f"skipped: {e}")
+    return corpus, cfg
+
+
+def run_confusion_cmd(args: argparse.Namespace) -> int:
+    """Print (and optionally write) the confusion profile."""
+    corpus, cfg = _corpus(args)
+    rows = score_corpus(corpus, cfg, chance=True, offset_match_s=cfg.value("calibration.offset_match_s"))
+    prof = confusion_profile(rows)
+    print(format_confusion(prof))
+    if args.out:
+        write_json(Path(args.out) / "confusion.json", prof)
+        write_jsonl(Path(args.out) / "confusion_events.jsonl", rows)
+        print(f"wrote {args.out}/confusion.json, confusion_events.jsonl")
+    return 0
+
+
+def run_floors_cmd(args: argparse.Namespace) -> int:
+    """Write floors.json and floors.png."""
+    corpus, cfg = _corpus(args)
+    rows = score_corpus(corpus, cfg, offset_match_s=cfg.value("calibration.offset_match_s"))
+    floors = localization_floors(rows)
+    out = Path(args.out)
+    write_json(out / "floors.json", {"config": {"version": cfg.version, "hash": cfg.content_hash},
+                                     "annotations": str(args.annotations), "floors": floors})
+    plot_floors(floors, out / "floors.png", title=f"Localization floors ({Path(args.annotations).name})")
+    print(f"{'family':<14}{'n':>4}{'median ms':>11}{'IQR ms':>9}{'max ms':>9}")
+    for f, s in floors.items():
+        print(f"{f:<14}{s['n']:>4}{1000 * s['median_s']:>11.1f}{1000 * s['iqr_s']:>9.1f}{1000 * s['max_s']:>9.1f}")
+    print(f"wrote {out}/floors.json and {out}/floors.png")
+    return 0
+
+
+def run_sweep_cmd(args: argparse.Namespace) -> int:
+    """Run the sensitivity sweep; write sweep.json and print the table."""
+    corpus, cfg = _corpus(args)
+    t0 = time.perf_counter()
+    with progress_bar() as bar:
+        task = bar.add_task("sweeping", total=None, clip="")
+        report = run_sweep(corpus, cfg, progress=lambda d, t, c: bar.update(task, completed=d, total=t, clip=c))
+    report["seconds"] = round(time.perf_counter() - t0, 2)
+    print(format_sweep(report))
+    print(f"sweep took {report['seconds']} s on cached feature banks")
+    write_json(Path(args.out) / "sweep.json", report)
+    print(f"wrote {args.out}/sweep.json")
+    return 0
+
+
+def run_gain_cmd(args: argparse.Namespace) -> int:
+    """Run the gain invariance check."""
+    corpus, cfg = _corpus(args)
+    with progress_bar() as bar:
+        task = bar.add_task("gain check", total=None, clip="")
+        rep = gain_check(corpus, cfg, options_from(args, chance=False),
+                         progress=lambda d, t, c: bar.update(task, completed=d, total=t, clip=c))
+    for g, r in rep["by_gain"].items():
+        print(f"{g} dB: {r['n_verdict_changes']} verdict changes of {rep['n_events']} events; "
+              f"max onset shift {r['max_shift_frames']:.2f} frames; shifts > 1 frame: {r['shifts_over_one_frame']}")
+        for c in r["verdict_changes"]:
+            print(f"  {c['event']}: {c['at_0db']} -> {c['at_gain']}")
+    if args.out:
+        write_json(Path(args.out) / "gain_check.json", rep)
+    return 0

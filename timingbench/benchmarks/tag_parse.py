@@ -1,0 +1,545 @@
+"""Deterministic rule-based recovery of time intervals from free-form model answers.
+
+The cascade follows TAG-Bench's answer parsing (no language model, no semantic rescue):
+
+1. **Normalisation**: lower case; dashes, tildes and arrows unified; ``_`` read as a space;
+   spelled-out numbers ("two minutes and five seconds", "three point five") turned into
+   digits; ordinals before a unit ("the 12th second") and ``start_ms: 3200`` style
+   millisecond fields made explicit.
+2. **JSON**: every JSON object or array embedded in the answer is decoded; intervals are
+   read from ``{start, end}``-like keys (``start_time``/``end_time``, ``begin``,
+   ``onset``/``offset``, ``*_ms`` in milliseconds), from ``[start, end]`` pairs (numbers
+   or time strings) and from string values holding an interval expression.
+3. **Time expressions** (when JSON gave nothing): hh:mm:ss and mm:ss clocks with optional
+   fractions (``.`` or ``,``), numbers with units (h, min, s, ms and their spellings) and
+   compounds of decreasing units ("1 min 5 s", "1h2m3s") become times; bare numbers are
+   kept as candidates.
+4. **Pairing**: consecutive times form an interval when joined by a range operator
+   ("-", "~", "to", "until", "till", "through", "-->"), by "and" after "between", by a
+   comma inside brackets ("[3.2, 4.8]"), or by a start ... end pattern ("starts at 3 s and
+   ends at 5 s", "start: 00:12, end: 00:15"). A bare number takes its partner's unit
+   ("12.5-14s"); two bare numbers form an interval only in brackets, after "from",
+   "between" or a start keyword, or when no non-time word follows them ("2-3 dogs" is not
+   an interval).
+5. **Filtering**: intervals stated in a sentence that denies the event ("there is no dog
+   barking between 0 and 30 s") are dropped; an interval must have ``start < end``;
+   exact duplicates are dropped, order is kept.
+
+An answer with no interval left is a parsing failure (``ParseResult.failed``); the
+scorer replaces it by the empty-prediction sentinel ``0s~0s``. A single timestamp
+("the word is spoken at 3.5 s") is not an interval and so counts as a failure.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+from timingbench.errors import ParameterError
+
+__all__ = ["ParseResult", "parse_response", "parse_time", "parse_interval_list"]
+
+
+@dataclass(frozen=True)
+class ParseResult:
+    """Intervals recovered from one answer.
+
+    Attributes
+    ----------
+    intervals : tuple of (float, float)
+        ``(start, end)`` in seconds, in the order stated, ``start < end``.
+    stage : str
+        ``"json"`` or ``"text"`` (the stage that produced them) or ``"none"``.
+    """
+
+    intervals: tuple[tuple[float, float], ...]
+    stage: str
+
+    @property
+    def failed(self) -> bool:
+        """True when no interval was recovered (a parsing failure)."""
+        return not self.intervals
+
+
+# --------------------------------------------------------------------------- normalisation
+
+_SMALL = {
+    "zero": 0, "oh": 0, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6,
+    "seven": 7, "eight": 8, "nine": 9, "ten": 10, "eleven": 11, "twelve": 12,
+    "thirteen": 13, "fourteen": 14, "fifteen": 15, "sixteen": 16, "seventeen": 17,
+    "eighteen": 18, "nineteen": 19,
+}
+_TENS = {
+    "twenty": 20, "thirty": 30, "forty": 40, "fifty": 50, "sixty": 60, "seventy": 70,
+    "eighty": 80, "ninety": 90,
+}
+_NUMWORDS = set(_SMALL) | set(_TENS) | {"hundred"}
+_UNIT_WORD = r"(?:hours?|minutes?|seconds?|milliseconds?|mins?|secs?)"
+
+_DASHES = re.compile(r"[\u2010-\u2015\u2212\u2e3a\u2e3b\ufe58\ufe63\uff0d]")
+_ARROWS = re.compile(r"\s*(?:-+>|=>|\u2192|\u27f6)\s*")
+_WORD = re.compile(r"[a-z]+")
+_ORDINAL = re.compile(r"\b(\d+)(?:st|nd|rd|th)\s+(" + _UNIT_WORD + r")\b")
+_HALF = re.compile(r"\b(\d+)\s+and\s+a\s+half\s+(" + _UNIT_WORD + r")\b")
+_HALF_A = re.compile(r"\bhalf\s+(?:a|an)\s+(" + _UNIT_WORD + r")\b")
+_A_UNIT = re.compile(r"\b(?:a|an)\s+(hour|minute|second|millisecond)\b")
+_MS_FIELD = re.compile(
+    r"\b(start|end|begin|onset|offset|from|to)(?:\s+time)?\s*(?:\(\s*)?(?:ms|milliseconds)"
+    r"(?:\s*\))?([\"']?\s*[:=]\s*[\"']?)(\d+(?:\.\d+)?)(?![\d.:])"
+)
+
+
+def _spell_numbers(text: str) -> str:
+    """Replace runs of number words ("one hundred and twenty-five") by digits."""
+    words = list(_WORD.finditer(text))
+    out: list[str] = []
+    pos = 0
+    i = 0
+    while i < len(words):
+        if words[i].group() not in _NUMWORDS or words[i].group() == "oh":
+            i += 1
+            continue
+        cur = 0
+        last = ""
+        j = i
+        last_end = words[i].start()
+        while j < len(words):
+            wj = words[j].group()
+            if (
+                last == "hundred"
+                and wj == "and"
+                and j + 1 < len(words)
+                and words[j + 1].group() in _NUMWORDS
+                and words[j + 1].group() != "hundred"
+            ):
+                j += 1  # "one hundred and five"
+                continue
+            if j > i and not re.fullmatch(r"[ \t-]+", text[last_end:words[j].start()]):
+                if not (last == "hundred" and re.fullmatch(r"\s+and\s+", text[last_end:words[j].start()])):
+                    break
+            if wj in _SMALL and (
+                last in ("", "hundred") or (last == "tens" and 0 < _SMALL[wj] < 10)
+            ):
+                cur += _SMALL[wj]
+                last = "small"
+            elif wj in _TENS and last in ("", "hundred"):
+                cur += _TENS[wj]
+                last = "tens"
+            elif wj == "hundred" and last == "small":
+                cur *= 100
+                last = "hundred"
+            else:
+                break
+            last_end = words[j].end()
+            j += 1
+        value = str(cur)
+        # "three point five"
+        if j + 1 < len(words) and words[j].group() == "point" and words[j + 1].group() in _SMALL:
+            digits = []
+            k = j + 1
+            while k < len(words) and words[k].group() in _SMALL and _SMALL[words[k].group()] < 10:
+                digits.append(str(_SMALL[words[k].group()]))
+                last_end = words[k].end()
+                k += 1
+            if digits:
+                value += "." + "".join(digits)
+                j = k
+        out.append(text[pos:words[i].start()])
+        out.append(value)
+        pos = last_end
+        i = j
+    out.append(text[pos:])
+    return "".join(out)
+
+
+def _normalise(text: str) -> str:
+    t = text.lower()
+    t = _DASHES.sub("-", t)
+    t = _ARROWS.sub(" --> ", t)
+    t = t.replace("_", " ").replace("\u00a0", " ")
+    t = _spell_numbers(t)
+    t = _HALF.sub(r"\1.5 \2", t)
+    t = _HALF_A.sub(r"0.5 \1", t)
+    t = _A_UNIT.sub(r"1 \1", t)
+    t = _ORDINAL.sub(r"\1 \2", t)
+    t = _MS_FIELD.sub(r"\1\2\3ms", t)
+    return t
+
+
+# --------------------------------------------------------------------------- time atoms
+
+_UNIT_RANK = {"h": 3, "m": 2, "s": 1, "ms": 0}
+_UNIT_FACTOR = {3: 3600.0, 2: 60.0, 1: 1.0, 0: 0.001}
+_UNITS = (
+    ("ms", r"milliseconds?|msecs?|ms"),
+    ("h", r"hours?|hrs?|h"),
+    ("m", r"minutes?|mins?|m"),
+    ("s", r"seconds?|secs?|s"),
+)
+_UNIT_RE = "|".join(f"(?P<u_{k}>{p})" for k, p in _UNITS)
+_ATOM = re.compile(
+    r"(?P<clock>(?<![\d.:])\d{1,3}:\d{2}(?::\d{2})?(?:[.,]\d{1,3})?(?![\d:]))"
+    r"|(?<![a-z0-9.])(?P<num>\d+(?:\.\d+)?)(?:\s*(?:" + _UNIT_RE + r")(?![a-z]))?"
+)
+
+
+@dataclass
+class _Item:
+    start: int
+    end: int
+    number: float  # the number as written (seconds for clocks)
+    rank: int | None  # smallest unit rank; None for bare numbers; 1 for clocks
+    clock: bool = False
+
+    @property
+    def bare(self) -> bool:
+        return self.rank is None
+
+    def seconds(self, rank: int | None = None) -> float:
+        if self.clock or self.rank is not None:
+            return self.number
+        return self.number * _UNIT_FACTOR[1 if rank is None else rank]
+
+
+def _clock_seconds(s: str) -> float:
+    frac = 0.0
+    m = re.match(r"([\d:]+)(?:[.,](\d+))?$", s)
+    if m is None:  # pragma: no cover - the regex guarantees the form
+        raise ParameterError(f"not a clock time: {s!r}")
+    if m.group(2):
+        frac = float("0." + m.group(2))
+    parts = [int(p) for p in m.group(1).split(":")]
+    value = 0
+    for p in parts:
+        value = value * 60 + p
+    return value + frac
+
+
+_COMPOUND_GAP = re.compile(r"\s*(?:,\s*|and\s+|,\s*and\s+)?")
+
+
+def _atoms(t: str) -> list[_Item]:
+    items: list[_Item] = []
+    for m in _ATOM.finditer(t):
+        if m.group("clock"):
+            items.append(_Item(m.start(), m.end(), _clock_seconds(m.group("clock")), 1, True))
+            continue
+        unit = next((k for k, _ in _UNITS if m.group(f"u_{k}")), None)
+        num = float(m.group("num"))
+        if unit is None:
+            nxt = t[m.end():m.end() + 1]
+            if nxt.isalpha() or nxt in "%$":
+                continue
+            items.append(_Item(m.start(), m.end(), num, None))
+            continue
+        rank = _UNIT_RANK[unit]
+        value = num * _UNIT_FACTOR[rank]
+        prev = items[-1] if items else None
+        if (
+            prev is not None
+            and not prev.clock
+            and prev.rank is not None
+            and prev.rank > rank
+            and prev.rank != 0
+            and _COMPOUND_GAP.fullmatch(t[prev.end:m.start()])
+        ):
+            prev.number += value
+            prev.rank = rank
+            prev.end = m.end()
+            continue
+        items.append(_Item(m.start(), m.end(), value, rank))
+    return items
+
+
+def parse_time(text: str) -> float | None:
+    """Seconds of a single time expression ("1:02.5", "62.5 s", "1 min 2.5 s", "62.5").
+
+    Parameters
+    ----------
+    text : str
+        One time expression; a bare number is read as seconds.
+
+    Returns
+    -------
+    seconds : float or None
+        None when the text does not hold exactly one time.
+    """
+    items = _atoms(_normalise(text))
+    if len(items) != 1:
+        return None
+    return items[0].seconds()
+
+
+# --------------------------------------------------------------------------- pairing
+
+_RANGE_GAP = re.compile(
+    r"\s*(?:-{1,2}>?|~|(?:up\s+)?(?:to|until|till|til|through|thru)(?:\s+the)?|-->)\s*"
+)
+_AND_GAP = re.compile(r"\s*(?:s\s+)?and\s*")
+_COMMA_GAP = re.compile(r"\s*[,;]\s*")
+_START_KW = re.compile(r"\b(?:start\w*|begin\w*|began|onset|from|between)\b")
+_BETWEEN = re.compile(r"\b(?:between|from)\s*(?:the\s+)?$")
+_END_KW = re.compile(r"\b(?:end|ends|ending|ended|stop|stops|stopping|stopped|offset|finish\w*)\b")
+_OPEN = re.compile(r"[\[(<{]\s*[\"']?\s*$")
+_CLOSE = re.compile(r"^\s*[\"']?\s*[\])>}]")
+_FOLLOW_WORD = re.compile(r"^\s*([a-z]+)")
+_OK_FOLLOWERS = {
+    "in", "of", "and", "or", "the", "into", "where", "when", "while", "during", "within",
+    "on", "at", "as", "is", "are", "was", "were", "with", "then", "after", "before",
+    "approximately", "roughly", "about", "respectively", "mark", "range", "region",
+    "window", "interval", "segment", "timestamp", "timestamps", "which", "that", "for",
+    "there", "it", "this", "but", "so", "also", "again",
+}
+
+
+def _year_like(a: _Item, b: _Item) -> bool:
+    return all(x.bare and x.number.is_integer() and 1800 <= x.number <= 2100 for x in (a, b))
+
+
+def _pair(t: str, a: _Item, b: _Item, prev_end: int) -> tuple[float, float] | None:
+    gap = t[a.end:b.start]
+    before = t[prev_end:a.start]
+    after = t[b.end:b.end + 40]
+    kind = None
+    if _RANGE_GAP.fullmatch(gap):
+        kind = "range"
+    elif _AND_GAP.fullmatch(gap) and _BETWEEN.search(before):
+        kind = "range"
+    elif _COMMA_GAP.fullmatch(gap) and _OPEN.search(before) and _CLOSE.search(after):
+        kind = "array"
+    elif len(gap) <= 80 and _END_KW.search(gap) and (
+        _START_KW.search(before[-60:]) or _START_KW.search(gap)
+    ):
+        kind = "start_end"
+    if kind is None:
+        return None
+    if a.bare and b.bare:
+        if _year_like(a, b):
+            return None
+        guarded = (
+            kind in ("array", "start_end")
+            or _START_KW.search(before[-30:]) is not None
+        )
+        if not guarded:
+            fw = _FOLLOW_WORD.match(after)
+            if fw is not None and fw.group(1) not in _OK_FOLLOWERS:
+                return None
+            if after[:1] in ("%", "$"):
+                return None
+        return a.seconds(), b.seconds()
+    if a.bare:
+        return a.seconds(None if b.clock else b.rank), b.seconds()
+    if b.bare:
+        return a.seconds(), b.seconds(None if a.clock else a.rank)
+    return a.seconds(), b.seconds()
+
+
+_SENTENCE_END = re.compile(r"(?<!\d)[.!?](?!\d)|[;\n]")
+_NEGATION = re.compile(
+    r"\b(?:there\s+(?:is|are|was|were)\s+no"
+    r"|no\s+(?:such\s+)?(?:\w+\s+){0,2}?(?:event|events|sound|sounds|occurrence|occurrences"
+    r"|instance|instances|segment|segments|mention|mentions)\b"
+    r"|(?:does|do|did|is|are|was|were)(?:\s*n't|\s+not)\s+(?:\w+\s+)?(?:occur|appear|present"
+    r"|contain|happen|found|detected|heard|audible|exist)"
+    r"|(?:not|never)\s+(?:be\s+)?(?:heard|detected|found|present|audible|mentioned)"
+    r"|(?:cannot|can't|could\s*not|couldn't|unable\s+to)\s+(?:find|locate|detect|hear|identify)"
+    r"|none)\b"
+)
+
+
+def _negated(t: str, pos: int) -> bool:
+    starts = [m.end() for m in _SENTENCE_END.finditer(t, 0, pos)]
+    begin = starts[-1] if starts else 0
+    return _NEGATION.search(t[begin:pos]) is not None
+
+
+def _text_intervals(t: str) -> list[tuple[float, float]]:
+    items = _atoms(t)
+    out: list[tuple[float, float]] = []
+    i = 0
+    prev_end = 0
+    while i < len(items) - 1:
+        got = _pair(t, items[i], items[i + 1], prev_end)
+        if got is None:
+            prev_end = items[i].end
+            i += 1
+            continue
+        if not _negated(t, items[i].start):
+            out.append(got)
+        prev_end = items[i + 1].end
+        i += 2
+    return out
+
+
+# --------------------------------------------------------------------------- JSON stage
+
+_START_KEYS = {"start", "start time", "begin", "begin time", "onset", "from", "start s",
+               "start sec", "start seconds", "start timestamp", "start ms", "begin ms",
+               "onset ms", "start time ms", "start time s", "st", "s"}
+_END_KEYS = {"end", "end time", "stop", "offset", "to", "end s", "end sec", "end seconds",
+             "end timestamp", "end ms", "stop ms", "offset ms", "end time ms", "end time s",
+             "et", "e", "finish"}
+
+
+def _json_value_seconds(v: Any, *, ms: bool) -> float | None:
+    if isinstance(v, bool):
+        return None
+    if isinstance(v, int | float):
+        x = float(v)
+    elif isinstance(v, str):
+        p = parse_time(v)
+        if p is None:
+            return None
+        x = p
+        if ms and re.fullmatch(r"\s*\d+(?:\.\d+)?\s*", v):
+            return x / 1000.0
+        return x
+    else:
+        return None
+    if not math.isfinite(x):
+        return None
+    return x / 1000.0 if ms else x
+
+
+def _json_intervals(obj: Any, depth: int = 0) -> list[tuple[float, float]]:
+    if depth > 20:
+        return []
+    out: list[tuple[float, float]] = []
+    if isinstance(obj, dict):
+        keys = {str(k).lower().replace("_", " ").replace("-", " ").strip(): k for k in obj}
+        sk = next((keys[k] for k in keys if k in _START_KEYS), None)
+        ek = next((keys[k] for k in keys if k in _END_KEYS), None)
+        if sk is not None and ek is not None:
+            s = _json_value_seconds(obj[sk], ms="ms" in str(sk).lower().split("_") or
+                                    str(sk).lower().endswith("ms"))
+            e = _json_value_seconds(obj[ek], ms="ms" in str(ek).lower().split("_") or
+                                    str(ek).lower().endswith("ms"))
+            if s is not None and e is not None:
+                return [(s, e)]
+        for v in obj.values():
+            out.extend(_json_intervals(v, depth + 1))
+        return out
+    if isinstance(obj, list):
+        if len(obj) == 2 and all(isinstance(x, int | float | str) for x in obj):
+            s = _json_value_seconds(obj[0], ms=False)
+            e = _json_value_seconds(obj[1], ms=False)
+            if s is not None and e is not None:
+                return [(s, e)]
+        for v in obj:
+            out.extend(_json_intervals(v, depth + 1))
+        return out
+    if isinstance(obj, str):
+        return _text_intervals(_normalise(obj))
+    return out
+
+
+def _json_objects(text: str) -> Iterator[Any]:
+    dec = json.JSONDecoder()
+    i = 0
+    n = len(text)
+    while i < n:
+        j = min((k for k in (text.find("{", i), text.find("[", i)) if k >= 0), default=-1)
+        if j < 0:
+            return
+        try:
+            obj, end = dec.raw_decode(text, j)
+        except json.JSONDecodeError:
+            i = j + 1
+            continue
+        yield obj
+        i = end
+
+
+# --------------------------------------------------------------------------- public API
+
+
+def _clean(raw: list[tuple[float, float]]) -> tuple[tuple[float, float], ...]:
+    seen: set[tuple[float, float]] = set()
+    out: list[tuple[float, float]] = []
+    for s, e in raw:
+        s, e = round(s, 6), round(e, 6)
+        if not (math.isfinite(s) and math.isfinite(e)) or s < 0 or not s < e:
+            continue
+        if (s, e) in seen:
+            continue
+        seen.add((s, e))
+        out.append((s, e))
+    return tuple(out)
+
+
+def parse_response(text: str) -> ParseResult:
+    """Recover the intervals a free-form answer states.
+
+    Parameters
+    ----------
+    text : str
+        The model's answer.
+
+    Returns
+    -------
+    result : ParseResult
+        The intervals in seconds (``start < end``) and the stage that found them;
+        ``result.failed`` when none was found.
+
+    Raises
+    ------
+    ParameterError
+        If ``text`` is not a string.
+    """
+    if not isinstance(text, str):
+        raise ParameterError(f"response must be a string, got {type(text).__name__}")
+    if "{" in text or "[" in text:
+        found: list[tuple[float, float]] = []
+        for obj in _json_objects(text):
+            if isinstance(obj, dict | list):
+                found.extend(_json_intervals(obj))
+        got = _clean(found)
+        if got:
+            return ParseResult(got, "json")
+    got = _clean(_text_intervals(_normalise(text)))
+    return ParseResult(got, "text") if got else ParseResult((), "none")
+
+
+def parse_interval_list(value: Any, *, where: str) -> ParseResult:
+    """Read the constrained-JSON track's ``intervals`` field.
+
+    Parameters
+    ----------
+    value : Any
+        The decoded field: a list of ``[start, end]`` pairs in seconds (numbers, or time
+        strings such as ``"00:12.5"``).
+    where : str
+        Location used in error messages (``"responses.jsonl:12 (id q7)"``).
+
+    Returns
+    -------
+    result : ParseResult
+        Stage ``"json"``; failed when the list is empty or holds no interval with
+        ``start < end``.
+
+    Raises
+    ------
+    ParameterError
+        If the field is not a list of pairs or holds a time that is not a number or a
+        time string.
+    """
+    if not isinstance(value, list):
+        raise ParameterError(f"{where}: field 'intervals' must be a list of [start, end] pairs")
+    raw: list[tuple[float, float]] = []
+    for k, pair in enumerate(value):
+        if not isinstance(pair, list | tuple) or len(pair) != 2:
+            raise ParameterError(
+                f"{where}: field 'intervals' item {k} must be a [start, end] pair, got {pair!r}"
+            )
+        ends = [_json_value_seconds(x, ms=False) for x in pair]
+        if ends[0] is None or ends[1] is None:
+            raise ParameterError(
+                f"{where}: field 'intervals' item {k} = {pair!r} holds a non-numeric time"
+            )
+        raw.append((ends[0], ends[1]))
+    got = _clean(raw)
+    return ParseResult(got, "json") if got else ParseResult((), "none")

@@ -1,0 +1,431 @@
+"""Compare scored systems: per-system metrics with intervals, pairwise differences, ranks.
+
+The comparison follows the paper's rules for reading the benchmark honestly:
+
+- every rate is macro-averaged over prompts (samples of one prompt pooled first) and
+  carries a seeded bootstrap interval over prompts;
+- for each pair of systems the difference of a metric is computed on paired resamples;
+  it is *resolved* only when its interval excludes 0 and, for a timing metric (seconds),
+  when it is at least the family's published measurement floor (``floor_s`` in the
+  events rows); otherwise it is "not resolved" and never ranked;
+- the p_chance-discounted on-time rate credits each on-time event ``1 - p_chance``, and
+  the low-p_chance rate is the on-time rate on events whose ``p_chance`` is at most
+  ``compare.low_p_chance_max``;
+- duration compliance and timbre match are reported apart from timing; prompts with no
+  clip (``missing``) and clips that could not be scored are excluded from the rates and
+  disclosed per system.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from timingbench.compare.results import SystemResults, mixed_reasons
+from timingbench.compare.stats import (
+    Estimate,
+    Series,
+    bootstrap_counts,
+    difference,
+    estimate,
+    rate_series,
+    row_series,
+    timbre_verdicts,
+)
+from timingbench.config import Config
+from timingbench.errors import ConfigError, ParameterError, TimingbenchError
+from timingbench.prompts import EVENT_FAMILIES, EVENT_KINDS
+
+OUTCOME_RATES = ("on_time_rate", "off_time_rate", "none_rate")
+
+
+@dataclass(frozen=True)
+class CompareSettings:
+    """The constants a comparison reads (config sections ``compare`` and ``tempo``).
+
+    Attributes
+    ----------
+    n_boot : int
+        Bootstrap resamples.
+    seed : int
+        Bootstrap seed.
+    ci_level : float
+        Interval level, e.g. 0.95.
+    low_p_chance_max : float
+        Largest p_chance of the low-p_chance subset.
+    time_decimals : int
+        Seconds are rounded to this many decimals before tolerance/floor comparisons.
+    tempo_tolerance_pct : float
+        Headline tempo tolerance in percent.
+    tempo_ladder_pct : tuple of float
+        Tolerance ladder in percent.
+    """
+
+    n_boot: int
+    seed: int
+    ci_level: float
+    low_p_chance_max: float
+    time_decimals: int
+    tempo_tolerance_pct: float
+    tempo_ladder_pct: tuple[float, ...]
+
+
+def settings_from_config(config: Config) -> CompareSettings:
+    """Read the comparison constants.
+
+    Raises
+    ------
+    ConfigError
+        If a constant is missing, disabled or out of range.
+    """
+    def need(key: str) -> object:
+        v = config.value(key)
+        if v is None:
+            raise ConfigError(f"{config.source}: constant {key!r} is disabled; the comparison needs it")
+        return v
+
+    s = CompareSettings(
+        n_boot=int(need("compare.bootstrap_n")),  # type: ignore[call-overload]
+        seed=int(need("compare.bootstrap_seed")),  # type: ignore[call-overload]
+        ci_level=float(need("compare.ci_level")),  # type: ignore[arg-type]
+        low_p_chance_max=float(need("compare.low_p_chance_max")),  # type: ignore[arg-type]
+        time_decimals=int(need("compare.time_decimals")),  # type: ignore[call-overload]
+        tempo_tolerance_pct=float(need("tempo.tolerance_pct")),  # type: ignore[arg-type]
+        tempo_ladder_pct=tuple(float(x) for x in need("tempo.ladder_pct")),  # type: ignore[attr-defined]
+    )
+    if s.n_boot < 1 or not 0.0 < s.ci_level < 1.0 or not 0.0 <= s.low_p_chance_max <= 1.0:
+        raise ConfigError(f"{config.source}: compare.bootstrap_n >= 1, 0 < ci_level < 1 and "
+                          "0 <= low_p_chance_max <= 1 are required")
+    return s
+
+
+@dataclass(frozen=True)
+class MetricInfo:
+    """How to read and rank one metric.
+
+    Attributes
+    ----------
+    label : str
+        Human-readable name.
+    better : int
+        +1 when higher is better, -1 when lower is better, 0 when neither (signed error).
+    unit : str
+        ``rate`` (fraction) or ``s`` (seconds).
+    family : str or None
+        Event family whose floor bounds a timing difference (``*`` = the largest floor).
+    q : float
+        Quantile for metrics in seconds.
+    """
+
+    label: str
+    better: int
+    unit: str
+    family: str | None = None
+    q: float = 0.5
+
+
+def metric_info(key: str) -> MetricInfo:
+    """Describe a metric key such as ``on_time_rate|family=bass`` or ``error_median_s``.
+
+    Raises
+    ------
+    ParameterError
+        If the key names no known metric.
+    """
+    base, _, scope = key.partition("|")
+    where = f" ({scope.split('=', 1)[1]})" if scope else ""
+    fam = scope.split("=", 1)[1] if scope.startswith("family=") else None
+    table: dict[str, MetricInfo] = {
+        "on_time_rate": MetricInfo("on-time rate", +1, "rate"),
+        "off_time_rate": MetricInfo("off-time rate", -1, "rate"),
+        "none_rate": MetricInfo("none rate", -1, "rate"),
+        "on_time_rate_discounted": MetricInfo("on-time rate, p_chance-discounted", +1, "rate"),
+        "on_time_rate_low_p_chance": MetricInfo("on-time rate, low-p_chance subset", +1, "rate"),
+        "error_median_s": MetricInfo("off-time signed error median", 0, "s", fam or "*", 0.5),
+        "error_q25_s": MetricInfo("off-time signed error 25th pct", 0, "s", fam or "*", 0.25),
+        "error_q75_s": MetricInfo("off-time signed error 75th pct", 0, "s", fam or "*", 0.75),
+        "late_fraction": MetricInfo("off-time deliveries that are late", 0, "rate"),
+        "tempo_octave_equivalent": MetricInfo("tempo octave-equivalent accuracy", +1, "rate"),
+        "duration_ok_rate": MetricInfo("duration compliance", +1, "rate"),
+        "timbre_match_rate": MetricInfo("timbre-match rate", +1, "rate"),
+    }
+    if base.startswith("tempo_within_") and base.endswith("pct"):
+        return MetricInfo(f"tempo within ±{base[len('tempo_within_'):-3]} %", +1, "rate")
+    if base not in table:
+        raise ParameterError(f"unknown metric {key!r}")
+    info = table[base]
+    return MetricInfo(info.label + where, info.better, info.unit, info.family, info.q)
+
+
+def _tempo_key(pct: float) -> str:
+    return f"tempo_within_{pct:g}pct"
+
+
+def system_series(
+    system: SystemResults, *, index: dict[str, int], settings: CompareSettings
+) -> dict[str, Series]:
+    """Every metric of one system as per-prompt series on the shared prompt index.
+
+    Parameters
+    ----------
+    system : SystemResults
+    index : dict of str to int
+        Prompt id -> position in the shared prompt index.
+    settings : CompareSettings
+
+    Returns
+    -------
+    series : dict of str to RateSeries or RowSeries
+        Keyed by metric key (see :func:`metric_info`).
+    """
+    n = len(index)
+    nd = settings.time_decimals
+    ev = system.events
+    pidx = np.array([index[e["prompt_id"]] for e in ev], dtype=np.int64)
+    outcome = np.array([e["outcome"] for e in ev], dtype=object)
+    kind = np.array([e["kind"] for e in ev], dtype=object)
+    fam = np.array([e["family"] for e in ev], dtype=object)
+    pch = np.array([np.nan if e.get("p_chance") is None else float(e["p_chance"]) for e in ev])
+    err = np.array([np.nan if e.get("error_s") is None else round(float(e["error_s"]), nd) for e in ev])
+    out: dict[str, Series] = {}
+
+    def rates(mask: np.ndarray, suffix: str) -> None:
+        for name, oc in zip(OUTCOME_RATES, ("on_time", "off_time", "none"), strict=True):
+            out[name + suffix] = rate_series(prompt_index=pidx[mask], hits=(outcome[mask] == oc).astype(float),
+                                             n_prompts=n)
+
+    def errors(mask: np.ndarray, suffix: str) -> None:
+        m = mask & (outcome == "off_time")
+        rows = row_series(prompt_index=pidx[m], values=err[m], n_prompts=n)
+        for q in ("median", "q25", "q75"):
+            out[f"error_{q}_s{suffix}"] = rows
+        out["late_fraction" + suffix] = rate_series(prompt_index=pidx[m], hits=(err[m] > 0).astype(float),
+                                                    n_prompts=n)
+
+    everything = np.ones(len(ev), dtype=bool)
+    rates(everything, "")
+    has_p = np.isfinite(pch)
+    on = (outcome == "on_time").astype(float)
+    out["on_time_rate_discounted"] = rate_series(prompt_index=pidx[has_p], hits=(on * (1.0 - np.nan_to_num(pch)))[has_p],
+                                                 n_prompts=n)
+    low = has_p & (np.round(pch, nd) <= settings.low_p_chance_max)
+    out["on_time_rate_low_p_chance"] = rate_series(prompt_index=pidx[low], hits=on[low], n_prompts=n)
+    errors(everything, "")
+    for k in EVENT_KINDS:
+        if np.any(kind == k):
+            rates(kind == k, f"|kind={k}")
+    for f in EVENT_FAMILIES:
+        if np.any(fam == f):
+            rates(fam == f, f"|family={f}")
+            errors(fam == f, f"|family={f}")
+
+    tempo_rows = [(c, c["tempo"]) for c in system.clips if c.get("tempo") is not None]
+    tp = np.array([index[c["prompt_id"]] for c, _ in tempo_rows], dtype=np.int64)
+    dev = np.array([
+        np.inf if t.get("estimate_bpm") is None
+        else round(abs(float(t["estimate_bpm"]) - float(t["target_bpm"])) / float(t["target_bpm"]) * 100.0, nd)
+        for _, t in tempo_rows
+    ])
+    for pct in sorted(set(settings.tempo_ladder_pct) | {settings.tempo_tolerance_pct}):
+        out[_tempo_key(pct)] = rate_series(prompt_index=tp, hits=(dev <= pct).astype(float), n_prompts=n)
+    octave = np.array([float(t.get("octave_equivalent") is not None) for _, t in tempo_rows])
+    out["tempo_octave_equivalent"] = rate_series(prompt_index=tp, hits=octave, n_prompts=n)
+
+    dur = [(index[c["prompt_id"]], float(c["duration_ok"])) for c in system.clips
+           if isinstance(c.get("duration_ok"), bool)]
+    out["duration_ok_rate"] = rate_series(prompt_index=[d[0] for d in dur], hits=[d[1] for d in dur], n_prompts=n)
+    tim = [(index[c["prompt_id"]], float(v)) for c in system.clips for v in timbre_verdicts(c.get("timbre_match"))]
+    out["timbre_match_rate"] = rate_series(prompt_index=[t[0] for t in tim], hits=[t[1] for t in tim], n_prompts=n)
+    return out
+
+
+@dataclass(frozen=True)
+class PairRow:
+    """One metric's difference between two systems.
+
+    Attributes
+    ----------
+    metric : str
+        Metric key.
+    a, b : str
+        System names; the difference is ``a - b``.
+    diff : Estimate
+    floor_s : float or None
+        The measurement floor that bounds a timing difference (seconds), else None.
+    resolved : bool
+    verdict : str
+        ``"<a> better"``, ``"<a> later"``, ... or ``"not resolved: <reason>"``.
+    """
+
+    metric: str
+    a: str
+    b: str
+    diff: Estimate
+    floor_s: float | None
+    resolved: bool
+    verdict: str
+
+
+@dataclass
+class Comparison:
+    """The whole comparison.
+
+    Attributes
+    ----------
+    systems : list of SystemResults
+    prompt_ids : list of str
+        The shared prompt index (union over systems), sorted.
+    settings : CompareSettings
+    mixed : list of str
+        Why the folders are not strictly comparable (empty when they are).
+    estimates : dict of str to dict of str to Estimate
+        System name -> metric key -> estimate.
+    pairwise : list of PairRow
+    floors_s : dict of str to float
+        Event family -> published measurement floor in seconds (median of ``floor_s``).
+    ranks : dict of str to dict of str to int
+        Metric key -> system name -> rank (1 + systems resolved better than it).
+    """
+
+    systems: list[SystemResults]
+    prompt_ids: list[str]
+    settings: CompareSettings
+    mixed: list[str]
+    estimates: dict[str, dict[str, Estimate]]
+    pairwise: list[PairRow]
+    floors_s: dict[str, float]
+    ranks: dict[str, dict[str, int]] = field(default_factory=dict)
+
+    @property
+    def names(self) -> list[str]:
+        """System names in command-line order."""
+        return [s.name for s in self.systems]
+
+
+#: Metrics compared pairwise (plus the per-kind and per-family ones added by compare_systems).
+PAIRWISE_METRICS = (
+    "on_time_rate", "none_rate", "on_time_rate_discounted", "on_time_rate_low_p_chance",
+    "error_median_s", "tempo_octave_equivalent", "duration_ok_rate", "timbre_match_rate",
+)
+
+
+def family_floors(systems: Sequence[SystemResults]) -> dict[str, float]:
+    """Per-family measurement floor in seconds: the median ``floor_s`` over all event rows."""
+    vals: dict[str, list[float]] = {}
+    for s in systems:
+        for e in s.events:
+            if e.get("floor_s") is not None:
+                vals.setdefault(e["family"], []).append(float(e["floor_s"]))
+    return {f: float(np.median(v)) for f, v in vals.items()}
+
+
+def _verdict(key: str, a: str, b: str, d: Estimate, floor: float | None, *, decimals: int) -> tuple[bool, str]:
+    info = metric_info(key)
+    if not (np.isfinite(d.value) and np.isfinite(d.lo) and np.isfinite(d.hi)):
+        return False, "not resolved: too few prompts with data in both systems"
+    if d.lo <= 0.0 <= d.hi:
+        return False, "not resolved: interval includes 0"
+    if floor is not None and round(abs(d.value), decimals) < round(floor, decimals):
+        return False, f"not resolved: below the measurement floor of {floor * 1000:.0f} ms"
+    if info.better == 0:
+        if info.unit == "s":
+            return True, f"{a} later" if d.value > 0 else f"{a} earlier"
+        return True, f"{a} higher" if d.value > 0 else f"{a} lower"
+    better_a = (d.value > 0) == (info.better > 0)
+    return True, f"{a} better" if better_a else f"{b} better"
+
+
+def compare_systems(
+    systems: Sequence[SystemResults], *, config: Config, allow_mixed: bool = False
+) -> Comparison:
+    """Compare two or more scored systems.
+
+    Parameters
+    ----------
+    systems : sequence of SystemResults
+        One per system, names unique.
+    config : Config
+        Configuration with the ``compare`` and ``tempo`` sections.
+    allow_mixed : bool
+        Compare folders scored with different configurations or prompt sets anyway (the
+        reasons are then carried in ``Comparison.mixed`` and printed on every table).
+
+    Returns
+    -------
+    comparison : Comparison
+
+    Raises
+    ------
+    ParameterError
+        If fewer than two systems are given or names repeat.
+    TimingbenchError
+        If the folders are mixed and ``allow_mixed`` is false (the message says how).
+    """
+    systems = list(systems)
+    if len(systems) < 2:
+        raise ParameterError("compare needs at least two results folders")
+    names = [s.name for s in systems]
+    if len(set(names)) != len(names):
+        raise ParameterError(f"system names must be unique, got {names}")
+    mixed = mixed_reasons(systems)
+    if mixed and not allow_mixed:
+        raise TimingbenchError("refusing to compare: " + "; ".join(mixed)
+                               + ". Re-score with one config and prompt set, or pass --allow-mixed "
+                               "(every table then says the comparison is mixed)")
+    settings = settings_from_config(config)
+    prompt_ids = sorted(set().union(*(s.prompt_ids for s in systems)))
+    if not prompt_ids:
+        raise TimingbenchError("the results folders cover no prompts")
+    index = {p: i for i, p in enumerate(prompt_ids)}
+    counts = bootstrap_counts(n_prompts=len(prompt_ids), n_boot=settings.n_boot, seed=settings.seed)
+    series = {s.name: system_series(s, index=index, settings=settings) for s in systems}
+    estimates: dict[str, dict[str, Estimate]] = {}
+    for name, ser in series.items():
+        estimates[name] = {k: estimate(v, counts, level=settings.ci_level, q=metric_info(k).q)
+                           for k, v in ser.items()}
+    floors = family_floors(systems)
+    pair_keys = list(PAIRWISE_METRICS)
+    pair_keys += [_tempo_key(settings.tempo_tolerance_pct)]
+    all_keys = set().union(*(set(v) for v in series.values()))
+    pair_keys += sorted(k for k in all_keys if k.startswith("on_time_rate|"))
+    pair_keys += sorted(k for k in all_keys if k.startswith("error_median_s|family="))
+    pairwise: list[PairRow] = []
+    for i, a in enumerate(names):
+        for b in names[i + 1:]:
+            for key in pair_keys:
+                if key not in series[a] or key not in series[b]:
+                    continue
+                info = metric_info(key)
+                floor = None
+                if info.unit == "s":
+                    if info.family == "*":
+                        floor = max(floors.values()) if floors else None
+                    elif info.family is not None:
+                        floor = floors.get(info.family)
+                d = difference(series[a][key], series[b][key], counts, level=settings.ci_level, q=info.q)
+                ok, verdict = _verdict(key, a, b, d, floor, decimals=settings.time_decimals)
+                pairwise.append(PairRow(key, a, b, d, floor, ok, verdict))
+    comp = Comparison(systems, prompt_ids, settings, mixed, estimates, pairwise, floors)
+    comp.ranks = ranks(comp)
+    return comp
+
+
+def ranks(comp: Comparison) -> dict[str, dict[str, int]]:
+    """Rank systems per metric: 1 + the number of systems resolved better than it.
+
+    Systems no resolved difference separates share a rank; metrics with no better
+    direction (signed errors) are not ranked.
+    """
+    out: dict[str, dict[str, int]] = {}
+    keys = {p.metric for p in comp.pairwise if metric_info(p.metric).better != 0}
+    for key in sorted(keys):
+        beaten = {n: 0 for n in comp.names}
+        for p in comp.pairwise:
+            if p.metric != key or not p.resolved:
+                continue
+            loser = p.b if p.verdict == f"{p.a} better" else p.a
+            beaten[loser] += 1
+        out[key] = {n: 1 + beaten[n] for n in comp.names}
+    return out

@@ -59,8 +59,9 @@ class TempoEstimate:
     beat_stability : dict
         ``ibi_cv`` (float or None), ``longest_steady_run_s`` (float, seconds),
         ``steady_run_fraction`` (float, of the beat span), ``beat_activation``
-        (median RNN activation at the beats, float or None), ``n_beats`` (int) and
-        ``steady`` (bool).
+        (median RNN activation at the beats, float or None), ``n_beats`` (int),
+        ``n_heard_beats`` (beats with activation >= ``tempo.min_beat_activation``),
+        ``steady`` (bool) and ``unsteady_because`` (list of failed checks).
     """
 
     estimate_bpm: float | None
@@ -328,7 +329,8 @@ def beat_stability(
         ``ibi_cv`` (std / mean of the trimmed intervals, or None), ``longest_steady_run_s``
         (seconds), ``steady_run_fraction`` (of the first-to-last beat span),
         ``beat_activation`` (median activation at the beats, or None), ``n_beats``,
-        ``steady`` (bool) and ``unsteady_because`` (list of failed checks).
+        ``n_heard_beats`` (beats at or above ``tempo.min_beat_activation``; all beats
+        when no activation is given or the check is disabled), ``steady`` (bool) and ``unsteady_because`` (list of failed checks).
 
     Raises
     ------
@@ -341,6 +343,8 @@ def beat_stability(
     n = int(b.size)
     min_beats = int(_require(config, "tempo.min_beats"))
     act_med: float | None = None
+    min_act = config.value("tempo.min_beat_activation")
+    n_heard = n
     if beat_activation is not None:
         act = np.asarray(beat_activation, dtype=np.float64)
         if act.shape != b.shape:
@@ -348,6 +352,9 @@ def beat_stability(
                 f"beat_activation must have one value per beat ({b.shape}), got {act.shape}"
             )
         act_med = float(np.median(act)) if act.size else None
+        if min_act is not None:
+            # the DBN keeps ticking through silence; only beats the network hears count
+            n_heard = int(np.count_nonzero(act >= float(min_act)))
     ibi_cv: float | None = None
     if ibi_kept.size >= 2:
         ibi_cv = float(np.std(ibi_kept) / np.mean(ibi_kept))
@@ -361,8 +368,8 @@ def beat_stability(
         run_s = _longest_run_s(ibi, np.abs(ibi - med) <= slack)
     fraction = run_s / span_s if span_s > 0 else 0.0
     because: list[str] = []
-    if n < min_beats:
-        because.append(f"{n} beats < tempo.min_beats={min_beats}")
+    if n_heard < min_beats:
+        because.append(f"{n_heard} heard beats < tempo.min_beats={min_beats}")
     max_cv = config.value("tempo.max_ibi_cv")
     if max_cv is not None and (ibi_cv is None or ibi_cv > float(max_cv)):
         because.append(f"ibi_cv {_fmt(ibi_cv)} > tempo.max_ibi_cv={max_cv}")
@@ -371,7 +378,6 @@ def beat_stability(
         because.append(
             f"steady run {fraction:.2f} of the beat span < tempo.min_steady_run_fraction={min_frac}"
         )
-    min_act = config.value("tempo.min_beat_activation")
     if min_act is not None and act_med is not None and act_med < float(min_act):
         because.append(f"beat activation {act_med:.3f} < tempo.min_beat_activation={min_act}")
     return {
@@ -380,6 +386,7 @@ def beat_stability(
         "steady_run_fraction": fraction,
         "beat_activation": act_med,
         "n_beats": n,
+        "n_heard_beats": n_heard,
         "steady": not because,
         "unsteady_because": because,
     }
@@ -431,6 +438,7 @@ def estimate_tempo(samples: np.ndarray, *, sr: int, config: Config) -> TempoEsti
         "steady_run_fraction": 0.0,
         "beat_activation": None,
         "n_beats": 0,
+        "n_heard_beats": 0,
         "steady": False,
         "unsteady_because": [],
     }
@@ -449,8 +457,9 @@ def estimate_tempo(samples: np.ndarray, *, sr: int, config: Config) -> TempoEsti
         return TempoEstimate(None, empty, reason, no_beats)
     beats, strength = beat_times(x, sr=sr, config=config)
     stability = beat_stability(beats, beat_activation=strength, config=config)
-    if beats.size < min_beats:
-        reason = f"{REASON_TOO_FEW_BEATS}: {beats.size} < tempo.min_beats={min_beats}"
+    n_heard = int(stability["n_heard_beats"])
+    if n_heard < min_beats:
+        reason = f"{REASON_TOO_FEW_BEATS}: {n_heard} heard beats < tempo.min_beats={min_beats}"
         return TempoEstimate(None, beats, reason, stability)
     if not stability["steady"]:
         reason = f"{REASON_UNSTEADY}: " + "; ".join(stability["unsteady_because"])

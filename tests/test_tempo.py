@@ -1,0 +1,275 @@
+"""Tempo: trimmed-IBI tempo, stability verdict, tolerance ladder, octave equivalence."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from timingbench.audio import load_clip
+from timingbench.cli import main
+from timingbench.commands.tempo_cmd import click_track, drum_pattern
+from timingbench.config import Config
+from timingbench.detectors.tempo import (
+    REASON_SILENT,
+    REASON_TOO_FEW_BEATS,
+    REASON_TOO_SHORT,
+    REASON_UNSTEADY,
+    TempoEstimate,
+    beat_stability,
+    estimate_tempo,
+    octave_match,
+    relative_error_pct,
+    score_tempo,
+    tempo_from_beats,
+    trimmed_intervals,
+)
+from timingbench.errors import ParameterError
+
+SR = 44100
+
+
+def _est(bpm: float | None, reason: str | None = None) -> TempoEstimate:
+    return TempoEstimate(bpm, np.empty(0), reason, {"steady": bpm is not None})
+
+
+# ---------------------------------------------------------------- metric functions
+
+
+def test_tempo_from_exact_beats_is_exact() -> None:
+    beats = 0.3 + np.arange(40) * 60.0 / 97.3
+    assert tempo_from_beats(beats, trim_pct=(5.0, 95.0)) == pytest.approx(97.3, rel=1e-12)
+
+
+def test_trimming_drops_pickup_artifacts() -> None:
+    beats = np.concatenate([[0.0, 0.31], 0.31 + 0.5 * np.arange(1, 60), [30.1]])
+    kept = trimmed_intervals(beats, trim_pct=(5.0, 95.0))
+    assert kept.min() == pytest.approx(0.5) and kept.max() == pytest.approx(0.5)
+    assert tempo_from_beats(beats, trim_pct=(5.0, 95.0)) == pytest.approx(120.0)
+    untrimmed = tempo_from_beats(beats, trim_pct=(0.0, 100.0))
+    assert untrimmed is not None and abs(untrimmed - 120.0) > 1.0
+
+
+def test_tempo_from_one_beat_warns_and_returns_none() -> None:
+    with pytest.warns(UserWarning, match="fewer than two beats"):
+        assert tempo_from_beats([1.0], trim_pct=(5.0, 95.0)) is None
+
+
+@pytest.mark.parametrize(
+    ("beats", "match"),
+    [([1.0, 0.5, 2.0], "strictly increasing"), ([0.0, np.nan], "finite"), ([[0.0, 1.0]], "1-D")],
+)
+def test_malformed_beats_raise(beats: list, match: str) -> None:
+    with pytest.raises(ParameterError, match=match):
+        trimmed_intervals(beats, trim_pct=(5.0, 95.0))
+
+
+def test_stability_steady_grid(config: Config) -> None:
+    beats = 0.2 + 0.5 * np.arange(60)
+    s = beat_stability(beats, beat_activation=np.full(60, 0.7), config=config)
+    assert s["steady"] and s["ibi_cv"] == pytest.approx(0.0, abs=1e-9)
+    assert s["longest_steady_run_s"] == pytest.approx(29.5)
+    assert s["n_beats"] == 60
+
+
+def test_stability_flags_tempo_change_and_jitter(config: Config, rng: np.random.Generator) -> None:
+    change = np.concatenate([np.arange(0.1, 15.0, 0.6), np.arange(15.0, 30.0, 60.0 / 130.0)])
+    s = beat_stability(change, beat_activation=None, config=config)
+    assert not s["steady"] and any("ibi_cv" in b for b in s["unsteady_because"])
+    jitter = np.sort(0.1 + 0.5 * np.arange(60) + rng.normal(0.0, 0.03, 60))
+    s = beat_stability(jitter, beat_activation=None, config=config)
+    assert not s["steady"] and s["steady_run_fraction"] < 0.6
+
+
+def test_stability_flags_weak_activation(config: Config) -> None:
+    beats = 0.2 + 0.5 * np.arange(60)
+    s = beat_stability(beats, beat_activation=np.full(60, 0.02), config=config)
+    assert not s["steady"] and s["n_heard_beats"] == 0
+    assert any("beat activation" in r for r in s["unsteady_because"])
+    off = config.with_disabled("tempo.min_beat_activation")
+    assert beat_stability(beats, beat_activation=np.full(60, 0.02), config=off)["steady"]
+
+
+# ---------------------------------------------------------------- scoring
+
+
+@pytest.mark.parametrize(
+    ("estimate", "within", "credited"),
+    [
+        (120.0, {"2": True, "3": True, "5": True}, True),
+        (122.4, {"2": True, "3": True, "5": True}, True),  # exactly +2 %: on the edge counts
+        (123.6, {"2": False, "3": True, "5": True}, True),  # exactly +3 %
+        (116.4, {"2": False, "3": True, "5": True}, True),  # exactly -3 %
+        (123.61, {"2": False, "3": False, "5": True}, False),
+        (126.0, {"2": False, "3": False, "5": True}, False),  # exactly +5 %
+        (126.1, {"2": False, "3": False, "5": False}, False),
+    ],
+)
+def test_ladder_edges(config: Config, estimate: float, within: dict, credited: bool) -> None:
+    row = score_tempo(_est(estimate), target_bpm=120.0, tolerance_pct=3.0, config=config)
+    assert row["within_pct"] == within
+    assert row["credited"] is credited
+
+
+@pytest.mark.parametrize(
+    ("estimate", "factor"),
+    [(60.0, 0.5), (240.0, 2.0), (40.0, 1 / 3), (360.0, 3.0), (120.0, 1.0), (61.7, 0.5), (61.9, None), (90.0, None)],
+)
+def test_half_and_double_time_fail_headline_but_match_octave(
+    config: Config, estimate: float, factor: float | None
+) -> None:
+    row = score_tempo(_est(estimate), target_bpm=120.0, tolerance_pct=3.0, config=config)
+    assert row["credited"] is (factor == 1.0)
+    if factor is None:
+        assert row["octave_equivalent"] is None
+    else:
+        assert row["octave_equivalent"] == pytest.approx(factor)
+
+
+def test_no_estimate_is_never_credited(config: Config) -> None:
+    row = score_tempo(_est(None, "no steady beat: x"), target_bpm=58.0, tolerance_pct=3.0, config=config)
+    assert row["estimate_bpm"] is None and row["credited"] is False
+    assert row["octave_equivalent"] is None and not any(row["within_pct"].values())
+    assert row["reason"] == "no steady beat: x"
+    json.dumps(row)
+
+
+def test_score_rejects_bad_target(config: Config) -> None:
+    with pytest.raises(ParameterError, match="target_bpm"):
+        score_tempo(_est(120.0), target_bpm=0.0, tolerance_pct=3.0, config=config)
+    with pytest.raises(ParameterError, match="tolerance_pct"):
+        score_tempo(_est(120.0), target_bpm=120.0, tolerance_pct=-1.0, config=config)
+
+
+def test_relative_error_and_octave_match_helpers() -> None:
+    assert relative_error_pct(99.0, 100.0, decimals=6) == pytest.approx(-1.0)
+    assert octave_match(100.0, 100.0, factors=[0.5, 1.0, 2.0], tolerance_pct=0.0, decimals=6) == 1.0
+    with pytest.raises(ParameterError, match="positive"):
+        octave_match(100.0, 100.0, factors=[0.0], tolerance_pct=3.0, decimals=6)
+
+
+# ---------------------------------------------------------------- estimator on audio
+
+
+@pytest.mark.parametrize("bpm", [97.3, 143.7])
+def test_exact_click_references_within_paper_bound(config: Config, bpm: float) -> None:
+    est = estimate_tempo(click_track(bpm=bpm, duration_s=30.0), sr=SR, config=config)
+    assert est.estimate_bpm is not None and est.reason is None
+    bound = float(config.value("tempo.reference_max_error_pct"))
+    assert abs(est.estimate_bpm - bpm) / bpm * 100.0 <= bound
+    assert est.beat_stability["steady"]
+    np.testing.assert_allclose(np.diff(est.beats_s), 60.0 / bpm, atol=0.006)
+
+
+def test_half_time_rendering_is_not_credited(config: Config) -> None:
+    est = estimate_tempo(click_track(bpm=60.0, duration_s=20.0), sr=SR, config=config)
+    row = score_tempo(est, target_bpm=120.0, tolerance_pct=3.0, config=config)
+    assert row["estimate_bpm"] == pytest.approx(60.0, rel=1e-3)
+    assert row["credited"] is False and row["octave_equivalent"] == 0.5
+
+
+def test_silent_and_short_clips_give_no_number(config: Config) -> None:
+    est = estimate_tempo(np.zeros(10 * SR, dtype=np.float32), sr=SR, config=config)
+    assert est.estimate_bpm is None and est.reason == REASON_SILENT
+    est = estimate_tempo(click_track(bpm=120.0, duration_s=0.5), sr=SR, config=config)
+    assert est.estimate_bpm is None and est.reason is not None
+    assert est.reason.startswith(REASON_TOO_SHORT)
+
+
+def test_too_few_beats(config: Config) -> None:
+    # 3 clicks then silence: the tracker finds too few beats or no steady stream
+    x = click_track(bpm=120.0, duration_s=1.2)
+    x = np.concatenate([x, np.zeros(2 * SR, dtype=np.float32)])
+    est = estimate_tempo(x, sr=SR, config=config)
+    assert est.estimate_bpm is None and est.reason is not None
+    assert est.reason.startswith(REASON_TOO_FEW_BEATS)
+    assert est.beat_stability["n_heard_beats"] < 5 <= est.beat_stability["n_beats"]
+
+
+def test_beatless_drone_gives_reason_not_number(config: Config) -> None:
+    t = np.arange(10 * SR) / SR
+    drone = (0.3 * np.sin(2 * np.pi * 220.0 * t)).astype(np.float32)
+    est = estimate_tempo(drone, sr=SR, config=config)
+    assert est.estimate_bpm is None and est.reason is not None
+    # the DBN still decodes a regular beat stream in a drone; the network does not hear it
+    assert est.beat_stability["n_beats"] >= 5 and est.beat_stability["n_heard_beats"] == 0
+    assert est.reason.startswith(REASON_TOO_FEW_BEATS)
+    assert est.beat_stability["steady"] is False
+
+
+def test_estimate_rejects_bad_input(config: Config) -> None:
+    with pytest.raises(ParameterError, match="mono"):
+        estimate_tempo(np.zeros((2, SR), dtype=np.float32), sr=SR, config=config)
+    with pytest.raises(ParameterError, match="NaN"):
+        estimate_tempo(np.full(SR, np.nan, dtype=np.float32), sr=SR, config=config)
+
+
+# ---------------------------------------------------------------- real audio
+
+
+def test_808_kick_mp3_is_120_bpm(config: Config, realdata: Path) -> None:
+    clip = load_clip(realdata / "beatnet" / "808kick120bpm.mp3", config)
+    est = estimate_tempo(clip.samples, sr=clip.sr, config=config)
+    assert est.estimate_bpm is not None
+    assert abs(est.estimate_bpm - 120.0) / 120.0 * 100.0 < 0.5
+    row = score_tempo(est, target_bpm=120.0, tolerance_pct=3.0, config=config)
+    assert row["credited"] and row["within_pct"]["2"] and row["beat_stability"]["steady"]
+
+
+def test_vocadito_singing_has_no_steady_beat(config: Config, realdata: Path) -> None:
+    clip = load_clip(realdata / "vocadito" / "Audio" / "vocadito_1.wav", config)
+    est = estimate_tempo(clip.samples, sr=clip.sr, config=config)
+    assert est.estimate_bpm is None and est.reason is not None
+    assert est.reason.startswith(REASON_UNSTEADY)
+    assert est.beat_stability["steady"] is False
+    assert est.beat_stability["ibi_cv"] > float(config.value("tempo.max_ibi_cv"))
+    # its (rejected) beat stream runs near 58 BPM: a 58 BPM prompt must still not be credited
+    for target in (58.0, 116.0, 120.0):
+        row = score_tempo(est, target_bpm=target, tolerance_pct=3.0, config=config)
+        assert row["credited"] is False and row["estimate_bpm"] is None
+
+
+# ---------------------------------------------------------------- command
+
+
+def test_tempo_check_command_synth(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    rc = main(["tempo-check", "--source", "synth", "--out", str(tmp_path), "--tempi", "143.7",
+               "--kinds", "click,double_time", "--duration-s", "20"])
+    out = json.loads((tmp_path / "tempo-check.json").read_text())
+    summary = out["summary"]
+    assert summary["n_exact"] == 1 and summary["n_variants"] == 3
+    assert summary["max_abs_error_pct"] <= summary["bound_pct"]
+    assert summary["variants_ok"] and rc == 0
+    assert "max |error|" in capsys.readouterr().out
+
+
+def test_tempo_check_rejects_unknown_kind(tmp_path: Path) -> None:
+    assert main(["tempo-check", "--source", "synth", "--out", str(tmp_path), "--kinds", "waltz"]) == 1
+
+
+# ---------------------------------------------------------------- slow sweeps
+
+
+@pytest.mark.slow
+def test_click_sweep_50_to_174_within_paper_bound(config: Config) -> None:
+    bound = float(config.value("tempo.reference_max_error_pct"))
+    errors = []
+    for i, bpm in enumerate(np.arange(50.0, 175.0, 4.3)):
+        x = click_track(bpm=float(bpm), duration_s=30.0, offset_s=0.05 + 0.0131 * i)
+        est = estimate_tempo(x, sr=SR, config=config)
+        assert est.estimate_bpm is not None, (bpm, est.reason)
+        errors.append(abs(est.estimate_bpm - bpm) / bpm * 100.0)
+    assert max(errors) <= bound
+
+
+@pytest.mark.slow
+def test_drum_pattern_precision_at_tracked_level(config: Config) -> None:
+    # precision holds at whatever metrical level the tracker locks to
+    for bpm in (97.3, 120.0, 143.7, 174.0):
+        est = estimate_tempo(drum_pattern(bpm=bpm, duration_s=30.0), sr=SR, config=config)
+        row = score_tempo(est, target_bpm=bpm, tolerance_pct=3.0, config=config)
+        assert row["octave_equivalent"] is not None
+        level = row["octave_equivalent"] * bpm
+        assert abs(row["estimate_bpm"] - level) / level * 100.0 <= 0.06

@@ -1,0 +1,747 @@
+"""The feature bank: every curve the detectors read, for one clip, on one frame grid.
+
+A :class:`FeatureBank` is computed once per clip on the leading analysis window
+(paper Sec. IV-A): mix RMS; full-band, harmonic and percussive onset strength from a
+median-filtering harmonic/percussive separation; frequency-band envelopes; a
+checkerboard-kernel novelty curve over timbre (MFCC) and harmony (chroma); a log-mel
+spectrogram for the labelling page; loudness statistics that every detector threshold
+is relative to; and, lazily, separated stems and their envelopes.
+
+Grid: a centred STFT at the configured hop (512 samples at 44.1 kHz, about 11.6 ms);
+frame ``k`` is the instant ``k * hop / sr`` (:mod:`timingbench.convert`).
+
+Level-relativity: every dB curve is floored relative to the clip's own level, and every
+spectral feature is either a dB difference (onsets), a cosine similarity (novelty) or a
+dB level; a gain change therefore shifts the level curves and the loudness statistics by
+the same constant and leaves onsets, novelty and ``level - loud_level`` unchanged.
+
+Use :func:`get_bank` (disk-cached) in the pipeline; :func:`compute_bank` always computes.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import MappingProxyType
+from typing import Any, TypeVar
+
+import numpy as np
+import numpy.typing as npt
+import scipy.fft
+
+from timingbench import __version__
+from timingbench.audio import Clip
+from timingbench.config import Config
+from timingbench.convert import frames_to_time, seconds_to_frame_count, time_to_frames
+from timingbench.errors import ConfigError, ModelUnavailableError, ParameterError
+from timingbench.features import cache as _cache
+from timingbench.features import separation as _sep
+from timingbench.features import spectral as _sp
+from timingbench.features.kernels import checkerboard_novelty, hpss_power
+
+T = TypeVar("T")
+F64 = npt.NDArray[np.float64]
+
+_BUILD_LOCK = threading.Lock()
+_BUILDS = 0
+
+
+def bank_build_count() -> int:
+    """Number of banks actually computed (not loaded from a cache) in this process."""
+    return _BUILDS
+
+
+# ----------------------------------------------------------------------------- parameters
+
+
+@dataclass(frozen=True)
+class FeatureParams:
+    """The ``features`` section of the configuration, validated.
+
+    Attributes mirror the constants ``features.<name>`` (see ``configs/timingbench-v1.yaml``).
+    """
+
+    hop: int
+    n_fft: int
+    n_mels: int
+    db_range: float
+    level_range_db: float
+    hpss_kernel_frames: int
+    hpss_kernel_bins: int
+    hpss_mask_power: float
+    bands: tuple[tuple[str, float, float], ...]
+    chroma_tuning: float
+    n_mfcc: int
+    novelty_half_s: float
+    novelty_taper_sigma: float
+    loud_percentile: float
+    floor_percentile: float
+
+    @classmethod
+    def from_config(cls, cfg: Config) -> FeatureParams:
+        """Read and validate the ``features`` constants.
+
+        Raises
+        ------
+        ConfigError
+            If a constant is missing, disabled or out of range (names the key).
+        """
+        def need(name: str) -> Any:
+            v = cfg.value(f"features.{name}")
+            if v is None:
+                raise ConfigError(f"{cfg.source}: constant 'features.{name}' is disabled; the feature bank needs it")
+            return v
+
+        edges = need("band_edges_hz")
+        if not isinstance(edges, Mapping) or not edges:
+            raise ConfigError(f"{cfg.source}: 'features.band_edges_hz' must map band names to [low, high] Hz")
+        bands = []
+        for name, pair in edges.items():
+            if not isinstance(pair, (list, tuple)) or len(pair) != 2:
+                raise ConfigError(f"{cfg.source}: 'features.band_edges_hz.{name}' must be [low_hz, high_hz]")
+            bands.append((str(name), float(pair[0]), float(pair[1])))
+        p = cls(
+            hop=int(need("hop")), n_fft=int(need("n_fft")), n_mels=int(need("n_mels")),
+            db_range=float(need("db_range")), level_range_db=float(need("level_range_db")),
+            hpss_kernel_frames=int(need("hpss_kernel_frames")),
+            hpss_kernel_bins=int(need("hpss_kernel_bins")),
+            hpss_mask_power=float(need("hpss_mask_power")), bands=tuple(bands),
+            chroma_tuning=float(need("chroma_tuning")), n_mfcc=int(need("n_mfcc")),
+            novelty_half_s=float(need("novelty_half_s")),
+            novelty_taper_sigma=float(need("novelty_taper_sigma")),
+            loud_percentile=float(need("loud_percentile")),
+            floor_percentile=float(need("floor_percentile")),
+        )
+        for name in ("hop", "n_fft", "n_mels", "n_mfcc", "hpss_kernel_frames", "hpss_kernel_bins"):
+            if getattr(p, name) <= 0:
+                raise ConfigError(f"{cfg.source}: 'features.{name}' must be positive")
+        if p.n_fft % 2 or p.hpss_kernel_frames % 2 == 0 or p.hpss_kernel_bins % 2 == 0:
+            raise ConfigError(f"{cfg.source}: 'features.n_fft' must be even and the HPSS kernels odd")
+        if p.n_mfcc < 2:
+            raise ConfigError(f"{cfg.source}: 'features.n_mfcc' must be >= 2 (coefficient 0 is dropped)")
+        for name in ("loud_percentile", "floor_percentile"):
+            if not 0 <= getattr(p, name) <= 100:
+                raise ConfigError(f"{cfg.source}: 'features.{name}' must lie in [0, 100]")
+        return p
+
+
+# ----------------------------------------------------------------------------- value types
+
+
+@dataclass(frozen=True)
+class Loudness:
+    """The clip's own level statistics (dBFS, from frame RMS); detector thresholds are relative to them.
+
+    Attributes
+    ----------
+    loud_level_db : float
+        ``features.loud_percentile`` (95th) percentile of ``rms_db``.
+    median_db : float
+        Median of ``rms_db``.
+    floor_db : float
+        Leading-window noise floor: ``features.floor_percentile`` (5th) percentile of ``rms_db``.
+    peak_db : float
+        Maximum of ``rms_db``.
+    """
+
+    loud_level_db: float
+    median_db: float
+    floor_db: float
+    peak_db: float
+
+
+@dataclass(frozen=True)
+class Stem:
+    """Features of one separated stem on the bank's grid.
+
+    Attributes
+    ----------
+    name : str
+        ``drums`` | ``bass`` | ``vocals`` | ``other`` | ``piano`` | ``guitar``.
+    envelope_db : np.ndarray of float64, shape (n,)
+        Stem RMS level in dBFS, floored relative to the *mix* maximum (a silent stem stays
+        at the floor instead of inflating its own noise).
+    onset : np.ndarray of float64, shape (n,)
+        Spectral-flux onset strength of the stem (log-mel relative to the mix maximum).
+    loud_level_db : float
+        ``features.loud_percentile`` percentile of ``envelope_db``.
+    floor_db : float
+        ``features.floor_percentile`` percentile of ``envelope_db``.
+    backend : str
+        ``demucs`` | ``dsp``.
+    model : str
+        Separation model (``htdemucs``, ``htdemucs_6s``) or ``hpss`` for the dsp backend.
+    """
+
+    name: str
+    envelope_db: F64
+    onset: F64
+    loud_level_db: float
+    floor_db: float
+    backend: str
+    model: str
+
+
+def _frozen(a: npt.ArrayLike, dtype: Any = np.float64) -> Any:
+    arr = np.array(a, dtype=dtype, copy=True)
+    arr.flags.writeable = False
+    return arr
+
+
+# ----------------------------------------------------------------------------- computation
+
+
+def _percentile(x: F64, q: float) -> float:
+    return float(np.percentile(x, q))
+
+
+def _core_features(samples: npt.NDArray[np.float32], *, sr: int, p: FeatureParams) -> dict[str, Any]:
+    """Compute the bank's core arrays from the analysis window (see module docstring)."""
+    mag = _sp.stft_magnitude(samples, n_fft=p.n_fft, hop=p.hop)
+    power = mag * mag
+    n = mag.shape[1]
+
+    rms = _sp.frame_rms(samples, n_fft=p.n_fft, hop=p.hop)
+    ms_ref = float(np.max(rms)) ** 2
+    rms_db = _sp.level_db(rms * rms, ref_ms=ms_ref, range_db=p.level_range_db)
+
+    melfb = _sp.mel_basis(sr=sr, n_fft=p.n_fft, n_mels=p.n_mels)
+    mel = np.asarray(melfb @ power)
+    mel_ref = float(np.max(mel))
+    mel_db = _sp.log_mel_db(mel, db_range=p.db_range)
+    onset_full = _sp.onset_from_log_mel(mel_db)
+
+    hp, pp = hpss_power(mag, kernel_frames=p.hpss_kernel_frames, kernel_bins=p.hpss_kernel_bins,
+                        power=p.hpss_mask_power)
+    onset_h = _sp.onset_from_log_mel(_sp.log_mel_db(np.asarray(melfb @ hp), db_range=p.db_range))
+    onset_p = _sp.onset_from_log_mel(_sp.log_mel_db(np.asarray(melfb @ pp), db_range=p.db_range))
+    h_db = _sp.level_db(_sp.spectral_mean_square(hp, n_fft=p.n_fft), ref_ms=ms_ref, range_db=p.level_range_db)
+    p_db = _sp.level_db(_sp.spectral_mean_square(pp, n_fft=p.n_fft), ref_ms=ms_ref, range_db=p.level_range_db)
+
+    names, bmat = _sp.band_matrix(sr=sr, n_fft=p.n_fft, edges=p.bands)
+    band_ms = (bmat @ power.astype(np.float64)) * _sp.parseval_scale(p.n_fft)
+    bands = {nm: _sp.level_db(band_ms[i], ref_ms=ms_ref, range_db=p.level_range_db)
+             for i, nm in enumerate(names)}
+
+    nov_t, nov_h = _novelty_pair(mel_db, power, sr=sr, p=p)
+    both = 0.5 * (_unit_max(nov_t) + _unit_max(nov_h))
+
+    loud = Loudness(
+        loud_level_db=_percentile(rms_db, p.loud_percentile),
+        median_db=float(np.median(rms_db)),
+        floor_db=_percentile(rms_db, p.floor_percentile),
+        peak_db=float(np.max(rms_db)),
+    )
+    return {
+        "n_frames": n, "rms": rms, "rms_db": rms_db, "onset_full": onset_full,
+        "onset_harmonic": onset_h, "onset_percussive": onset_p,
+        "harmonic_rms_db": h_db, "percussive_rms_db": p_db, "bands_db": bands,
+        "novelty": _unit_max(both), "novelty_timbre": _unit_max(nov_t),
+        "novelty_harmony": _unit_max(nov_h), "logmel": mel_db.astype(np.float32),
+        "loudness": loud, "ms_ref": ms_ref, "mel_ref": mel_ref,
+    }
+
+
+def _unit_max(x: F64) -> F64:
+    m = float(np.max(x)) if x.size else 0.0
+    return x / m if m > 0 else np.zeros_like(x)
+
+
+def timbre_features(mel_db: npt.NDArray[np.floating], *, n_mfcc: int) -> F64:
+    """MFCC 1..n_mfcc-1 of a relative log-mel, z-scored per coefficient over the clip.
+
+    Coefficient 0 (overall level) is dropped and the rest standardised, so the timbre
+    description is independent of gain.
+
+    Returns
+    -------
+    mfcc : np.ndarray of float64, shape (n_mfcc - 1, n_frames)
+    """
+    m = scipy.fft.dct(np.asarray(mel_db, dtype=np.float64), type=2, norm="ortho", axis=0)[1:n_mfcc]
+    sd = m.std(axis=1, keepdims=True)
+    return (m - m.mean(axis=1, keepdims=True)) / np.where(sd > 0, sd, 1.0)
+
+
+def _novelty_pair(mel_db: npt.NDArray[np.floating], power: npt.NDArray[np.floating], *,
+                  sr: int, p: FeatureParams) -> tuple[F64, F64]:
+    half = seconds_to_frame_count(p.novelty_half_s, sr=sr, hop=p.hop)
+    mfcc = timbre_features(mel_db, n_mfcc=p.n_mfcc)
+    chroma = _sp.chroma_basis(sr=sr, n_fft=p.n_fft, tuning=p.chroma_tuning) @ power
+    nov_t = checkerboard_novelty(mfcc, half_frames=half, sigma_frac=p.novelty_taper_sigma)
+    nov_h = checkerboard_novelty(chroma, half_frames=half, sigma_frac=p.novelty_taper_sigma)
+    return nov_t, nov_h
+
+
+def stem_from_power(
+    name: str, power: npt.NDArray[np.floating], *, sr: int, p: FeatureParams,
+    ms_ref: float, mel_ref: float, backend: str, model: str,
+) -> Stem:
+    """Stem features from a stem's power spectrogram on the bank grid.
+
+    Parameters
+    ----------
+    name : str
+        Stem name.
+    power : np.ndarray, shape (n_bins, n_frames)
+        ``|X|**2`` of the stem.
+    sr : int
+        Sample rate, Hz.
+    p : FeatureParams
+        Grid and level parameters.
+    ms_ref : float
+        The mix's maximum frame mean square (level floor reference).
+    mel_ref : float
+        The mix's maximum mel power (log-mel reference).
+    backend, model : str
+        Provenance recorded in the :class:`Stem`.
+
+    Returns
+    -------
+    stem : Stem
+    """
+    env = _sp.level_db(_sp.spectral_mean_square(power, n_fft=p.n_fft), ref_ms=ms_ref,
+                       range_db=p.level_range_db)
+    melfb = _sp.mel_basis(sr=sr, n_fft=p.n_fft, n_mels=p.n_mels)
+    onset = _sp.onset_from_log_mel(_sp.log_mel_db(np.asarray(melfb @ power), db_range=p.db_range,
+                                                  ref_power=mel_ref))
+    return Stem(name=name, envelope_db=_frozen(env), onset=_frozen(onset),
+                loud_level_db=_percentile(env, p.loud_percentile),
+                floor_db=_percentile(env, p.floor_percentile), backend=backend, model=model)
+
+
+# ----------------------------------------------------------------------------- the bank
+
+_ARRAY_FIELDS = ("rms", "rms_db", "onset_full", "onset_harmonic", "onset_percussive",
+                 "harmonic_rms_db", "percussive_rms_db", "novelty", "novelty_timbre",
+                 "novelty_harmony")
+
+
+@dataclass(frozen=True, eq=False)
+class FeatureBank:
+    """All features of one clip on one frame grid; immutable (read-only arrays).
+
+    Attributes
+    ----------
+    sr : int
+        Sample rate, Hz.
+    hop : int
+        Hop length, samples.
+    n_fft : int
+        STFT window length, samples.
+    n_frames : int
+        Number of frames ``n``.
+    times : np.ndarray of float64, shape (n,)
+        Frame instants in seconds.
+    duration_s : float
+        Length of the analysed window, seconds.
+    clip_duration_s : float
+        Length of the whole file, seconds.
+    samples : np.ndarray of float32, shape (n_samples,)
+        The mono analysis window (kept for lazy stems; not stored in the cache).
+    rms, rms_db : np.ndarray, shape (n,)
+        Mix RMS (linear, full scale 1) and in dBFS (floored ``features.level_range_db``
+        below its maximum).
+    onset_full, onset_harmonic, onset_percussive : np.ndarray, shape (n,)
+        Spectral-flux onset strength (mean positive log-mel rise, dB per frame) of the mix
+        and of its harmonic and percussive components.
+    harmonic_rms_db, percussive_rms_db : np.ndarray, shape (n,)
+        Levels of the HPSS components, dBFS-comparable with ``rms_db``.
+    bands_db : Mapping[str, np.ndarray]
+        ``sub`` / ``low`` / ``mid`` / ``high`` band levels in dBFS (bounds
+        ``features.band_edges_hz``), each shape (n,).
+    novelty, novelty_timbre, novelty_harmony : np.ndarray, shape (n,)
+        Checkerboard novelty over MFCC (timbre) and chroma (harmony), each scaled to a
+        maximum of 1, and their mean (scaled to maximum 1).
+    logmel : np.ndarray of float32, shape (n_mels, n)
+        Log-mel power in dB relative to the clip maximum, in ``[-features.db_range, 0]``.
+    loudness : Loudness
+        The clip's level statistics.
+    separation_requested, separation_backend : str
+        The ``--separation`` choice and the backend actually used.
+    separation_note : str or None
+        Why they differ (e.g. missing demucs weights), else None.
+    content_hash, config_hash : str
+        Identity of the audio and of the configuration the bank was computed with.
+    """
+
+    sr: int
+    hop: int
+    n_fft: int
+    n_frames: int
+    times: F64
+    duration_s: float
+    clip_duration_s: float
+    samples: npt.NDArray[np.float32]
+    rms: F64
+    rms_db: F64
+    onset_full: F64
+    onset_harmonic: F64
+    onset_percussive: F64
+    harmonic_rms_db: F64
+    percussive_rms_db: F64
+    bands_db: Mapping[str, F64]
+    novelty: F64
+    novelty_timbre: F64
+    novelty_harmony: F64
+    logmel: npt.NDArray[np.float32]
+    loudness: Loudness
+    ms_ref: float
+    mel_ref: float
+    content_hash: str
+    config_hash: str
+    separation_requested: str
+    separation_backend: str
+    separation_note: str | None
+    _config: Config = field(repr=False)
+    _demucs_repo: Path | None = field(repr=False)
+    _cache_base: Path | None = field(repr=False)
+    _key: str = field(repr=False)
+    _memo: dict[str, Any] = field(default_factory=dict, repr=False)
+
+    # -- construction ------------------------------------------------------------------
+
+    @classmethod
+    def _build(cls, core: Mapping[str, Any], *, clip: Clip, cfg: Config, p: FeatureParams,
+               resolution: _sep.Resolution, cache_base: Path | None, key: str) -> FeatureBank:
+        n = int(core["n_frames"])
+        samples = clip.samples.view()
+        samples.flags.writeable = False
+        bands = MappingProxyType({k: _frozen(v) for k, v in core["bands_db"].items()})
+        arrays = {name: _frozen(core[name]) for name in _ARRAY_FIELDS}
+        return cls(
+            sr=int(clip.sr), hop=p.hop, n_fft=p.n_fft, n_frames=n,
+            times=_frozen(frames_to_time(np.arange(n), sr=clip.sr, hop=p.hop)),
+            duration_s=samples.size / float(clip.sr), clip_duration_s=float(clip.duration_s),
+            samples=samples, bands_db=bands, logmel=_frozen(core["logmel"], np.float32),
+            loudness=core["loudness"], ms_ref=float(core["ms_ref"]), mel_ref=float(core["mel_ref"]),
+            content_hash=clip.content_hash, config_hash=cfg.content_hash,
+            separation_requested=resolution.requested, separation_backend=resolution.backend,
+            separation_note=resolution.note, _config=cfg, _demucs_repo=resolution.demucs_repo,
+            _cache_base=cache_base, _key=key, **arrays,
+        )
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        # unpickled arrays are writeable again; re-freeze them
+        for k, v in state.items():
+            if isinstance(v, np.ndarray):
+                v.flags.writeable = False
+            if k == "bands_db":
+                for arr in v.values():
+                    arr.flags.writeable = False
+            object.__setattr__(self, k, v)
+
+    def __reduce__(self) -> Any:
+        state = {k: getattr(self, k) for k in self.__dataclass_fields__}
+        state["bands_db"] = dict(self.bands_db)
+        return (_restore_bank, (state,))
+
+    # -- grid helpers ------------------------------------------------------------------
+
+    def frame_of(self, time_s: float) -> int:
+        """Nearest frame index of an instant in seconds, clipped to ``[0, n_frames - 1]``."""
+        k = int(time_to_frames(np.asarray([time_s]), sr=self.sr, hop=self.hop)[0])
+        return min(max(k, 0), self.n_frames - 1)
+
+    def frame_count(self, duration_s: float) -> int:
+        """Number of frames spanning ``duration_s`` seconds (at least 1)."""
+        return seconds_to_frame_count(duration_s, sr=self.sr, hop=self.hop)
+
+    # -- lazy parts --------------------------------------------------------------------
+
+    @property
+    def params(self) -> FeatureParams:
+        """The validated ``features`` parameters the bank was computed with."""
+        return FeatureParams.from_config(self._config)
+
+    def derived(self, key: str, fn: Callable[[FeatureBank], T]) -> T:
+        """Compute ``fn(self)`` once per bank, memoised and persisted next to the cached bank.
+
+        Parameters
+        ----------
+        key : str
+            Identifies the value; include anything besides the bank that ``fn`` depends on
+            (model name, parameters), because a cached value is returned for the same key.
+        fn : callable
+            ``fn(bank) -> value``; the value must be picklable when the bank is cached.
+
+        Returns
+        -------
+        value : T
+
+        Raises
+        ------
+        ParameterError
+            If ``key`` is empty or the value cannot be stored.
+        """
+        if not isinstance(key, str) or not key:
+            raise ParameterError("derived() needs a non-empty string key")
+        memo_key = "derived:" + key
+        if memo_key in self._memo:
+            return self._memo[memo_key]  # type: ignore[no-any-return]
+        path = self._entry_path("derived-" + _cache.safe_name(key))
+        if path is not None:
+            entry = _cache.read_entry(path, key=self._key + "|" + key)
+            if entry is not None:
+                self._memo[memo_key] = entry["value"]
+                return entry["value"]  # type: ignore[no-any-return]
+        value = fn(self)
+        if path is not None:
+            _cache.write_entry(path, key=self._key + "|" + key, payload={"value": value})
+        self._memo[memo_key] = value
+        return value
+
+    def _entry_path(self, suffix: str) -> Path | None:
+        if self._cache_base is None:
+            return None
+        return self._cache_base / f"{self._key}.{suffix}.pkl"
+
+    def stem(self, name: str) -> Stem:
+        """Features of one separated stem, separating on first use (then memoised and cached).
+
+        Parameters
+        ----------
+        name : str
+            ``drums`` | ``bass`` | ``vocals`` | ``other`` | ``piano`` | ``guitar``.
+
+        Returns
+        -------
+        stem : Stem
+
+        Raises
+        ------
+        ParameterError
+            If ``name`` is not a known stem.
+        ModelUnavailableError
+            If separation is ``none``, the dsp backend cannot isolate ``name`` (vocals,
+            piano, guitar), or ``htdemucs_6s`` weights are needed and absent.
+        """
+        if name not in _sep.ALL_STEMS:
+            raise ParameterError(f"unknown stem {name!r}; known stems are {list(_sep.ALL_STEMS)}")
+        backend = self.separation_backend
+        if backend == "none":
+            raise ModelUnavailableError(f"stem {name!r} requested but separation is 'none'")
+        if backend == "dsp":
+            if name not in _sep.DSP_STEMS:
+                why = f" ({self.separation_note})" if self.separation_note else ""
+                raise ModelUnavailableError(
+                    f"the dsp separation fallback cannot isolate {name!r}{why}; "
+                    "use --separation demucs with local htdemucs weights")
+            group = self._stem_group("dsp", "hpss")
+        else:
+            key = "separation.model_4stem" if name in _sep.STEMS_4 else "separation.model_6stem"
+            model = self._config.value(key)
+            if not model:
+                raise ConfigError(f"{self._config.source}: '{key}' is disabled; cannot separate {name!r}")
+            group = self._stem_group("demucs", str(model))
+        if name not in group:
+            raise ModelUnavailableError(f"separation model did not produce a {name!r} stem "
+                                        f"(sources: {sorted(group)})")
+        return group[name]  # type: ignore[no-any-return]
+
+    def stems_available(self) -> tuple[str, ...]:
+        """Stem names this bank's backend can deliver (6-stem names need htdemucs_6s weights)."""
+        if self.separation_backend == "none":
+            return ()
+        if self.separation_backend == "dsp":
+            return _sep.DSP_STEMS
+        six = self._config.value("separation.model_6stem")
+        has6 = bool(six) and _sep.find_demucs_weights(str(six), repo=self._demucs_repo) is not None
+        return _sep.ALL_STEMS if has6 else _sep.STEMS_4
+
+    def _stem_group(self, backend: str, model: str) -> dict[str, Stem]:
+        where = "hub" if self._demucs_repo is None or backend == "dsp" else str(self._demucs_repo)
+        group_id = f"{backend}-{model}-{where}"
+        memo_key = "stems:" + group_id
+        if memo_key in self._memo:
+            return self._memo[memo_key]  # type: ignore[no-any-return]
+        path = self._entry_path("stems-" + _cache.safe_name(group_id))
+        entry_key = self._key + "|" + group_id
+        if path is not None:
+            entry = _cache.read_entry(path, key=entry_key)
+            if entry is not None:
+                stems = {k: _restore_stem(v) for k, v in entry["stems"].items()}
+                self._memo[memo_key] = stems
+                return stems
+        stems = self._separate(backend, model)
+        if path is not None:
+            _cache.write_entry(path, key=entry_key,
+                               payload={"stems": {k: _stem_state(v) for k, v in stems.items()}})
+        self._memo[memo_key] = stems
+        return stems
+
+    def _separate(self, backend: str, model_name: str) -> dict[str, Stem]:
+        p = self.params
+        samples = np.asarray(self.samples)
+
+        def make(name: str, power: npt.NDArray[np.floating], backend: str) -> Stem:
+            return stem_from_power(name, power, sr=self.sr, p=p, ms_ref=self.ms_ref,
+                                   mel_ref=self.mel_ref, backend=backend, model=model_name)
+
+        if backend == "dsp":
+            mag = _sp.stft_magnitude(samples, n_fft=p.n_fft, hop=p.hop)
+            hp, pp = hpss_power(mag, kernel_frames=p.hpss_kernel_frames,
+                                kernel_bins=p.hpss_kernel_bins, power=p.hpss_mask_power)
+            powers = _sep.separate_dsp(hp, pp, sr=self.sr, n_fft=p.n_fft,
+                                       bass_cutoff_hz=self._config.value("separation.dsp_bass_cutoff_hz"))
+            return {k: make(k, v, "dsp") for k, v in powers.items()}
+        model = _sep.load_demucs_model(model_name, repo=self._demucs_repo)
+        audio = _sep.separate_demucs(
+            samples, sr=self.sr, model=model,
+            overlap=float(self._config.value("separation.demucs_overlap")),
+            shifts=int(self._config.value("separation.demucs_shifts") or 0))
+        out = {}
+        for k, y in audio.items():
+            mag = _sp.stft_magnitude(y, n_fft=p.n_fft, hop=p.hop)
+            out[k] = make(k, mag * mag, "demucs")
+        return out
+
+
+def _stem_state(s: Stem) -> dict[str, Any]:
+    return {"name": s.name, "envelope_db": np.asarray(s.envelope_db), "onset": np.asarray(s.onset),
+            "loud_level_db": s.loud_level_db, "floor_db": s.floor_db, "backend": s.backend,
+            "model": s.model}
+
+
+def _restore_stem(d: Mapping[str, Any]) -> Stem:
+    return Stem(name=d["name"], envelope_db=_frozen(d["envelope_db"]), onset=_frozen(d["onset"]),
+                loud_level_db=float(d["loud_level_db"]), floor_db=float(d["floor_db"]),
+                backend=d["backend"], model=d["model"])
+
+
+def _restore_bank(state: dict[str, Any]) -> FeatureBank:
+    bank = object.__new__(FeatureBank)
+    state = dict(state)
+    state["bands_db"] = MappingProxyType(dict(state["bands_db"]))
+    bank.__setstate__(state)
+    return bank
+
+
+# ----------------------------------------------------------------------------- entry points
+
+_MEMORY: OrderedDict[tuple[str, str, str, str, str], FeatureBank] = OrderedDict()
+_MEMORY_SIZE = 8  # banks kept in memory per process (a cache size, not a threshold)
+_MEMORY_LOCK = threading.Lock()
+
+
+def clear_memory_cache() -> None:
+    """Forget the banks :func:`get_bank` keeps in memory (the disk cache stays)."""
+    with _MEMORY_LOCK:
+        _MEMORY.clear()
+
+
+def _check_clip(clip: Clip, p: FeatureParams) -> None:
+    if clip.samples.ndim != 1 or clip.samples.size == 0:
+        raise ParameterError(f"{clip.path}: the bank needs mono, non-empty samples (got shape {clip.samples.shape})")
+    if not np.all(np.isfinite(clip.samples)):
+        raise ParameterError(f"{clip.path}: samples contain NaN or inf")
+
+
+def compute_bank(
+    clip: Clip, cfg: Config, *, separation: str = "auto", demucs_repo: str | Path | None = None,
+) -> FeatureBank:
+    """Compute a clip's feature bank without any cache (stems stay in memory only).
+
+    Parameters
+    ----------
+    clip : Clip
+        From :func:`timingbench.audio.load_clip` (mono float32, analysis window).
+    cfg : Config
+        Reads the ``features`` and ``separation`` sections.
+    separation : str
+        ``auto`` | ``demucs`` | ``dsp`` | ``none`` (used when a stem is asked for).
+    demucs_repo : str or Path, optional
+        Local demucs model folder.
+
+    Returns
+    -------
+    bank : FeatureBank
+
+    Raises
+    ------
+    ParameterError
+        If the samples are not mono and finite or ``separation`` is unknown.
+    ConfigError
+        If a ``features`` constant is missing or invalid.
+    ModelUnavailableError
+        If ``separation="demucs"`` and no local weights exist.
+    """
+    global _BUILDS
+    p = FeatureParams.from_config(cfg)
+    _check_clip(clip, p)
+    resolution = _sep.resolve(separation, cfg=cfg, demucs_repo=demucs_repo)
+    core = _core_features(clip.samples, sr=int(clip.sr), p=p)
+    with _BUILD_LOCK:
+        _BUILDS += 1
+    key = _cache.bank_key(clip_hash=clip.content_hash, config_hash=cfg.content_hash,
+                          package_version=__version__)
+    return FeatureBank._build(core, clip=clip, cfg=cfg, p=p, resolution=resolution,
+                              cache_base=None, key=key)
+
+
+def get_bank(
+    clip: Clip, cfg: Config, *, separation: str = "auto", demucs_repo: str | Path | None = None,
+    cache_dir: str | Path | None = None,
+) -> FeatureBank:
+    """The clip's feature bank, from the cache when present, else computed and cached.
+
+    The cache key is the audio content hash, the configuration content hash and the
+    package version; stem features are cached per separation backend and model next to
+    the bank, and :meth:`FeatureBank.derived` values per key.
+
+    Parameters
+    ----------
+    clip : Clip
+        The decoded clip.
+    cfg : Config
+        The configuration.
+    separation : str
+        ``auto`` | ``demucs`` | ``dsp`` | ``none``.
+    demucs_repo : str or Path, optional
+        Local demucs model folder.
+    cache_dir : str or Path, optional
+        Cache folder (default ``~/.cache/timingbench``).
+
+    Returns
+    -------
+    bank : FeatureBank
+
+    Raises
+    ------
+    ParameterError, ConfigError, ModelUnavailableError
+        As :func:`compute_bank`.
+    """
+    resolution = _sep.resolve(separation, cfg=cfg, demucs_repo=demucs_repo)
+    root = Path(cache_dir) if cache_dir is not None else _cache.default_cache_dir()
+    base = root / "banks"
+    key = _cache.bank_key(clip_hash=clip.content_hash, config_hash=cfg.content_hash,
+                          package_version=__version__)
+    mem_key = (key, str(base), resolution.requested, resolution.backend, str(resolution.demucs_repo))
+    with _MEMORY_LOCK:
+        hit = _MEMORY.get(mem_key)
+        if hit is not None:
+            _MEMORY.move_to_end(mem_key)
+    if hit is not None and hit.samples.size == clip.samples.size:
+        return hit
+    p = FeatureParams.from_config(cfg)
+    path = base / f"{key}.pkl"
+    entry = _cache.read_entry(path, key=key)
+    if entry is not None and entry["core"].get("n_samples") == clip.samples.size:
+        core = entry["core"]
+    else:
+        _check_clip(clip, p)
+        core = _core_features(clip.samples, sr=int(clip.sr), p=p)
+        global _BUILDS
+        with _BUILD_LOCK:
+            _BUILDS += 1
+        core["n_samples"] = int(clip.samples.size)
+        _cache.write_entry(path, key=key, payload={"core": core})
+    bank = FeatureBank._build(core, clip=clip, cfg=cfg, p=p, resolution=resolution,
+                              cache_base=base, key=key)
+    with _MEMORY_LOCK:
+        _MEMORY[mem_key] = bank
+        while len(_MEMORY) > _MEMORY_SIZE:
+            _MEMORY.popitem(last=False)
+    return bank

@@ -1,0 +1,581 @@
+"""Numba kernels for the hot loops of the feature bank and the detectors.
+
+Every public function validates its arguments and then calls a private
+``numba.njit(cache=True)`` kernel. Each has a plain numpy reference implementation
+(``*_reference``), slower but obviously correct, which the tests compare against:
+
+==============================  ==========================================  ============
+kernel                          reference                                   tolerance
+==============================  ==========================================  ============
+:func:`checkerboard_novelty`    full self-similarity matrix x 2-D kernel    rtol 1e-9
+:func:`running_median`          ``scipy.ndimage.median_filter`` (reflect)    exact
+:func:`hpss_power`              librosa ``decompose.hpss`` soft masks        rtol 1e-5
+:func:`rectified_onset_density` ``np.convolve`` of the rectified curve      atol 1e-12
+:func:`hysteresis`              cumulative-max run bookkeeping              exact
+:func:`run_lengths`             ``np.diff`` of the mask                     exact
+==============================  ==========================================  ============
+
+Frame counts are integers here; callers convert seconds with :mod:`timingbench.convert`.
+"""
+
+from __future__ import annotations
+
+import numba
+import numpy as np
+import numpy.typing as npt
+import scipy.ndimage
+
+from timingbench.errors import ParameterError
+
+FloatArray = npt.NDArray[np.floating]
+
+
+# ----------------------------------------------------------------------------- validation
+
+
+def _as_float_1d(x: npt.ArrayLike, *, name: str) -> npt.NDArray[np.float64]:
+    arr = np.ascontiguousarray(x, dtype=np.float64)
+    if arr.ndim != 1:
+        raise ParameterError(f"{name} must be one-dimensional (n,), got shape {arr.shape}")
+    if not np.all(np.isfinite(arr)):
+        raise ParameterError(f"{name} contains NaN or inf; compute it from finite audio")
+    return arr
+
+
+def _check_positive_int(v: int, *, name: str) -> int:
+    if isinstance(v, bool) or int(v) != v or v <= 0:
+        raise ParameterError(f"{name} must be a positive whole number of frames, got {v!r}")
+    return int(v)
+
+
+def _check_finite_scalar(v: float, *, name: str) -> float:
+    f = float(v)
+    if not np.isfinite(f):
+        raise ParameterError(f"{name} must be a finite number, got {v!r}")
+    return f
+
+
+# ----------------------------------------------------------------------------- novelty
+
+
+def checkerboard_taper(*, half_frames: int, sigma_frac: float) -> npt.NDArray[np.float64]:
+    """Signed one-dimensional factor ``u`` of the Gaussian-tapered checkerboard kernel.
+
+    The 2-D kernel is ``K[a, b] = u[a] * u[b]`` for lags ``a, b`` in
+    ``[-half_frames, half_frames)``: ``u`` is ``-g`` before the centre and ``+g`` from the
+    centre on, with ``g`` a Gaussian of standard deviation ``sigma_frac * half_frames``
+    centred between lags -1 and 0, so the kernel is symmetric about the centre.
+
+    Parameters
+    ----------
+    half_frames : int
+        Half width ``L`` of the kernel in frames.
+    sigma_frac : float
+        Gaussian standard deviation in units of ``L`` (> 0).
+
+    Returns
+    -------
+    u : np.ndarray of float64, shape (2 * L,)
+
+    Raises
+    ------
+    ParameterError
+        If ``half_frames`` is not a positive integer or ``sigma_frac`` is not positive.
+    """
+    L = _check_positive_int(half_frames, name="half_frames")
+    s = _check_finite_scalar(sigma_frac, name="sigma_frac")
+    if s <= 0:
+        raise ParameterError(f"sigma_frac must be > 0, got {sigma_frac!r}")
+    lags = np.arange(-L, L, dtype=np.float64) + 0.5
+    g = np.exp(-0.5 * (lags / (s * L)) ** 2)
+    return np.where(lags < 0, -g, g)
+
+
+@numba.njit(cache=True)
+def _novelty_kernel(x: FloatArray, u: FloatArray, out: FloatArray) -> None:  # pragma: no cover
+    # The checkerboard kernel is separable (K = u u^T), so u^T S_i u with S = X^T X is the
+    # squared norm of the u-weighted sum of the feature frames around frame i.
+    d, n = x.shape
+    two_l = u.shape[0]
+    half = two_l // 2
+    acc = np.empty(d, dtype=np.float64)
+    for i in range(n):
+        acc[:] = 0.0
+        for k in range(two_l):
+            j = i - half + k
+            if j < 0 or j >= n:
+                continue
+            w = u[k]
+            for c in range(d):
+                acc[c] += w * x[c, j]
+        s = 0.0
+        for c in range(d):
+            s += acc[c] * acc[c]
+        out[i] = s
+
+
+def _unit_columns(features: npt.ArrayLike, *, name: str) -> npt.NDArray[np.float64]:
+    x = np.asarray(features, dtype=np.float64)
+    if x.ndim != 2:
+        raise ParameterError(f"{name} must be two-dimensional (n_features, n_frames), got shape {x.shape}")
+    if not np.all(np.isfinite(x)):
+        raise ParameterError(f"{name} contains NaN or inf")
+    norms = np.linalg.norm(x, axis=0)
+    safe = np.where(norms > 0, norms, 1.0)
+    return np.ascontiguousarray(x / safe)
+
+
+def checkerboard_novelty(
+    features: npt.ArrayLike, *, half_frames: int, sigma_frac: float
+) -> npt.NDArray[np.float64]:
+    """Foote checkerboard-kernel novelty of a feature sequence (cosine self-similarity).
+
+    ``N[i] = sum_{a,b} K[a, b] * S[i + a, i + b]`` where ``S`` is the cosine
+    self-similarity of the feature frames (frames outside the clip count as zero
+    similarity) and ``K`` the Gaussian-tapered checkerboard kernel of
+    :func:`checkerboard_taper`. All-zero frames (silence) have zero similarity to
+    everything.
+
+    Parameters
+    ----------
+    features : array_like, shape (n_features, n_frames)
+        One feature vector per frame (e.g. MFCC or chroma).
+    half_frames : int
+        Kernel half width in frames.
+    sigma_frac : float
+        Gaussian taper standard deviation in units of ``half_frames``.
+
+    Returns
+    -------
+    novelty : np.ndarray of float64, shape (n_frames,)
+        Non-negative, unnormalised novelty.
+
+    Raises
+    ------
+    ParameterError
+        If ``features`` is not 2-D and finite or the kernel parameters are invalid.
+    """
+    x = _unit_columns(features, name="features")
+    u = checkerboard_taper(half_frames=half_frames, sigma_frac=sigma_frac)
+    out = np.empty(x.shape[1], dtype=np.float64)
+    if x.shape[1]:
+        _novelty_kernel(x, u, out)
+    return out
+
+
+def checkerboard_novelty_reference(
+    features: npt.ArrayLike, *, half_frames: int, sigma_frac: float
+) -> npt.NDArray[np.float64]:
+    """Numpy reference of :func:`checkerboard_novelty`: full SSM and a 2-D kernel per frame."""
+    x = _unit_columns(features, name="features")
+    u = checkerboard_taper(half_frames=half_frames, sigma_frac=sigma_frac)
+    kernel = np.outer(u, u)
+    L = half_frames
+    n = x.shape[1]
+    ssm = np.zeros((n + 2 * L, n + 2 * L))
+    ssm[L:L + n, L:L + n] = x.T @ x
+    return np.array([np.sum(kernel * ssm[i:i + 2 * L, i:i + 2 * L]) for i in range(n)])
+
+
+# ----------------------------------------------------------------------------- medians
+
+
+@numba.njit(cache=True, inline="always")
+def _reflect(idx: int, n: int) -> int:  # pragma: no cover
+    # scipy.ndimage "reflect": (d c b a | a b c d | d c b a)
+    period = 2 * n
+    m = idx % period
+    if m < 0:
+        m += period
+    if m >= n:
+        m = period - 1 - m
+    return m
+
+
+@numba.njit(cache=True)
+def _running_median_rows(x: FloatArray, size: int, out: FloatArray) -> None:  # pragma: no cover
+    rows, n = x.shape
+    half = size // 2
+    win = np.empty(size, dtype=x.dtype)
+    buf = np.empty(n + 2 * half, dtype=x.dtype)
+    for r in range(rows):
+        for k in range(n + 2 * half):
+            buf[k] = x[r, _reflect(k - half, n)]
+        for k in range(size):
+            win[k] = buf[k]
+        win.sort()
+        out[r, 0] = win[half]
+        for i in range(1, n):
+            old = buf[i - 1]
+            new = buf[i + 2 * half]
+            if old != new:
+                # locate the outgoing value (binary search), then slide the incoming one in
+                lo = 0
+                hi = size
+                while lo < hi:
+                    mid = (lo + hi) >> 1
+                    if win[mid] < old:
+                        lo = mid + 1
+                    else:
+                        hi = mid
+                j = lo
+                if new > old:
+                    while j + 1 < size and win[j + 1] < new:
+                        win[j] = win[j + 1]
+                        j += 1
+                else:
+                    while j > 0 and win[j - 1] > new:
+                        win[j] = win[j - 1]
+                        j -= 1
+                win[j] = new
+            out[r, i] = win[half]
+
+
+def _check_median_input(x: npt.ArrayLike, size: int, axis: int) -> tuple[npt.NDArray[np.floating], int, int]:
+    arr = np.asarray(x)
+    if arr.dtype not in (np.float32, np.float64):
+        arr = arr.astype(np.float64)
+    if arr.ndim not in (1, 2):
+        raise ParameterError(f"running_median expects a 1-D or 2-D array, got shape {arr.shape}")
+    if not np.all(np.isfinite(arr)):
+        raise ParameterError("running_median input contains NaN or inf")
+    w = _check_positive_int(size, name="size")
+    if w % 2 == 0:
+        raise ParameterError(f"size must be odd so the median is centred, got {size}")
+    if axis not in (-1, 0, 1) or (arr.ndim == 1 and axis not in (-1, 0)):
+        raise ParameterError(f"axis {axis} is out of range for an array of shape {arr.shape}")
+    return arr, w, axis % arr.ndim
+
+
+def running_median(x: npt.ArrayLike, *, size: int, axis: int = -1) -> npt.NDArray[np.floating]:
+    """Centred running median with ``scipy.ndimage`` "reflect" edges.
+
+    Parameters
+    ----------
+    x : array_like, shape (n,) or (rows, n)
+        Finite values (float32 inputs stay float32).
+    size : int
+        Odd window length in samples/frames/bins.
+    axis : int
+        Axis along which the window slides.
+
+    Returns
+    -------
+    med : np.ndarray, same shape and float dtype as ``x``
+
+    Raises
+    ------
+    ParameterError
+        If ``size`` is not a positive odd integer, ``x`` is not finite or not 1-/2-D.
+    """
+    arr, w, ax = _check_median_input(x, size, axis)
+    if arr.size == 0:
+        return arr.copy()
+    two_d = arr.reshape(1, -1) if arr.ndim == 1 else (arr if ax == 1 else arr.T)
+    src = np.ascontiguousarray(two_d)
+    out = np.empty_like(src)
+    _running_median_rows(src, w, out)
+    if arr.ndim == 1:
+        return out.reshape(arr.shape)
+    return out if ax == 1 else np.ascontiguousarray(out.T)
+
+
+def running_median_reference(x: npt.ArrayLike, *, size: int, axis: int = -1) -> npt.NDArray[np.floating]:
+    """Reference of :func:`running_median`: ``scipy.ndimage.median_filter``."""
+    arr, w, ax = _check_median_input(x, size, axis)
+    shape = [1] * arr.ndim
+    shape[ax] = w
+    return np.asarray(scipy.ndimage.median_filter(arr, size=tuple(shape), mode="reflect"))
+
+
+@numba.njit(cache=True)
+def _softmask_power(s: FloatArray, hmed: FloatArray, pmed: FloatArray, power: float,
+                    h_out: FloatArray, p_out: FloatArray) -> None:  # pragma: no cover
+    tiny = np.finfo(s.dtype).tiny
+    rows, n = s.shape
+    for r in range(rows):
+        for i in range(n):
+            a = hmed[r, i]
+            b = pmed[r, i]
+            z = max(a, b)
+            if z < tiny:
+                h_out[r, i] = 0.0
+                p_out[r, i] = 0.0
+                continue
+            if power == 2.0:
+                ma = (a / z) * (a / z)
+                mb = (b / z) * (b / z)
+            else:
+                ma = (a / z) ** power
+                mb = (b / z) ** power
+            tot = ma + mb
+            mag2 = s[r, i] * s[r, i]
+            mh = ma / tot
+            mp = mb / tot
+            h_out[r, i] = mag2 * mh * mh
+            p_out[r, i] = mag2 * mp * mp
+
+
+def hpss_power(
+    magnitude: npt.ArrayLike, *, kernel_frames: int, kernel_bins: int, power: float
+) -> tuple[npt.NDArray[np.floating], npt.NDArray[np.floating]]:
+    """Median-filtering harmonic/percussive separation (Fitzgerald 2010), as power spectra.
+
+    Identical in definition to ``librosa.decompose.hpss(S, kernel_size=(kernel_frames,
+    kernel_bins), power=power, margin=1)`` (``scipy.ndimage`` reflect edges, Wiener soft
+    masks, zero masks where both medians vanish), returning ``|H|**2`` and ``|P|**2``.
+
+    Parameters
+    ----------
+    magnitude : array_like, shape (n_bins, n_frames)
+        Non-negative STFT magnitude.
+    kernel_frames : int
+        Odd harmonic median length along time, frames.
+    kernel_bins : int
+        Odd percussive median length along frequency, bins.
+    power : float
+        Soft-mask exponent (> 0).
+
+    Returns
+    -------
+    harmonic_power, percussive_power : np.ndarray, shape (n_bins, n_frames)
+
+    Raises
+    ------
+    ParameterError
+        If the spectrogram is not 2-D, finite and non-negative or a kernel is invalid.
+    """
+    s = np.asarray(magnitude)
+    if s.dtype not in (np.float32, np.float64):
+        s = s.astype(np.float64)
+    if s.ndim != 2:
+        raise ParameterError(f"magnitude must be (n_bins, n_frames), got shape {s.shape}")
+    if s.size and float(np.min(s)) < 0:
+        raise ParameterError("magnitude must be non-negative; pass np.abs(stft)")
+    p = _check_finite_scalar(power, name="power")
+    if p <= 0:
+        raise ParameterError(f"power must be > 0, got {power!r}")
+    s = np.ascontiguousarray(s)
+    hmed = running_median(s, size=kernel_frames, axis=1)
+    pmed = running_median(s, size=kernel_bins, axis=0)
+    h = np.empty_like(s)
+    q = np.empty_like(s)
+    if s.size:
+        _softmask_power(s, hmed, pmed, p, h, q)
+    return h, q
+
+
+def hpss_power_reference(
+    magnitude: npt.ArrayLike, *, kernel_frames: int, kernel_bins: int, power: float
+) -> tuple[npt.NDArray[np.floating], npt.NDArray[np.floating]]:
+    """Reference of :func:`hpss_power` built on ``librosa.decompose.hpss``."""
+    import librosa
+
+    s = np.asarray(magnitude)
+    h, q = librosa.decompose.hpss(s, kernel_size=(kernel_frames, kernel_bins), power=power)
+    return np.abs(h) ** 2, np.abs(q) ** 2
+
+
+# ----------------------------------------------------------------------------- onset density
+
+
+@numba.njit(cache=True)
+def _rectified_density(x: FloatArray, window: int, floor: float, out: FloatArray) -> None:  # pragma: no cover
+    acc = 0.0
+    n = x.shape[0]
+    for i in range(n):
+        v = x[i] - floor
+        if v > 0.0:
+            acc += v
+        j = i - window
+        if j >= 0:
+            w = x[j] - floor
+            if w > 0.0:
+                acc -= w
+        if acc < 0.0:  # guard against round-off drift below zero
+            acc = 0.0
+        out[i] = acc / window
+
+
+def rectified_onset_density(
+    onset: npt.ArrayLike, *, window_frames: int, floor: float
+) -> npt.NDArray[np.float64]:
+    """Trailing-window mean of an onset curve rectified at a floor (paper Sec. IV-B).
+
+    ``d[i] = (1 / W) * sum_{j = i - W + 1}^{i} max(onset[j] - floor, 0)``; frames before
+    the clip count as zero, so the density rises at the first hit of a train and falls
+    after the last.
+
+    Parameters
+    ----------
+    onset : array_like, shape (n,)
+        Onset strength per frame (finite).
+    window_frames : int
+        Trailing window length ``W`` in frames (e.g. 1 s converted with
+        :func:`timingbench.convert.seconds_to_frame_count`).
+    floor : float
+        Noise floor subtracted before rectification, in the curve's units.
+
+    Returns
+    -------
+    density : np.ndarray of float64, shape (n,)
+
+    Raises
+    ------
+    ParameterError
+        If the curve is not finite and 1-D or the window/floor are invalid.
+    """
+    x = _as_float_1d(onset, name="onset")
+    w = _check_positive_int(window_frames, name="window_frames")
+    f = _check_finite_scalar(floor, name="floor")
+    out = np.empty_like(x)
+    if x.size:
+        _rectified_density(x, w, f, out)
+    return out
+
+
+def rectified_onset_density_reference(
+    onset: npt.ArrayLike, *, window_frames: int, floor: float
+) -> npt.NDArray[np.float64]:
+    """Reference of :func:`rectified_onset_density` with ``np.convolve``."""
+    x = _as_float_1d(onset, name="onset")
+    r = np.maximum(x - float(floor), 0.0)
+    return np.convolve(r, np.ones(window_frames) / window_frames)[: x.size]
+
+
+# ----------------------------------------------------------------------------- hysteresis
+
+
+@numba.njit(cache=True)
+def _hysteresis(x: FloatArray, high: float, low: float, out: npt.NDArray[np.bool_]) -> None:  # pragma: no cover
+    on = False
+    for i in range(x.shape[0]):
+        if on:
+            if x[i] < low:
+                on = False
+        elif x[i] >= high:
+            on = True
+        out[i] = on
+
+
+def hysteresis(x: npt.ArrayLike, *, high: float, low: float) -> npt.NDArray[np.bool_]:
+    """Two-threshold (Schmitt trigger) mask: switch on at ``x >= high``, off at ``x < low``.
+
+    Parameters
+    ----------
+    x : array_like, shape (n,)
+        A finite curve (e.g. level in dB relative to the loud level).
+    high : float
+        Switch-on threshold.
+    low : float
+        Switch-off threshold, ``low <= high``.
+
+    Returns
+    -------
+    mask : np.ndarray of bool, shape (n,)
+        True where the trigger is on; it starts off.
+
+    Raises
+    ------
+    ParameterError
+        If ``x`` is not finite and 1-D, or ``low > high``.
+    """
+    arr = _as_float_1d(x, name="x")
+    hi = _check_finite_scalar(high, name="high")
+    lo = _check_finite_scalar(low, name="low")
+    if lo > hi:
+        raise ParameterError(f"hysteresis needs low <= high, got low={low!r} > high={high!r}")
+    out = np.empty(arr.shape, dtype=np.bool_)
+    if arr.size:
+        _hysteresis(arr, hi, lo, out)
+    return out
+
+
+def hysteresis_reference(x: npt.ArrayLike, *, high: float, low: float) -> npt.NDArray[np.bool_]:
+    """Reference of :func:`hysteresis`: on inside a run of ``x >= low`` from its first ``x >= high``."""
+    arr = _as_float_1d(x, name="x")
+    if float(low) > float(high):
+        raise ParameterError(f"hysteresis needs low <= high, got low={low!r} > high={high!r}")
+    cand = arr >= low
+    idx = np.arange(arr.size)
+    starts = cand & ~np.concatenate(([False], cand[:-1]))
+    last_start = np.maximum.accumulate(np.where(starts, idx, -1)) if arr.size else idx
+    last_high = np.maximum.accumulate(np.where(arr >= high, idx, -1)) if arr.size else idx
+    return np.asarray(cand & (last_high >= last_start), dtype=np.bool_)
+
+
+# ----------------------------------------------------------------------------- run lengths
+
+
+@numba.njit(cache=True)
+def _run_lengths(m: npt.NDArray[np.bool_], starts: npt.NDArray[np.int64],
+                 lengths: npt.NDArray[np.int64], values: npt.NDArray[np.bool_]) -> int:  # pragma: no cover
+    k = 0
+    n = m.shape[0]
+    i = 0
+    while i < n:
+        j = i + 1
+        while j < n and m[j] == m[i]:
+            j += 1
+        starts[k] = i
+        lengths[k] = j - i
+        values[k] = m[i]
+        k += 1
+        i = j
+    return k
+
+
+def _as_bool_1d(mask: npt.ArrayLike) -> npt.NDArray[np.bool_]:
+    m = np.asarray(mask)
+    if m.ndim != 1:
+        raise ParameterError(f"mask must be one-dimensional (n,), got shape {m.shape}")
+    if m.dtype != np.bool_:
+        if not np.all(np.isin(m, (0, 1))):
+            raise ParameterError("mask must be boolean (or 0/1 values)")
+        m = m.astype(np.bool_)
+    return np.ascontiguousarray(m)
+
+
+def run_lengths(
+    mask: npt.ArrayLike,
+) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64], npt.NDArray[np.bool_]]:
+    """Decompose a boolean mask into maximal runs of presence/absence.
+
+    Parameters
+    ----------
+    mask : array_like of bool, shape (n,)
+
+    Returns
+    -------
+    starts : np.ndarray of int64, shape (r,)
+        First frame of each run.
+    lengths : np.ndarray of int64, shape (r,)
+        Run lengths in frames (sum to ``n``).
+    values : np.ndarray of bool, shape (r,)
+        The mask value of each run (alternating).
+
+    Raises
+    ------
+    ParameterError
+        If the mask is not 1-D or holds values other than 0/1.
+    """
+    m = _as_bool_1d(mask)
+    starts = np.empty(m.size, dtype=np.int64)
+    lengths = np.empty(m.size, dtype=np.int64)
+    values = np.empty(m.size, dtype=np.bool_)
+    k = _run_lengths(m, starts, lengths, values) if m.size else 0
+    return starts[:k].copy(), lengths[:k].copy(), values[:k].copy()
+
+
+def run_lengths_reference(
+    mask: npt.ArrayLike,
+) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64], npt.NDArray[np.bool_]]:
+    """Reference of :func:`run_lengths` with ``np.diff``."""
+    m = _as_bool_1d(mask)
+    if m.size == 0:
+        e = np.empty(0, dtype=np.int64)
+        return e, e.copy(), np.empty(0, dtype=np.bool_)
+    change = np.flatnonzero(np.diff(m.astype(np.int8))) + 1
+    starts = np.concatenate(([0], change)).astype(np.int64)
+    lengths = np.diff(np.concatenate((starts, [m.size]))).astype(np.int64)
+    return starts, lengths, m[starts].copy()

@@ -1,0 +1,366 @@
+"""Source separation backends: ``demucs`` (real hybrid transformer model) and ``dsp``.
+
+``--separation`` chooses:
+
+- ``demucs``: ``htdemucs`` for drums / bass / vocals / other and ``htdemucs_6s`` when a
+  piano or guitar stem is asked for. Weights come from ``--demucs-repo DIR`` (or the
+  ``separation.demucs_repo`` constant): a folder in demucs's own layout
+  (``<model>.yaml`` listing signatures plus ``<sig>[-<checksum>].th`` files), or else
+  from the torch hub cache (``$TORCH_HOME/hub/checkpoints``) where ``demucs`` itself
+  stores downloads. Nothing is ever downloaded; missing weights raise
+  :class:`~timingbench.errors.ModelUnavailableError` naming the places searched.
+- ``dsp``: a deterministic, coarse fallback built from the bank's own harmonic/percussive
+  separation: percussive -> ``drums``, harmonic below ``separation.dsp_bass_cutoff_hz``
+  -> ``bass``, the remaining harmonic part -> ``other``. It cannot isolate vocals, piano
+  or guitar; asking for those raises ``ModelUnavailableError``.
+- ``auto``: ``demucs`` when the 4-stem weights are present, otherwise ``dsp``, with the
+  reason recorded in ``FeatureBank.separation_note``.
+- ``none``: no stems at all.
+
+Only the leading analysis window is separated, only when a detector asks for a stem,
+and the resulting stem features are cached next to the bank.
+"""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+import yaml
+
+from timingbench.config import Config
+from timingbench.errors import ConfigError, ModelUnavailableError, ParameterError
+
+SEPARATION_CHOICES = ("auto", "demucs", "dsp", "none")
+STEMS_4 = ("drums", "bass", "vocals", "other")
+STEMS_6_EXTRA = ("piano", "guitar")
+ALL_STEMS = STEMS_4 + STEMS_6_EXTRA
+DSP_STEMS = ("drums", "bass", "other")
+
+_RUNS = {"demucs": 0, "dsp": 0}
+_RUNS_LOCK = threading.Lock()
+
+
+def separation_run_count(backend: str) -> int:
+    """How many separations ``backend`` (``"demucs"`` | ``"dsp"``) has run in this process."""
+    return _RUNS[backend]
+
+
+def _count(backend: str) -> None:
+    with _RUNS_LOCK:
+        _RUNS[backend] += 1
+
+
+@dataclass(frozen=True)
+class Resolution:
+    """The separation backend actually used for a bank.
+
+    Attributes
+    ----------
+    requested : str
+        ``auto`` | ``demucs`` | ``dsp`` | ``none``.
+    backend : str
+        ``demucs`` | ``dsp`` | ``none``.
+    note : str or None
+        Why the backend differs from the request (e.g. missing weights), else None.
+    demucs_repo : Path or None
+        The local model folder in use, when given.
+    """
+
+    requested: str
+    backend: str
+    note: str | None
+    demucs_repo: Path | None
+
+
+def configured_repo(cfg: Config, demucs_repo: str | Path | None) -> Path | None:
+    """The demucs model folder: the explicit argument, else ``separation.demucs_repo``, else None."""
+    if demucs_repo is not None:
+        return Path(demucs_repo)
+    v = cfg.value("separation.demucs_repo")
+    return Path(v) if v else None
+
+
+def _hub_checkpoint_dir() -> Path:
+    import torch.hub
+
+    return Path(torch.hub.get_dir()) / "checkpoints"
+
+
+def _remote_files() -> dict[str, str]:
+    from demucs.pretrained import REMOTE_ROOT, _parse_remote_files
+
+    return dict(_parse_remote_files(REMOTE_ROOT / "files.txt"))
+
+
+def _bag_signatures(yaml_path: Path) -> list[str]:
+    try:
+        data = yaml.safe_load(yaml_path.read_text(encoding="utf-8"))
+    except (OSError, yaml.YAMLError) as exc:
+        raise ModelUnavailableError(f"{yaml_path}: unreadable demucs model description ({exc})") from None
+    sigs = data.get("models") if isinstance(data, dict) else None
+    if not isinstance(sigs, list) or not sigs:
+        raise ModelUnavailableError(f"{yaml_path}: field 'models' must list model signatures")
+    return [str(s) for s in sigs]
+
+
+def find_demucs_weights(name: str, *, repo: Path | None) -> tuple[str, Path] | None:
+    """Locate local weights of demucs model ``name`` without downloading anything.
+
+    Parameters
+    ----------
+    name : str
+        Model (bag) name, e.g. ``htdemucs``.
+    repo : Path or None
+        A demucs model folder; when None, the torch hub cache is searched.
+
+    Returns
+    -------
+    found : (str, Path) or None
+        ``("repo", folder)`` or ``("hub", checkpoint folder)``, or None when absent.
+    """
+    if repo is not None:
+        yml = repo / f"{name}.yaml"
+        if not yml.is_file():
+            return None
+        sigs = _bag_signatures(yml)
+        present = {p.stem.split("-", 1)[0] for p in repo.glob("*.th")}
+        return ("repo", repo) if all(s in present for s in sigs) else None
+    from demucs.pretrained import REMOTE_ROOT
+
+    yml = REMOTE_ROOT / f"{name}.yaml"
+    if not yml.is_file():
+        return None
+    urls = _remote_files()
+    ckpt = _hub_checkpoint_dir()
+    for sig in _bag_signatures(yml):
+        url = urls.get(sig)
+        if url is None or not (ckpt / url.rsplit("/", 1)[-1]).is_file():
+            return None
+    return ("hub", ckpt)
+
+
+def _where_searched(name: str, repo: Path | None) -> str:
+    if repo is not None:
+        return f"{repo} (needs {name}.yaml and its .th files)"
+    return f"the torch hub cache {_hub_checkpoint_dir()} (pass --demucs-repo DIR for a local model folder)"
+
+
+def resolve(choice: str, *, cfg: Config, demucs_repo: str | Path | None = None) -> Resolution:
+    """Decide which separation backend a bank uses (cheap: only checks files).
+
+    Parameters
+    ----------
+    choice : str
+        ``auto`` | ``demucs`` | ``dsp`` | ``none``.
+    cfg : Config
+        Reads ``separation.model_4stem`` and ``separation.demucs_repo``.
+    demucs_repo : str or Path, optional
+        Local demucs model folder (``--demucs-repo``).
+
+    Returns
+    -------
+    resolution : Resolution
+
+    Raises
+    ------
+    ParameterError
+        If ``choice`` is not one of the four choices.
+    ModelUnavailableError
+        If ``demucs`` is requested and its weights are not present locally.
+    """
+    if choice not in SEPARATION_CHOICES:
+        raise ParameterError(f"separation must be one of {list(SEPARATION_CHOICES)}, got {choice!r}")
+    repo = configured_repo(cfg, demucs_repo)
+    if choice in ("dsp", "none"):
+        return Resolution(choice, choice, None, repo)
+    name = str(cfg.value("separation.model_4stem"))
+    if find_demucs_weights(name, repo=repo) is not None:
+        return Resolution(choice, "demucs", None, repo)
+    msg = f"demucs weights for {name} not found in {_where_searched(name, repo)}"
+    if choice == "demucs":
+        raise ModelUnavailableError(msg)
+    return Resolution(choice, "dsp", f"{msg}; dsp fallback", repo)
+
+
+# ----------------------------------------------------------------------------- demucs
+
+_MODEL_LOCK = threading.Lock()
+
+
+@lru_cache(maxsize=4)
+def _load_cached(name: str, repo: str | None) -> Any:
+    from demucs.pretrained import REMOTE_ROOT, _parse_remote_files
+    from demucs.repo import AnyModelRepo, BagOnlyRepo, LocalRepo, RemoteRepo
+
+    if repo is not None:
+        model_repo: Any = LocalRepo(Path(repo))
+        bag_repo = BagOnlyRepo(Path(repo), model_repo)
+    else:
+        # the legacy remote repo reads the torch hub cache and downloads only on a miss,
+        # which find_demucs_weights has ruled out; the HuggingFace path is never taken
+        model_repo = RemoteRepo(_parse_remote_files(REMOTE_ROOT / "files.txt"))
+        bag_repo = BagOnlyRepo(REMOTE_ROOT, model_repo)
+    model = AnyModelRepo(model_repo, bag_repo).get_model(name)
+    model.eval()
+    return model
+
+
+def load_demucs_model(name: str, *, repo: Path | None) -> Any:
+    """Load a demucs model (bag) from local files only.
+
+    Parameters
+    ----------
+    name : str
+        ``htdemucs`` | ``htdemucs_6s`` | any bag name present in ``repo``.
+    repo : Path or None
+        Local model folder; None searches the torch hub cache.
+
+    Returns
+    -------
+    model : demucs model (``BagOfModels`` or ``HTDemucs``), in eval mode, cached per process.
+
+    Raises
+    ------
+    ModelUnavailableError
+        If the weights are absent or cannot be loaded.
+    """
+    if find_demucs_weights(name, repo=repo) is None:
+        raise ModelUnavailableError(f"demucs weights for {name} not found in {_where_searched(name, repo)}")
+    with _MODEL_LOCK:
+        try:
+            return _load_cached(name, str(repo) if repo is not None else None)
+        except ModelUnavailableError:
+            raise
+        except Exception as exc:  # demucs raises ModelLoadingError, RuntimeError, KeyError ...
+            raise ModelUnavailableError(f"demucs model {name} could not be loaded from "
+                                        f"{repo or _hub_checkpoint_dir()}: {exc}") from None
+
+
+def _resample(x: npt.NDArray[np.float32], src: int, dst: int) -> npt.NDArray[np.float32]:
+    if src == dst:
+        return x
+    import soxr
+
+    return np.asarray(soxr.resample(x.T, src, dst, quality="HQ").T, dtype=np.float32)
+
+
+def separate_demucs(
+    samples: npt.NDArray[np.float32],
+    *,
+    sr: int,
+    model: Any,
+    overlap: float,
+    shifts: int,
+    segment_s: float | None = None,
+) -> dict[str, npt.NDArray[np.float32]]:
+    """Separate a mono signal into the model's sources with ``demucs.apply.apply_model``.
+
+    The mono signal is duplicated to the model's channel count, normalised as
+    ``demucs.separate`` does (zero mean, unit standard deviation), resampled to the model
+    rate, split into overlapping chunks of the model's segment length, separated, and
+    brought back to ``sr`` and mono with exactly ``len(samples)`` samples.
+
+    Parameters
+    ----------
+    samples : np.ndarray of float32, shape (n,)
+        Mono analysis window.
+    sr : int
+        Its sample rate, Hz.
+    model : demucs model
+        ``HTDemucs`` or ``BagOfModels`` with ``sources``, ``samplerate``, ``audio_channels``.
+    overlap : float
+        Chunk overlap fraction in ``[0, 1)``.
+    shifts : int
+        Random-shift averaging (0 = deterministic).
+    segment_s : float, optional
+        Chunk length in seconds (default: the model's own segment).
+
+    Returns
+    -------
+    stems : dict of str -> np.ndarray of float32, shape (n,)
+
+    Raises
+    ------
+    ParameterError
+        If the signal is not mono or the overlap is out of range.
+    """
+    import torch
+    from demucs.apply import apply_model
+
+    if samples.ndim != 1:
+        raise ParameterError(f"separate_demucs expects mono samples (n,), got shape {samples.shape}")
+    if not 0.0 <= float(overlap) < 1.0:
+        raise ParameterError(f"separation.demucs_overlap must lie in [0, 1), got {overlap!r}")
+    n = samples.size
+    model_sr = int(model.samplerate)
+    channels = int(model.audio_channels)
+    x = _resample(np.asarray(samples, dtype=np.float32)[:, None], sr, model_sr)[:, 0]
+    wav = torch.from_numpy(np.ascontiguousarray(np.tile(x, (channels, 1))))
+    mean = wav.mean()
+    std = wav.std()
+    std = std if float(std) > 0 else torch.tensor(1.0)
+    with torch.inference_mode():
+        out = apply_model(model, ((wav - mean) / std)[None], shifts=int(shifts), split=True,
+                          overlap=float(overlap), progress=False, device="cpu",
+                          segment=segment_s)[0]
+    out = out * std + mean / len(model.sources)
+    _count("demucs")
+    stems: dict[str, npt.NDArray[np.float32]] = {}
+    for i, name in enumerate(model.sources):
+        mono = out[i].mean(dim=0).numpy().astype(np.float32)
+        back = _resample(mono[:, None], model_sr, sr)[:, 0]
+        fixed = np.zeros(n, dtype=np.float32)
+        fixed[: min(n, back.size)] = back[:n]
+        stems[str(name)] = fixed
+    return stems
+
+
+# ----------------------------------------------------------------------------- dsp
+
+
+def separate_dsp(
+    harmonic_power: npt.NDArray[np.floating],
+    percussive_power: npt.NDArray[np.floating],
+    *,
+    sr: int,
+    n_fft: int,
+    bass_cutoff_hz: float,
+) -> dict[str, npt.NDArray[np.floating]]:
+    """Coarse deterministic stems as power spectrograms, from an HPSS split.
+
+    Parameters
+    ----------
+    harmonic_power, percussive_power : np.ndarray, shape (n_bins, n_frames)
+        ``|H|**2`` and ``|P|**2`` of the mix.
+    sr : int
+        Sample rate, Hz.
+    n_fft : int
+        STFT length.
+    bass_cutoff_hz : float
+        Harmonic bins below this frequency form the bass stem.
+
+    Returns
+    -------
+    stems : dict ``drums`` / ``bass`` / ``other`` -> power spectrogram (n_bins, n_frames)
+
+    Raises
+    ------
+    ConfigError
+        If the cutoff is missing (disabled) or not positive.
+    """
+    if bass_cutoff_hz is None or not float(bass_cutoff_hz) > 0:
+        raise ConfigError(f"separation.dsp_bass_cutoff_hz must be a positive frequency, got {bass_cutoff_hz!r}")
+    freqs = np.arange(harmonic_power.shape[0]) * (sr / n_fft)
+    low = (freqs < float(bass_cutoff_hz))[:, None]
+    _count("dsp")
+    return {
+        "drums": percussive_power,
+        "bass": np.where(low, harmonic_power, 0.0).astype(harmonic_power.dtype),
+        "other": np.where(low, 0.0, harmonic_power).astype(harmonic_power.dtype),
+    }

@@ -87,6 +87,7 @@ _ORDINAL = re.compile(r"\b(\d+)(?:st|nd|rd|th)\s+(" + _UNIT_WORD + r")\b")
 _HALF = re.compile(r"\b(\d+)\s+and\s+a\s+half\s+(" + _UNIT_WORD + r")\b")
 _HALF_A = re.compile(r"\bhalf\s+(?:a|an)\s+(" + _UNIT_WORD + r")\b")
 _A_UNIT = re.compile(r"\b(?:a|an)\s+(hour|minute|second|millisecond)\b")
+_UNIT_AND_HALF = re.compile(r"\b(\d+)\s+(" + _UNIT_WORD + r")\s+and\s+a\s+half\b")
 _MS_FIELD = re.compile(
     r"\b(start|end|begin|onset|offset|from|to)(?:\s+time)?\s*(?:\(\s*)?(?:ms|milliseconds)"
     r"(?:\s*\))?([\"']?\s*[:=]\s*[\"']?)(\d+(?:\.\d+)?)(?![\d.:])"
@@ -165,6 +166,7 @@ def _normalise(text: str) -> str:
     t = _HALF.sub(r"\1.5 \2", t)
     t = _HALF_A.sub(r"0.5 \1", t)
     t = _A_UNIT.sub(r"1 \1", t)
+    t = _UNIT_AND_HALF.sub(r"\1.5 \2", t)
     t = _ORDINAL.sub(r"\1 \2", t)
     t = _MS_FIELD.sub(r"\1\2\3ms", t)
     return t
@@ -183,7 +185,7 @@ _UNITS = (
 _UNIT_RE = "|".join(f"(?P<u_{k}>{p})" for k, p in _UNITS)
 _ATOM = re.compile(
     r"(?P<clock>(?<![\d.:])\d{1,3}:\d{2}(?::\d{2})?(?:[.,]\d{1,3})?(?![\d:]))"
-    r"|(?<![a-z0-9.])(?P<num>\d+(?:\.\d+)?)(?:\s*(?:" + _UNIT_RE + r")(?![a-z]))?"
+    r"|(?:(?<![a-z0-9.])|(?<=\d[hm]))(?P<num>\d+(?:\.\d+)?)(?:\s*(?:" + _UNIT_RE + r")(?![a-z]))?"
 )
 
 
@@ -232,7 +234,7 @@ def _atoms(t: str) -> list[_Item]:
         num = float(m.group("num"))
         if unit is None:
             nxt = t[m.end():m.end() + 1]
-            if nxt.isalpha() or nxt in "%$":
+            if nxt.isalpha() or (nxt != "" and nxt in "%$"):
                 continue
             items.append(_Item(m.start(), m.end(), num, None))
             continue
@@ -296,6 +298,13 @@ _OK_FOLLOWERS = {
 }
 
 
+_NOT_TIME_BEFORE = re.compile(
+    r"\b(?:chapters?|pages?|verses?|lines?|items?|numbers?|steps?|tracks?|episodes?|levels?"
+    r"|ages?|aged|grades?|scores?|versions?|questions?|rows?|slides?|rooms?|parts?|sections?"
+    r"|points?|players?|people|persons?|times)\s*$"
+)
+
+
 def _year_like(a: _Item, b: _Item) -> bool:
     return all(x.bare and x.number.is_integer() and 1800 <= x.number <= 2100 for x in (a, b))
 
@@ -318,7 +327,7 @@ def _pair(t: str, a: _Item, b: _Item, prev_end: int) -> tuple[float, float] | No
     if kind is None:
         return None
     if a.bare and b.bare:
-        if _year_like(a, b):
+        if _year_like(a, b) or _NOT_TIME_BEFORE.search(before):
             return None
         guarded = (
             kind in ("array", "start_end")

@@ -229,7 +229,12 @@ def system_series(
         for _, t in tempo_rows
     ])
     for pct in sorted(set(settings.tempo_ladder_pct) | {settings.tempo_tolerance_pct}):
-        out[_tempo_key(pct)] = rate_series(prompt_index=tp, hits=(dev <= pct).astype(float), n_prompts=n)
+        # The scorer's own ladder verdict when it wrote one, else recomputed from the estimate.
+        hits = []
+        for (_, t), d in zip(tempo_rows, dev, strict=True):
+            given = (t.get("within_pct") or {}).get(f"{pct:g}") if isinstance(t.get("within_pct"), dict) else None
+            hits.append(float(given) if isinstance(given, bool) else float(d <= pct))
+        out[_tempo_key(pct)] = rate_series(prompt_index=tp, hits=hits, n_prompts=n)
     octave = np.array([float(t.get("octave_equivalent") is not None) for _, t in tempo_rows])
     out["tempo_octave_equivalent"] = rate_series(prompt_index=tp, hits=octave, n_prompts=n)
 

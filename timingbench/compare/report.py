@@ -197,7 +197,8 @@ def _csv(rows: list[dict[str, Any]], note: str) -> str:
     w = csv.DictWriter(buf, fieldnames=[*keys, "mixed"], lineterminator="\n")
     w.writeheader()
     for r in rows:
-        w.writerow({**{k: ("" if v is None else v) for k, v in r.items()}, "mixed": note})
+        w.writerow({**{k: ("" if v is None or (isinstance(v, float) and not math.isfinite(v)) else v)
+                       for k, v in r.items()}, "mixed": note})
     return buf.getvalue()
 
 

@@ -10,7 +10,7 @@ would be silently wrong. Unknown keys are kept in the rows.
 content ("the config version and its content hash") but not the key names, so the reader
 accepts ``config_version``/``config_hash`` at the top level or a ``config`` object with
 ``version`` and ``content_hash`` (or ``hash``). The prompt set is identified by the
-summary's ``prompts_hash`` when present, and always by the prompt ids the folder covers
+summary's ``prompts_hash`` (or ``prompts.hash``) when present, and always by the prompt ids the folder covers
 (scored clips plus ``missing`` prompts).
 """
 
@@ -212,6 +212,8 @@ def load_results(path: str | Path, *, name: str) -> SystemResults:
                     if n not in bad_clips and n not in {c["clip"] for c in clips}]
     cfg_obj = summary.get("config")
     cfg: Mapping[str, Any] = cfg_obj if isinstance(cfg_obj, Mapping) else {}
+    pr_obj = summary.get("prompts")
+    prompts_obj: Mapping[str, Any] = pr_obj if isinstance(pr_obj, Mapping) else {}
     version = summary.get("config_version", cfg.get("version"))
     chash = summary.get("config_hash", cfg.get("content_hash", cfg.get("hash")))
     missing = sorted(set(_names(summary.get("missing"))))
@@ -227,7 +229,7 @@ def load_results(path: str | Path, *, name: str) -> SystemResults:
         summary=summary,
         config_version=_str_or_none(version),
         config_hash=_str_or_none(chash),
-        prompts_hash=_str_or_none(summary.get("prompts_hash")),
+        prompts_hash=_str_or_none(summary.get("prompts_hash", prompts_obj.get("hash"))),
         prompt_ids=frozenset(covered),
     )
 

@@ -573,12 +573,39 @@ def import_audacity_labels(
         If the file cannot be read or an argument is invalid.
     """
     p = Path(path)
+    return audacity_labels_from_text(_read_text(p), source=str(p), clip=clip,
+                                     annotator=annotator, split=split)
+
+
+def audacity_labels_from_text(
+    text: str, *, source: str, clip: str, annotator: str, split: str
+) -> AnnotationSet:
+    """Parse the text of an Audacity label track; see :func:`import_audacity_labels`.
+
+    Parameters
+    ----------
+    text : str
+        The label file's content.
+    source : str
+        Name used in error messages (a file name).
+    clip, annotator, split : str
+        As for :func:`import_audacity_labels`.
+
+    Returns
+    -------
+    annotations : AnnotationSet
+
+    Raises
+    ------
+    AnnotationError
+        If an argument is invalid.
+    """
     _check_import_args(clip, annotator, split)
     rows: list[tuple[int, Any]] = []
-    for i, line in enumerate(_read_text(p).splitlines(), start=1):
+    for i, line in enumerate(text.splitlines(), start=1):
         if not line.strip() or line.startswith("\\"):
             continue
-        where = f"{p}:{i}: "
+        where = f"{source}:{i}: "
         cells = line.split("\t")
         if len(cells) < 2:
             rows.append((i, _err(where, "start", "expected 'start<TAB>end<TAB>label'")))
@@ -591,8 +618,7 @@ def import_audacity_labels(
                                             split=split, where=where).to_dict()))
         except AnnotationError as exc:
             rows.append((i, exc))
-    return validate_annotation_rows(rows, source=str(p))
-
+    return validate_annotation_rows(rows, source=source)
 
 
 def import_sonic_visualiser_csv(

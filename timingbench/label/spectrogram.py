@@ -1,0 +1,135 @@
+"""The log-mel spectrogram shown on the labelling page.
+
+The feature bank (``timingbench.features``) computes the log-mel once per clip; this
+module takes it from there when the bank is importable and otherwise computes the same
+quantity with librosa on the same grid (``features.hop``, ``features.n_fft``,
+``features.n_mels``, ``features.db_range``), so the page's frame grid is always the
+analysis grid. For the browser the dB values are quantised to 8 bits over the clip's own
+range.
+"""
+
+from __future__ import annotations
+
+import base64
+import importlib
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from timingbench.audio import Clip
+from timingbench.config import Config
+from timingbench.errors import ClipError
+
+
+@dataclass(frozen=True)
+class LogMel:
+    """A log-mel spectrogram on the analysis frame grid.
+
+    Attributes
+    ----------
+    db : np.ndarray of float32, shape (n_mels, n_frames)
+        Power in dB (relative to the clip's maximum), low mel bands first.
+    sr : int
+        Sample rate in Hz of the grid.
+    hop : int
+        Hop length in samples (frame ``k`` is the instant ``k * hop / sr`` s).
+    fmax_hz : float
+        Upper edge of the top mel band in Hz.
+    source : str
+        ``"bank"`` when it came from the feature bank, ``"librosa"`` otherwise.
+    """
+
+    db: npt.NDArray[np.float32]
+    sr: int
+    hop: int
+    fmax_hz: float
+    source: str
+
+
+def _from_bank(clip: Clip, cfg: Config) -> LogMel | None:
+    try:
+        features = importlib.import_module("timingbench.features")
+    except ImportError:
+        return None
+    get_bank = getattr(features, "get_bank", None)
+    if get_bank is None:
+        return None
+    # the page needs the mix spectrogram only: never start a source separation for it
+    bank = get_bank(clip, cfg, separation="none")
+    db = np.asarray(bank.logmel, dtype=np.float32)
+    return LogMel(db, int(bank.sr), int(bank.hop), float(bank.sr) / 2.0, "bank")
+
+
+def _from_librosa(clip: Clip, cfg: Config) -> LogMel:
+    import librosa
+
+    hop = int(cfg.value("features.hop"))
+    n_fft = int(cfg.value("features.n_fft"))
+    n_mels = int(cfg.value("features.n_mels"))
+    top_db = float(cfg.value("features.db_range"))
+    mel = librosa.feature.melspectrogram(
+        y=clip.samples, sr=clip.sr, n_fft=n_fft, hop_length=hop, n_mels=n_mels, center=True,
+        power=2.0,
+    )
+    db = librosa.power_to_db(mel, ref=np.max, top_db=top_db).astype(np.float32)
+    return LogMel(db, clip.sr, hop, clip.sr / 2.0, "librosa")
+
+
+def logmel_for_clip(clip: Clip, cfg: Config) -> LogMel:
+    """The clip's log-mel, from the feature bank when available.
+
+    Parameters
+    ----------
+    clip : Clip
+        The decoded clip.
+    cfg : Config
+        Reads the ``features`` section (grid and dB range) for the fallback.
+
+    Returns
+    -------
+    logmel : LogMel
+
+    Raises
+    ------
+    ClipError
+        If the spectrogram is empty or not finite.
+    """
+    lm = _from_bank(clip, cfg) or _from_librosa(clip, cfg)
+    if lm.db.ndim != 2 or lm.db.shape[1] == 0:
+        raise ClipError(f"{clip.path}: empty spectrogram (shape {lm.db.shape})")
+    if not np.all(np.isfinite(lm.db)):
+        raise ClipError(f"{clip.path}: non-finite values in the log-mel spectrogram")
+    return lm
+
+
+def encode_logmel(lm: LogMel) -> dict[str, Any]:
+    """The page's JSON form: 8-bit quantised dB, frames as rows, base64.
+
+    Parameters
+    ----------
+    lm : LogMel
+
+    Returns
+    -------
+    payload : dict
+        ``sr``, ``hop`` (samples), ``n_mels``, ``n_frames``, ``db_min``/``db_max`` (dB
+        mapped to 0/255), ``fmax_hz``, ``source`` and ``data`` (base64 of ``n_frames *
+        n_mels`` bytes, frame-major, low band first).
+    """
+    db = lm.db
+    lo, hi = float(db.min()), float(db.max())
+    span = hi - lo if hi > lo else 1.0
+    q = np.round((db - lo) * (255.0 / span)).clip(0, 255).astype(np.uint8)
+    return {
+        "sr": lm.sr,
+        "hop": lm.hop,
+        "n_mels": int(db.shape[0]),
+        "n_frames": int(db.shape[1]),
+        "db_min": lo,
+        "db_max": hi,
+        "fmax_hz": lm.fmax_hz,
+        "source": lm.source,
+        "data": base64.b64encode(np.ascontiguousarray(q.T).tobytes()).decode("ascii"),
+    }

@@ -247,7 +247,7 @@ def _resample(x: npt.NDArray[np.float32], src: int, dst: int) -> npt.NDArray[np.
         return x
     import soxr
 
-    return np.asarray(soxr.resample(x.T, src, dst, quality="HQ").T, dtype=np.float32)
+    return np.asarray(soxr.resample(x, src, dst, quality="HQ"), dtype=np.float32)
 
 
 def separate_demucs(
@@ -300,7 +300,7 @@ def separate_demucs(
     n = samples.size
     model_sr = int(model.samplerate)
     channels = int(model.audio_channels)
-    x = _resample(np.asarray(samples, dtype=np.float32)[:, None], sr, model_sr)[:, 0]
+    x = _resample(np.asarray(samples, dtype=np.float32), sr, model_sr)
     wav = torch.from_numpy(np.ascontiguousarray(np.tile(x, (channels, 1))))
     mean = wav.mean()
     std = wav.std()
@@ -314,7 +314,7 @@ def separate_demucs(
     stems: dict[str, npt.NDArray[np.float32]] = {}
     for i, name in enumerate(model.sources):
         mono = out[i].mean(dim=0).numpy().astype(np.float32)
-        back = _resample(mono[:, None], model_sr, sr)[:, 0]
+        back = _resample(mono, model_sr, sr)
         fixed = np.zeros(n, dtype=np.float32)
         fixed[: min(n, back.size)] = back[:n]
         stems[str(name)] = fixed

@@ -189,7 +189,7 @@ def log_mel_db(
         return np.full(mel_power.shape, -float(db_range), dtype=np.float32)
     floor = ref * 10.0 ** (-float(db_range) / 10.0)
     out = 10.0 * np.log10(np.maximum(mel_power, floor) / ref)
-    return np.asarray(out, dtype=np.float32)
+    return np.asarray(np.maximum(out, -float(db_range)), dtype=np.float32)
 
 
 def onset_from_log_mel(mel_db: npt.NDArray[np.floating]) -> npt.NDArray[np.float64]:

@@ -61,6 +61,8 @@ class CompareSettings:
         Headline tempo tolerance in percent.
     tempo_ladder_pct : tuple of float
         Tolerance ladder in percent.
+    min_prompts : int
+        Fewest prompts with data in both systems for a difference to be resolved.
     """
 
     n_boot: int
@@ -70,6 +72,7 @@ class CompareSettings:
     time_decimals: int
     tempo_tolerance_pct: float
     tempo_ladder_pct: tuple[float, ...]
+    min_prompts: int
 
 
 def settings_from_config(config: Config) -> CompareSettings:
@@ -94,6 +97,7 @@ def settings_from_config(config: Config) -> CompareSettings:
         time_decimals=int(need("compare.time_decimals")),  # type: ignore[call-overload]
         tempo_tolerance_pct=float(need("tempo.tolerance_pct")),  # type: ignore[arg-type]
         tempo_ladder_pct=tuple(float(x) for x in need("tempo.ladder_pct")),  # type: ignore[attr-defined]
+        min_prompts=int(need("compare.min_prompts")),  # type: ignore[call-overload]
     )
     if s.n_boot < 1 or not 0.0 < s.ci_level < 1.0 or not 0.0 <= s.low_p_chance_max <= 1.0:
         raise ConfigError(f"{config.source}: compare.bootstrap_n >= 1, 0 < ci_level < 1 and "
@@ -326,10 +330,11 @@ def family_floors(systems: Sequence[SystemResults]) -> dict[str, float]:
     return {f: float(np.median(v)) for f, v in vals.items()}
 
 
-def _verdict(key: str, a: str, b: str, d: Estimate, floor: float | None, *, decimals: int) -> tuple[bool, str]:
+def _verdict(key: str, a: str, b: str, d: Estimate, floor: float | None, *, decimals: int,
+             min_prompts: int) -> tuple[bool, str]:
     info = metric_info(key)
-    if not (np.isfinite(d.value) and np.isfinite(d.lo) and np.isfinite(d.hi)):
-        return False, "not resolved: too few prompts with data in both systems"
+    if not (np.isfinite(d.value) and np.isfinite(d.lo) and np.isfinite(d.hi)) or d.n_prompts < min_prompts:
+        return False, f"not resolved: fewer than {min_prompts} prompts with data in both systems"
     if d.lo <= 0.0 <= d.hi:
         return False, "not resolved: interval includes 0"
     if floor is not None and round(abs(d.value), decimals) < round(floor, decimals):
@@ -410,7 +415,8 @@ def compare_systems(
                     elif info.family is not None:
                         floor = floors.get(info.family)
                 d = difference(series[a][key], series[b][key], counts, level=settings.ci_level, q=info.q)
-                ok, verdict = _verdict(key, a, b, d, floor, decimals=settings.time_decimals)
+                ok, verdict = _verdict(key, a, b, d, floor, decimals=settings.time_decimals,
+                                       min_prompts=settings.min_prompts)
                 pairwise.append(PairRow(key, a, b, d, floor, ok, verdict))
     comp = Comparison(systems, prompt_ids, settings, mixed, estimates, pairwise, floors)
     comp.ranks = ranks(comp)

@@ -6,7 +6,7 @@ const $ = (id) => document.getElementById(id);
 const EVENT_COLORS = ["#4cc9f0", "#f4a261", "#90be6d", "#f15bb5", "#ffd166", "#a78bfa"];
 const L2_COLOR = "#e9ecf2";
 const CURSOR_COLOR = "rgba(255,255,255,0.55)";
-const PLAYHEAD_COLOR = "#ff4d4d";
+const PLAYHEAD_COLOR = "#3dff8b";  // green: stands out against the magma colormap
 const AXIS_H = 22;         // px of the time axis under the spectrogram
 const FREQ_W = 44;         // px of the frequency axis left of it
 const MAGMA = [[0, 0, 0, 4], [0.13, 28, 16, 68], [0.25, 79, 18, 123], [0.38, 129, 37, 129],
@@ -255,6 +255,8 @@ function draw() {
   const pt = $("audio").currentTime, px = xForTime(pt);
   ctx.strokeStyle = PLAYHEAD_COLOR; ctx.lineWidth = 2;
   ctx.beginPath(); ctx.moveTo(px, 0); ctx.lineTo(px, sh); ctx.stroke();
+  ctx.fillStyle = PLAYHEAD_COLOR;
+  ctx.beginPath(); ctx.moveTo(px - 6, sh); ctx.lineTo(px + 6, sh); ctx.lineTo(px, sh - 9); ctx.fill();
   // time axis
   ctx.fillStyle = "#151a24"; ctx.fillRect(FREQ_W, sh, sw, AXIS_H);
   ctx.fillStyle = "#aab3c5"; ctx.textAlign = "left"; ctx.font = "10.5px system-ui, sans-serif";

@@ -273,3 +273,13 @@ def test_drum_pattern_precision_at_tracked_level(config: Config) -> None:
         assert row["octave_equivalent"] is not None
         level = row["octave_equivalent"] * bpm
         assert abs(row["estimate_bpm"] - level) / level * 100.0 <= 0.06
+
+
+@pytest.mark.slow
+def test_tempo_check_with_renderer(tmp_path: Path) -> None:
+    pytest.importorskip("timingbench.render.recipes")
+    main(["tempo-check", "--source", "render", "--out", str(tmp_path), "--tempi", "97.3,143.7",
+          "--kinds", "click"])
+    summary = json.loads((tmp_path / "tempo-check.json").read_text())["summary"]
+    assert summary["source"] == "render" and summary["n_exact"] == 2
+    assert summary["max_abs_error_pct"] <= summary["bound_pct"]

@@ -210,18 +210,20 @@ def load_ground_truth(path: str | Path) -> tuple[list[TagQuery], list[str]]:
                 "pair of numbers (seconds)"
             )
             continue
-        try:
-            iv = validate_intervals(raw, name=f"{where}: field 'intervals'")
-        except ParameterError as exc:
-            errors.append(str(exc))
-            continue
-        zero = np.flatnonzero(iv[:, 1] <= iv[:, 0])
-        if zero.size:
+        bad_k = next((k for k, (a, b) in enumerate(raw)
+                      if not (math.isfinite(a) and math.isfinite(b) and a < b)), None)
+        if bad_k is not None:
+            try:  # names the offending interval and rule
+                validate_intervals(raw, name=f"{where}: field 'intervals'")
+            except ParameterError as exc:
+                errors.append(str(exc))
+                continue
             errors.append(
-                f"{where}: field 'intervals' item {int(zero[0])} has zero length; ground-truth "
+                f"{where}: field 'intervals' item {bad_k} has zero length; ground-truth "
                 "intervals need start < end"
             )
             continue
+        iv = np.array(raw, dtype=np.float64)
         queries.append(TagQuery(rid, subset, iv, None if dur is None else float(dur), row))
     return queries, errors
 
@@ -489,23 +491,30 @@ def evaluate(gt_path: str | Path, pred_path: str | Path, *, config: Config) -> T
         chosen.append(pr)
     scores = score_queries([q.intervals for q in queries], [p.parsed.intervals for p in chosen])
     thresholds = [float(t) for t in config.value("tag.recall_iou_thresholds")]
+    keys = [f"{t:g}" for t in thresholds]
+    hits = (np.round(scores.iou, TIME_DECIMALS)[:, None] >= np.asarray(thresholds)).tolist()
+    ious = np.round(scores.iou, 6).tolist()
+    gious = np.round(scores.giou, 6).tolist()
+    maes = np.round(scores.mae_s, 6).tolist()
+    n_gt = scores.n_gt.tolist()
+    n_pred = scores.n_pred.tolist()
+    failed = scores.failed.tolist()
     rows: list[dict[str, Any]] = []
     for k, (q, pr) in enumerate(zip(queries, chosen, strict=True)):
-        iou = float(scores.iou[k])
         rows.append({
             "id": q.id,
             "subset": q.subset,
-            "n_gt": int(scores.n_gt[k]),
+            "n_gt": n_gt[k],
             "track": pr.track,
             "parse_stage": pr.parsed.stage,
-            "failed": bool(scores.failed[k]),
+            "failed": failed[k],
             "pred_intervals": [list(iv) for iv in pr.parsed.intervals] or [[0.0, 0.0]],
-            "n_pred": int(scores.n_pred[k]),
-            "iou": round(iou, 6),
-            "giou": round(float(scores.giou[k]), 6),
-            "mae_s": None if scores.failed[k] else round(float(scores.mae_s[k]), 6),
-            "hits": {f"{t:g}": bool(round(iou, TIME_DECIMALS) >= t) for t in thresholds},
-            "count": _count_word(int(scores.n_gt[k]), int(scores.n_pred[k])),
+            "n_pred": n_pred[k],
+            "iou": ious[k],
+            "giou": gious[k],
+            "mae_s": None if failed[k] else maes[k],
+            "hits": dict(zip(keys, hits[k], strict=True)),
+            "count": _count_word(n_gt[k], n_pred[k]),
         })
     tracks: dict[str, int] = {}
     for pr in chosen:

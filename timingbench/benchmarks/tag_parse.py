@@ -157,18 +157,29 @@ def _spell_numbers(text: str) -> str:
     return "".join(out)
 
 
+_ANY_NUMWORD = re.compile(r"\b(?:" + "|".join(sorted(_NUMWORDS - {"oh"})) + r")\b")
+_ANY_A_UNIT = re.compile(r"\ban?\s+" + _UNIT_WORD)
+
+
 def _normalise(text: str) -> str:
     t = text.lower()
-    t = _DASHES.sub("-", t)
-    t = _ARROWS.sub(" --> ", t)
-    t = t.replace("_", " ").replace("\u00a0", " ")
-    t = _spell_numbers(t)
-    t = _HALF.sub(r"\1.5 \2", t)
-    t = _HALF_A.sub(r"0.5 \1", t)
-    t = _A_UNIT.sub(r"1 \1", t)
-    t = _UNIT_AND_HALF.sub(r"\1.5 \2", t)
+    if not t.isascii():
+        t = _DASHES.sub("-", t).replace("\u00a0", " ")
+    if ">" in t or not text.isascii():
+        t = _ARROWS.sub(" --> ", t)
+    t = t.replace("_", " ")
+    # the cheap tests skip substitutions that cannot apply (most answers need none)
+    if _ANY_NUMWORD.search(t):
+        t = _spell_numbers(t)
+    if "half" in t:
+        t = _HALF.sub(r"\1.5 \2", t)
+        t = _HALF_A.sub(r"0.5 \1", t)
+    if _ANY_A_UNIT.search(t):
+        t = _A_UNIT.sub(r"1 \1", t)
+        t = _UNIT_AND_HALF.sub(r"\1.5 \2", t)
     t = _ORDINAL.sub(r"\1 \2", t)
-    t = _MS_FIELD.sub(r"\1\2\3ms", t)
+    if "ms" in t or "milli" in t:
+        t = _MS_FIELD.sub(r"\1\2\3ms", t)
     return t
 
 

@@ -208,3 +208,23 @@ def test_annotation_set_text_is_jsonl() -> None:
     line = annotations_text(s.rows()).strip()
     assert json.loads(line) == {"clip": "a.wav", "source": "x", "family": "bass", "onset_s": 1.5,
                                 "salience": 2, "annotator": "n", "split": "dev", "id": "k"}
+
+
+def test_rendered_truth_rows_load_as_they_are(tmp_path: Path) -> None:
+    recipes = pytest.importorskip("timingbench.render.recipes")
+    from timingbench.errors import ConfigError
+
+    try:
+        r = recipes.render_recipe("never_delivered", seed=1, out_dir=tmp_path, duration_s=6.0,
+                                  split="validation")
+    except ConfigError as exc:  # no FluidSynth / soundfont on this machine
+        pytest.skip(str(exc))
+    p = tmp_path / "truth.jsonl"
+    p.write_text("".join(json.dumps(row) + "\n" for row in r.truth))
+    ann = load_annotations(p)
+    assert ann.errors == []
+    assert len(ann.layer1) == len(r.truth) >= 1
+    assert {row.annotator for row in ann.layer1} == {"renderer"}
+    assert {row.split for row in ann.layer1} == {"validation"}
+    with pytest.raises(AnnotationError, match="validation"):
+        require_dev_only(ann, command="fit")

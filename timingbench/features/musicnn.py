@@ -58,6 +58,11 @@ N_FRAMES = 187
 #: Batch-norm epsilon of ``tf.compat.v1.layers.batch_normalization``.
 BN_EPS = 1e-3
 
+#: Time padding (top, bottom) of the five front-end blocks: the timbral blocks pad by 3
+#: rows; the temporal blocks use TensorFlow 'same' padding of an even kernel (one more
+#: row at the end).
+_PADS = ((3, 3), (3, 3), (63, 64), (31, 32), (15, 16))
+
 #: The packaged weights.
 WEIGHTS_PATH = Path(__file__).resolve().parent.parent / "data" / "musicnn" / "mtt_musicnn.npz"
 
@@ -222,52 +227,132 @@ class MusicnnTagger:
         if x.shape[0] == 0:
             return np.zeros((0, len(self.tags)), dtype=np.float32)
 
-        def chan_bn(v: torch.Tensor, name: str) -> torch.Tensor:
-            scale, shift = self._bn[name]
-            shape = (1, -1) + (1,) * (v.dim() - 2)
-            return v * scale.view(shape) + shift.view(shape)
-
         with torch.inference_mode():
-            inp = torch.from_numpy(x).unsqueeze(1)  # (n, 1, time, mel)
-            inp = chan_bn(inp, "batch_normalization")
-            front: list[torch.Tensor] = []
-            # timbral blocks: time padded by 3 (valid in frequency), then temporal blocks with
-            # TensorFlow 'same' padding of an even kernel (one more row at the end)
-            pads = [(3, 3), (3, 3), (63, 64), (31, 32), (15, 16)]
-            for i, ((w, b), (top, bottom)) in enumerate(zip(self._front, pads, strict=True)):
+            inp = self._chan_bn(torch.from_numpy(x).unsqueeze(1), "batch_normalization")
+            front = []
+            for i, (top, bottom) in enumerate(_PADS):
+                w, b = self._front[i]
                 v = F.conv2d(F.pad(inp, (0, 0, top, bottom)), w, b)
-                front.append(self._bn_max_over_freq(v, f"batch_normalization_{i + 1}"))
-            fe = torch.cat(front, dim=1)  # (n, 561, time)
-            mids = [fe]
-            h = fe
-            for j, (w, b) in enumerate(self._mid):
-                v = F.conv1d(F.pad(h, (3, 3)), w, b)
-                v = chan_bn(torch.relu(v), f"batch_normalization_{j + 6}")
-                h = v if j == 0 else v + h
-                mids.append(h)
-            me = torch.cat(mids, dim=1)  # (n, 753, time)
-            pooled = torch.stack([me.amax(dim=2), me.mean(dim=2)], dim=2).reshape(me.shape[0], -1)
-            pooled = chan_bn(pooled, "batch_normalization_9")
-            (w1, b1), (w2, b2) = self._dense
-            d = chan_bn(torch.relu(pooled @ w1 + b1), "batch_normalization_10")
-            out = d @ w2 + b2
+                front.append(self._bn_max_over_freq(v.amax(dim=3), v.amin(dim=3), i))
+            out = self._after_frontend(front)
         return np.asarray(out.numpy(), dtype=np.float32)
 
-    def _bn_max_over_freq(self, v: torch.Tensor, name: str) -> torch.Tensor:
-        """``max_f BN(ReLU(v))`` for v of shape (n, C, time, freq), without touching every element.
+    def logits_at(
+        self, spec: npt.ArrayLike, starts: npt.ArrayLike, *, chunk: int = 16
+    ) -> npt.NDArray[np.float32]:
+        """Pre-sigmoid tag scores of the patches ``spec[s : s + 187]`` for ``s`` in ``starts``.
+
+        Equal to ``logits(stack of patches)`` up to float summation order (tested to
+        1e-5), but the two timbral convolutions, which carry most of the cost, run once
+        over the whole spectrogram: a patch's interior rows do not see its zero padding and
+        are shared between overlapping patches; only each patch's 3 first and 3 last rows
+        are recomputed with the patch's own padding.
+
+        Parameters
+        ----------
+        spec : array_like of float, shape (n_frames, 96)
+            Log-mel spectrogram (:func:`log_mel`).
+        starts : array_like of int, shape (n,)
+            First frame of each patch, each ``<= n_frames - 187``.
+        chunk : int
+            Patches per pass through the per-patch layers (memory only).
+
+        Returns
+        -------
+        logits : np.ndarray of float32, shape (n, 50)
+
+        Raises
+        ------
+        ParameterError
+            If the spectrogram has the wrong shape or a patch runs over its end.
+        """
+        import torch
+        import torch.nn.functional as F
+
+        x = np.asarray(spec, dtype=np.float32)
+        idx = np.asarray(starts, dtype=np.int64)
+        if x.ndim != 2 or x.shape[1] != N_MELS:
+            raise ParameterError(f"spec must have shape (n_frames, {N_MELS}), got {x.shape}")
+        if idx.size and (idx.min() < 0 or idx.max() + N_FRAMES > x.shape[0]):
+            raise ParameterError(f"patch starts must lie in [0, {x.shape[0] - N_FRAMES}]")
+        if idx.size == 0:
+            return np.zeros((0, len(self.tags)), dtype=np.float32)
+        e = 3  # timbral blocks pad time by 3
+        out = np.zeros((idx.size, len(self.tags)), dtype=np.float32)
+        with torch.inference_mode():
+            full = self._chan_bn(torch.from_numpy(x)[None, None], "batch_normalization")  # (1,1,T,F)
+            shared = []
+            for w, b in self._front[:2]:
+                g = F.conv2d(F.pad(full, (0, 0, e, e)), w, b)[0]  # (C, T, F')
+                shared.append((g.amax(dim=2), g.amin(dim=2)))
+                del g
+            for c0 in range(0, idx.size, chunk):
+                part = idx[c0 : c0 + chunk]
+                patches = torch.stack([full[0, :, s : s + N_FRAMES] for s in part])  # (n,1,187,F)
+                zeros = torch.zeros((part.size, 1, e, N_MELS))
+                head = torch.cat([zeros, patches[:, :, : 2 * e]], dim=2)
+                tail = torch.cat([patches[:, :, -2 * e :], zeros], dim=2)
+                front = []
+                for i, (top, bottom) in enumerate(_PADS):
+                    w, b = self._front[i]
+                    if i < 2:
+                        hi = torch.stack([shared[i][0][:, s : s + N_FRAMES] for s in part])
+                        lo = torch.stack([shared[i][1][:, s : s + N_FRAMES] for s in part])
+                        for edge, rows in ((head, slice(0, e)), (tail, slice(N_FRAMES - e, N_FRAMES))):
+                            v = F.conv2d(edge, w, b)
+                            hi[:, :, rows], lo[:, :, rows] = v.amax(dim=3), v.amin(dim=3)
+                    else:
+                        v = F.conv2d(F.pad(patches, (0, 0, top, bottom)), w, b)
+                        hi, lo = v.amax(dim=3), v.amin(dim=3)
+                    front.append(self._bn_max_over_freq(hi, lo, i))
+                out[c0 : c0 + part.size] = self._after_frontend(front).numpy()
+        return out
+
+    def _chan_bn(self, v: torch.Tensor, name: str) -> torch.Tensor:
+        scale, shift = self._bn[name]
+        shape = (1, -1) + (1,) * (v.dim() - 2)
+        return v * scale.view(shape) + shift.view(shape)
+
+    def _after_frontend(self, front: list[torch.Tensor]) -> torch.Tensor:
+        """Mid end and back end: front-end blocks (n, C_i, time) -> logits (n, 50)."""
+        import torch
+        import torch.nn.functional as F
+
+        fe = torch.cat(front, dim=1)  # (n, 561, time)
+        mids = [fe]
+        h = fe
+        for j, (w, b) in enumerate(self._mid):
+            v = F.conv1d(F.pad(h, (3, 3)), w, b)
+            v = self._chan_bn(torch.relu(v), f"batch_normalization_{j + 6}")
+            h = v if j == 0 else v + h
+            mids.append(h)
+        me = torch.cat(mids, dim=1)  # (n, 753, time)
+        pooled = torch.stack([me.amax(dim=2), me.mean(dim=2)], dim=2).reshape(me.shape[0], -1)
+        pooled = self._chan_bn(pooled, "batch_normalization_9")
+        (w1, b1), (w2, b2) = self._dense
+        d = self._chan_bn(torch.relu(pooled @ w1 + b1), "batch_normalization_10")
+        return d @ w2 + b2
+
+    def _bn_max_over_freq(self, hi: torch.Tensor, lo: torch.Tensor, block: int) -> torch.Tensor:
+        """``max_f BN(ReLU(v))`` of front-end block ``block`` from ``max_f v`` and ``min_f v``.
 
         BN is a per-channel affine map ``scale * x + shift``; it is monotone, so the maximum
         over frequency is reached at the maximum of ``v`` where ``scale > 0`` and at its
         minimum where ``scale < 0`` (ReLU is monotone too). The selected element and the
-        float operations applied to it are the same as in the direct computation.
+        float operations applied to it are those of the direct computation, without a pass
+        over every (time, frequency) element.
+
+        Parameters
+        ----------
+        hi, lo : torch.Tensor, shape (n, C, time)
+            Maximum and minimum over frequency of the block's convolution output.
+        block : int
+            Front-end block index (0-4).
         """
         import torch
 
-        scale, shift = self._bn[name]
-        hi = torch.relu(v.amax(dim=3))
-        lo = torch.relu(v.amin(dim=3))
-        pos = (scale >= 0).view(1, -1, 1)
-        picked = torch.where(pos, hi, lo)
+        scale, shift = self._bn[f"batch_normalization_{block + 1}"]
+        picked = torch.where((scale >= 0).view(1, -1, 1), torch.relu(hi), torch.relu(lo))
         return picked * scale.view(1, -1, 1) + shift.view(1, -1, 1)
 
     def predict(self, patches: npt.ArrayLike) -> npt.NDArray[np.float32]:
@@ -356,7 +441,7 @@ def patch_starts(n_frames: int, *, hop_frames: float) -> npt.NDArray[np.int64]:
 
 
 def taggram(
-    samples: npt.ArrayLike, *, sr: int, hop_s: float, batch_size: int = 32, tagger: MusicnnTagger | None = None
+    samples: npt.ArrayLike, *, sr: int, hop_s: float, batch_size: int = 16, tagger: MusicnnTagger | None = None
 ) -> Taggram:
     """Tag probabilities in overlapping ~3 s windows across a clip.
 
@@ -395,10 +480,7 @@ def taggram(
     y = resample_to_model(samples, sr=sr)
     spec = log_mel(y) if y.size > N_FFT // 2 else np.zeros((0, N_MELS), dtype=np.float32)
     starts = patch_starts(spec.shape[0], hop_frames=hop_s * MODEL_SR / HOP)
-    probs = np.zeros((starts.size, len(model.tags)), dtype=np.float32)
-    for i in range(0, starts.size, batch_size):
-        idx = starts[i : i + batch_size]
-        batch = np.stack([spec[s : s + N_FRAMES] for s in idx])
-        probs[i : i + batch_size] = model.predict(batch)
+    z = model.logits_at(spec, starts, chunk=int(batch_size)).astype(np.float64)
+    probs = (1.0 / (1.0 + np.exp(-z))).astype(np.float32)
     times = frames_to_time(starts + N_FRAMES // 2, sr=MODEL_SR, hop=HOP)
     return Taggram(times=times, probs=probs, tags=model.tags)

@@ -1,0 +1,397 @@
+"""Instrument-family evidence over time, for the semantic family gate and the timbre match.
+
+Two backends behind one interface:
+
+- ``musicnn`` (default, embedded, offline): the pretrained MagnaTagATune tagger of
+  :mod:`timingbench.features.musicnn`, run on ~3 s windows every ``semantic.hop_s``
+  seconds. A family's evidence in a window is the maximum probability over the tags that
+  name one of its instruments (``semantic.musicnn_tag_families``). Families with no such
+  tag (bass, brass, keys) are ``exempt`` with reason ``not_in_vocabulary``.
+- ``clap``: LAION-CLAP through ``transformers.ClapModel`` from a local checkpoint folder
+  (``--clap-dir`` or ``semantic.clap_dir``; never downloaded). A family's evidence is the
+  zero-shot softmax over one text per family (``semantic.clap_family_texts``). Without a
+  checkpoint every family is ``exempt`` with reason ``model_unavailable``.
+
+Families the paper exempts because embeddings are unreliable on generated audio
+(``semantic.exempt_families``: synths) are exempt for every backend.
+
+The evidence is used strictly for rejection: :func:`family_rise` can veto a candidate
+but never moves or creates one. :func:`timbre_match` is separate evidence for the
+timbre-match rate and never enters the timing score (paper Sec. IV-F).
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from timingbench.config import Config
+from timingbench.convert import TIME_DECIMALS
+from timingbench.errors import ModelUnavailableError, ParameterError
+from timingbench.prompts import EVENT_FAMILIES
+
+#: Backends understood by :func:`family_evidence`.
+BACKENDS = ("musicnn", "clap")
+#: Families that carry instrument identity (``mix`` has none).
+INSTRUMENT_FAMILIES = tuple(f for f in EVENT_FAMILIES if f != "mix")
+
+PASS, FAIL, EXEMPT = "pass", "fail", "exempt"
+
+
+@dataclass(frozen=True)
+class FamilyEvidence:
+    """Windowed instrument-family evidence of one clip.
+
+    Attributes
+    ----------
+    times : np.ndarray of float64, shape (n_windows,)
+        Window centres in seconds.
+    curves : dict of str to np.ndarray of float64, shape (n_windows,)
+        Family -> evidence in [0, 1] per window, for every family the backend can judge.
+    backend : str
+        ``musicnn`` or ``clap``.
+    exempt : dict of str to str
+        Family -> reason it cannot be judged (``not_in_vocabulary``,
+        ``unreliable_for_generated_audio``, ``model_unavailable``).
+    window_s : float
+        Length of each analysis window in seconds.
+    note : str or None
+        Why the backend could not run, when it could not.
+    """
+
+    times: npt.NDArray[np.float64]
+    curves: dict[str, npt.NDArray[np.float64]]
+    backend: str
+    exempt: dict[str, str]
+    window_s: float
+    note: str | None = None
+    tag_curves: dict[str, npt.NDArray[np.float64]] = field(default_factory=dict, repr=False)
+
+    def disclosure(self) -> dict[str, Any]:
+        """The backend and the families it could not judge, for ``summary.json``."""
+        return {"backend": self.backend, "exempt": dict(sorted(self.exempt.items())), "note": self.note}
+
+
+# --------------------------------------------------------------------------- backends
+
+
+def _musicnn_raw(samples: npt.NDArray[np.float32], sr: int, hop_s: float) -> dict[str, Any]:
+    from timingbench.features.musicnn import HOP, MODEL_SR, N_FRAMES, taggram
+
+    tg = taggram(samples, sr=sr, hop_s=hop_s)
+    return {"times": tg.times, "probs": tg.probs, "tags": list(tg.tags),
+            "window_s": N_FRAMES * HOP / MODEL_SR}
+
+
+def _clap_raw(
+    samples: npt.NDArray[np.float32], sr: int, hop_s: float, window_s: float, clap_dir: Path,
+    texts: Mapping[str, str],
+) -> dict[str, Any]:
+    try:
+        import torch
+        from transformers import ClapModel, ClapProcessor
+
+        model = ClapModel.from_pretrained(str(clap_dir), local_files_only=True).eval()
+        proc = ClapProcessor.from_pretrained(str(clap_dir), local_files_only=True)
+    except (OSError, ValueError, ImportError) as exc:
+        raise ModelUnavailableError(f"{clap_dir}: cannot load a CLAP checkpoint ({exc})") from None
+    target_sr = int(proc.feature_extractor.sampling_rate)
+    if sr != target_sr:
+        import soxr
+
+        y = np.asarray(soxr.resample(samples, sr, target_sr, quality="VHQ"), dtype=np.float32)
+    else:
+        y = np.asarray(samples, dtype=np.float32)
+    win = int(round(window_s * target_sr))
+    hop = hop_s * target_sr
+    n = 0 if y.size < win else int(np.floor((y.size - win) / hop)) + 1
+    starts = np.round(np.arange(n) * hop).astype(np.int64)
+    starts = starts[starts + win <= y.size]
+    families = list(texts)
+
+    def _features(out: Any) -> torch.Tensor:
+        t = out if isinstance(out, torch.Tensor) else out.pooler_output
+        return torch.nn.functional.normalize(t, dim=-1)
+
+    probs = np.zeros((starts.size, len(families)), dtype=np.float64)
+    with torch.inference_mode():
+        tin = proc(text=[texts[f] for f in families], return_tensors="pt", padding=True)
+        temb = _features(model.get_text_features(input_ids=tin["input_ids"],
+                                                 attention_mask=tin.get("attention_mask")))
+        scale = float(model.logit_scale_a.exp())
+        for i in range(0, starts.size, 16):
+            chunk = [y[s : s + win] for s in starts[i : i + 16]]
+            ain = proc(audio=chunk, sampling_rate=target_sr, return_tensors="pt")
+            kwargs = {"input_features": ain["input_features"]}
+            if "is_longer" in ain:
+                kwargs["is_longer"] = ain["is_longer"]
+            aemb = _features(model.get_audio_features(**kwargs))
+            logits = scale * aemb @ temb.T
+            probs[i : i + len(chunk)] = torch.softmax(logits, dim=-1).double().numpy()
+    times = (starts + win / 2.0) / target_sr
+    return {"times": times, "probs": probs, "tags": families, "window_s": win / target_sr}
+
+
+# --------------------------------------------------------------------------- interface
+
+
+def _unpack(samples_or_bank: Any, sr: int) -> tuple[Any, npt.NDArray[np.float32], int]:
+    if hasattr(samples_or_bank, "derived") and hasattr(samples_or_bank, "samples"):
+        bank = samples_or_bank
+        return bank, np.asarray(bank.samples, dtype=np.float32), int(getattr(bank, "sr", sr))
+    y = np.asarray(samples_or_bank, dtype=np.float32)
+    if y.ndim != 1:
+        raise ParameterError(f"samples must be mono with shape (n,), got shape {y.shape}")
+    return None, y, sr
+
+
+def family_evidence(
+    samples_or_bank: Any,
+    *,
+    sr: int,
+    config: Config,
+    backend: str = "musicnn",
+    clap_dir: Path | None = None,
+) -> FamilyEvidence:
+    """Windowed instrument-family evidence of a clip.
+
+    Parameters
+    ----------
+    samples_or_bank : array_like of float, shape (n,), or a feature bank
+        Mono audio, or a feature bank exposing ``samples``, ``sr`` and
+        ``derived(key, fn)``; with a bank the raw curves are memoised under
+        ``semantic:<backend>:<version>:...``.
+    sr : int
+        Sample rate of the samples in Hz (a bank's own ``sr`` takes precedence).
+    config : Config
+        Reads the ``semantic`` section.
+    backend : str
+        ``musicnn`` (embedded) or ``clap``.
+    clap_dir : Path, optional
+        Local CLAP checkpoint folder; ``semantic.clap_dir`` when omitted.
+
+    Returns
+    -------
+    evidence : FamilyEvidence
+        With zero windows when the clip is shorter than one window. When the CLAP
+        checkpoint is absent or unreadable, every family is exempt (``model_unavailable``)
+        and ``note`` says why.
+
+    Raises
+    ------
+    ParameterError
+        On an unknown backend, non-mono samples or a non-positive sample rate.
+    ModelUnavailableError
+        If the embedded musicnn weights are missing (a broken installation).
+    """
+    if backend not in BACKENDS:
+        raise ParameterError(f"unknown family-evidence backend {backend!r}; use one of {list(BACKENDS)}")
+    bank, y, sr = _unpack(samples_or_bank, sr)
+    if int(sr) != sr or sr <= 0:
+        raise ParameterError(f"sr must be a positive whole number of Hz, got {sr!r}")
+    sec = config.section("semantic")
+    hop_s = float(sec["hop_s"])
+    version = str(sec["version"])
+    paper_exempt = dict(sec["exempt_families"] or {})
+
+    if backend == "musicnn":
+        key = f"semantic:musicnn:{version}:hop={hop_s:g}"
+        raw = bank.derived(key, lambda *_: _musicnn_raw(y, sr, hop_s)) if bank is not None \
+            else _musicnn_raw(y, sr, hop_s)
+        table: dict[str, list[str]] = {f: list(t) for f, t in dict(sec["musicnn_tag_families"]).items()}
+        col = {t: i for i, t in enumerate(raw["tags"])}
+        for fam, tags in table.items():
+            missing = [t for t in tags if t not in col]
+            if fam not in INSTRUMENT_FAMILIES or missing:
+                raise ParameterError(
+                    f"semantic.musicnn_tag_families: family {fam!r} / tags {missing} are not a SPEC "
+                    "family / MagnaTagATune tag"
+                )
+        probs = np.asarray(raw["probs"], dtype=np.float64)
+        curves = {f: probs[:, [col[t] for t in tags]].max(axis=1) if probs.shape[0]
+                  else np.zeros(0) for f, tags in table.items() if f not in paper_exempt}
+        exempt = {f: "not_in_vocabulary" for f in INSTRUMENT_FAMILIES if f not in table}
+        exempt.update({f: r for f, r in paper_exempt.items()})
+        tag_curves = {t: probs[:, i] for t, i in col.items()}
+        return FamilyEvidence(times=np.asarray(raw["times"], dtype=np.float64), curves=curves,
+                              backend="musicnn", exempt=exempt, window_s=float(raw["window_s"]),
+                              tag_curves=tag_curves)
+
+    directory = clap_dir if clap_dir is not None else sec["clap_dir"]
+    window_s = float(sec["clap_window_s"])
+    texts = {f: str(t) for f, t in dict(sec["clap_family_texts"]).items() if f in INSTRUMENT_FAMILIES}
+    if directory is None or not Path(directory).is_dir():
+        why = "no CLAP checkpoint folder given (--clap-dir)" if directory is None \
+            else f"CLAP checkpoint folder {directory} does not exist"
+        return _unavailable(window_s, why)
+    digest = hashlib.sha256(repr((str(Path(directory).resolve()), sorted(texts.items()))).encode()).hexdigest()[:12]
+    key = f"semantic:clap:{version}:hop={hop_s:g}:win={window_s:g}:{digest}"
+    try:
+        raw = bank.derived(key, lambda *_: _clap_raw(y, sr, hop_s, window_s, Path(directory), texts)) \
+            if bank is not None else _clap_raw(y, sr, hop_s, window_s, Path(directory), texts)
+    except ModelUnavailableError as exc:
+        return _unavailable(window_s, str(exc))
+    probs = np.asarray(raw["probs"], dtype=np.float64)
+    curves = {f: probs[:, i] if probs.shape[0] else np.zeros(0)
+              for i, f in enumerate(raw["tags"]) if f not in paper_exempt}
+    exempt = {f: "not_in_vocabulary" for f in INSTRUMENT_FAMILIES if f not in texts}
+    exempt.update(paper_exempt)
+    return FamilyEvidence(times=np.asarray(raw["times"], dtype=np.float64), curves=curves,
+                          backend="clap", exempt=exempt, window_s=float(raw["window_s"]))
+
+
+def _unavailable(window_s: float, why: str) -> FamilyEvidence:
+    return FamilyEvidence(times=np.zeros(0), curves={}, backend="clap",
+                          exempt={f: "model_unavailable" for f in INSTRUMENT_FAMILIES},
+                          window_s=window_s, note=why)
+
+
+# --------------------------------------------------------------------------- decisions
+
+
+def _spans(ev: FamilyEvidence, t_s: float, context_s: float) -> tuple[npt.NDArray[np.bool_], npt.NDArray[np.bool_]]:
+    """Windows lying wholly before / wholly after ``t_s``, within ``context_s`` of it."""
+    half = ev.window_s / 2.0
+    c = np.round(ev.times, TIME_DECIMALS)
+    lo_pre, hi_pre = round(t_s - half - context_s, TIME_DECIMALS), round(t_s - half, TIME_DECIMALS)
+    lo_post, hi_post = round(t_s + half, TIME_DECIMALS), round(t_s + half + context_s, TIME_DECIMALS)
+    return (c >= lo_pre) & (c <= hi_pre), (c >= lo_post) & (c <= hi_post)
+
+
+def _levels(
+    curve: npt.NDArray[np.float64], pre: npt.NDArray[np.bool_], post: npt.NDArray[np.bool_], pct: float
+) -> tuple[float, float]:
+    return float(np.percentile(curve[pre], pct)), float(np.median(curve[post]))
+
+
+def _check_family(family: str) -> None:
+    if family not in INSTRUMENT_FAMILIES:
+        raise ParameterError(
+            f"family {family!r} carries no instrument identity; use one of {list(INSTRUMENT_FAMILIES)}"
+        )
+
+
+def family_rise(
+    ev: FamilyEvidence, family: str, *, candidate_s: float, config: Config
+) -> tuple[str, dict[str, Any]]:
+    """Semantic family gate: the family must rise across the candidate and have been quiet before.
+
+    The evidence of the windows lying wholly before the candidate (within
+    ``semantic.context_s``) is summarised by its ``semantic.pre_percentile`` percentile,
+    that of the windows wholly after it by their median. The gate passes when
+    ``after - before >= semantic.min_rise`` and ``before <= semantic.quiet_max``. A
+    disabled constant skips its check. The gate is rejection-only: it never moves or
+    creates a detection.
+
+    Parameters
+    ----------
+    ev : FamilyEvidence
+        The clip's evidence (:func:`family_evidence`).
+    family : str
+        SPEC section 1 family of the instructed event.
+    candidate_s : float
+        Candidate time in seconds.
+    config : Config
+        Reads the ``semantic`` section.
+
+    Returns
+    -------
+    verdict : str
+        ``pass`` | ``fail`` | ``exempt``.
+    detail : dict
+        ``backend``, ``before``, ``after``, ``rise`` (probabilities, rounded to 4
+        decimals) and ``reason`` (``no_rise``, ``not_quiet_before``, or the exemption:
+        ``not_in_vocabulary``, ``unreliable_for_generated_audio``, ``model_unavailable``,
+        ``insufficient_context`` when no window lies wholly before or after the candidate).
+
+    Raises
+    ------
+    ParameterError
+        If ``family`` is not an instrument family or ``candidate_s`` is not finite.
+    """
+    _check_family(family)
+    if not np.isfinite(candidate_s):
+        raise ParameterError(f"candidate_s must be a finite number of seconds, got {candidate_s!r}")
+    detail: dict[str, Any] = {"backend": ev.backend, "before": None, "after": None, "rise": None,
+                              "reason": None}
+    if family in ev.exempt or family not in ev.curves:
+        detail["reason"] = ev.exempt.get(family, "not_in_vocabulary")
+        return EXEMPT, detail
+    sec = config.section("semantic")
+    pre, post = _spans(ev, float(candidate_s), float(sec["context_s"]))
+    if not pre.any() or not post.any():
+        detail["reason"] = "insufficient_context"
+        return EXEMPT, detail
+    before, after = _levels(ev.curves[family], pre, post, float(sec["pre_percentile"]))
+    rise = after - before
+    detail.update(before=round(before, 4), after=round(after, 4), rise=round(rise, 4))
+    min_rise, quiet_max = sec["min_rise"], sec["quiet_max"]
+    if min_rise is not None and rise < float(min_rise):
+        detail["reason"] = "no_rise"
+        return FAIL, detail
+    if quiet_max is not None and before > float(quiet_max):
+        detail["reason"] = "not_quiet_before"
+        return FAIL, detail
+    return PASS, detail
+
+
+def timbre_match(ev: FamilyEvidence, family: str, *, after_s: float, config: Config) -> dict[str, Any]:
+    """Does the layer that appeared at ``after_s`` sound like the requested family?
+
+    Separate from the timing score (paper Sec. IV-F). Among the families the backend can
+    judge, the one whose evidence rises most across ``after_s`` (same windows and
+    statistics as :func:`family_rise`; the level after the event when nothing precedes
+    it) is the observed family; the event matches when it is the requested one.
+
+    Parameters
+    ----------
+    ev : FamilyEvidence
+        The clip's evidence.
+    family : str
+        Requested SPEC section 1 family.
+    after_s : float
+        The event time in seconds (the detection, or the instructed time when none).
+    config : Config
+        Reads the ``semantic`` section.
+
+    Returns
+    -------
+    match : dict
+        ``match`` (bool, or None when the family is exempt or there is no window after
+        the event), ``observed_family``, ``rise`` and ``after`` of the requested family,
+        ``backend`` and ``reason`` (the exemption, or None).
+
+    Raises
+    ------
+    ParameterError
+        If ``family`` is not an instrument family or ``after_s`` is not finite.
+    """
+    _check_family(family)
+    if not np.isfinite(after_s):
+        raise ParameterError(f"after_s must be a finite number of seconds, got {after_s!r}")
+    out: dict[str, Any] = {"match": None, "observed_family": None, "rise": None, "after": None,
+                           "backend": ev.backend, "reason": None}
+    if family in ev.exempt or family not in ev.curves:
+        out["reason"] = ev.exempt.get(family, "not_in_vocabulary")
+        return out
+    sec = config.section("semantic")
+    pre, post = _spans(ev, float(after_s), float(sec["context_s"]))
+    if not post.any():
+        out["reason"] = "insufficient_context"
+        return out
+    pct = float(sec["pre_percentile"])
+    score: dict[str, float] = {}
+    for fam, curve in sorted(ev.curves.items()):
+        after = float(np.median(curve[post]))
+        score[fam] = after - (float(np.percentile(curve[pre], pct)) if pre.any() else 0.0)
+        if fam == family:
+            out["after"] = round(after, 4)
+    observed = max(score, key=lambda f: (score[f], f == family))
+    out.update(match=observed == family, observed_family=observed, rise=round(score[family], 4))
+    return out

@@ -227,7 +227,9 @@ def _core_features(samples: npt.NDArray[np.float32], *, sr: int, p: FeatureParam
              for i, nm in enumerate(names)}
 
     nov_t, nov_h = _novelty_pair(mel_db, power, sr=sr, p=p)
-    both = 0.5 * (_unit_max(nov_t) + _unit_max(nov_h))
+    edge = seconds_to_frame_count(p.novelty_half_s, sr=sr, hop=p.hop)
+    nov_t, nov_h = _unit_max(nov_t, edge), _unit_max(nov_h, edge)
+    both = _unit_max(0.5 * (nov_t + nov_h), edge)
 
     loud = Loudness(
         loud_level_db=_percentile(rms_db, p.loud_percentile),
@@ -239,15 +241,17 @@ def _core_features(samples: npt.NDArray[np.float32], *, sr: int, p: FeatureParam
         "n_frames": n, "rms": rms, "rms_db": rms_db, "onset_full": onset_full,
         "onset_harmonic": onset_h, "onset_percussive": onset_p,
         "harmonic_rms_db": h_db, "percussive_rms_db": p_db, "bands_db": bands,
-        "novelty": _unit_max(both), "novelty_timbre": _unit_max(nov_t),
-        "novelty_harmony": _unit_max(nov_h), "logmel": mel_db.astype(np.float32),
+        "novelty": both, "novelty_timbre": nov_t, "novelty_harmony": nov_h, "logmel": mel_db.astype(np.float32),
         "loudness": loud, "ms_ref": ms_ref, "mel_ref": mel_ref,
     }
 
 
-def _unit_max(x: F64) -> F64:
-    m = float(np.max(x)) if x.size else 0.0
-    return x / m if m > 0 else np.zeros_like(x)
+def _unit_max(x: F64, edge: int) -> F64:
+    # The clip's edges border zero-padded similarity and always look novel; scale by the
+    # interior maximum (frames at least one kernel half-width from both ends) and clip.
+    inner = x[edge:x.size - edge] if x.size > 2 * edge else x
+    m = float(np.max(inner)) if inner.size else 0.0
+    return np.minimum(x / m, 1.0) if m > 0 else np.zeros_like(x)
 
 
 def timbre_features(mel_db: npt.NDArray[np.floating], *, n_mfcc: int) -> F64:
@@ -353,8 +357,10 @@ class FeatureBank:
         ``sub`` / ``low`` / ``mid`` / ``high`` band levels in dBFS (bounds
         ``features.band_edges_hz``), each shape (n,).
     novelty, novelty_timbre, novelty_harmony : np.ndarray, shape (n,)
-        Checkerboard novelty over MFCC (timbre) and chroma (harmony), each scaled to a
-        maximum of 1, and their mean (scaled to maximum 1).
+        Checkerboard novelty over MFCC (timbre) and chroma (harmony), and their mean,
+        each scaled so that its maximum away from the clip edges (one kernel half-width,
+        ``features.novelty_half_s``) is 1 and clipped to ``[0, 1]``; the edges border
+        zero-padded similarity and read as novel.
     logmel : np.ndarray of float32, shape (n_mels, n)
         Log-mel power in dB relative to the clip maximum, in ``[-features.db_range, 0]``.
     loudness : Loudness

@@ -41,8 +41,13 @@ import numpy as np  # noqa: E402
 
 from timingbench.audio import load_clip  # noqa: E402
 from timingbench.config import load_config  # noqa: E402
-from timingbench.features import clear_memory_cache, compute_bank, get_bank  # noqa: E402
-from timingbench.features import kernels, separation  # noqa: E402
+from timingbench.features import (  # noqa: E402
+    clear_memory_cache,
+    compute_bank,
+    get_bank,
+    kernels,
+    separation,
+)
 from timingbench.features.bank import FeatureParams, timbre_features  # noqa: E402
 
 SOUNDFONT = Path("/usr/share/sounds/sf2/FluidR3_GM.sf2")

@@ -23,6 +23,7 @@ Truth conventions (paper Sec. IV-B):
 
 from __future__ import annotations
 
+import functools
 import inspect
 import math
 import zlib
@@ -33,7 +34,7 @@ from typing import Any
 
 import numpy as np
 
-from timingbench.config import Config, load_config
+from timingbench.config import DEFAULT_CONFIG_PATH, Config, load_config
 from timingbench.errors import ParameterError
 from timingbench.prompts import parse_prompt
 from timingbench.render.arrangement import (
@@ -84,7 +85,7 @@ class RenderedClip:
     clip_id : str
         Clip and prompt id.
     audio_path : Path
-        Mono float32 WAV at ``render.sample_rate_hz`` (44.1 kHz).
+        Mono 24-bit PCM WAV at ``render.sample_rate_hz`` (44.1 kHz).
     midi_path : Path
         The MIDI file the audio was rendered from (the source of the truth).
     prompt : dict
@@ -717,7 +718,7 @@ def silence_then_start(ctx: Ctx, *, style: str | None = None, time_s: float | No
     parts = _bed_parts(ctx, specs, grid, harmony, t_s, ctx.duration_s, anchor=True)
     hard = any(s.character == "hard" for s in specs)
     sentence = [f"Start with {t:g} seconds of silence, then begin the music.",
-                f"Keep complete silence until {_at(t, ctx.rng)[12:]}, then start the music."][
+                f"Keep complete silence until {_at(t, ctx.rng)[len('at exactly '):]}, then start the music."][
         int(ctx.rng.integers(2))]
     return Plan(
         scenario="silence_then_start", style=st.name, phrase=_phrase(ctx, st), parts=parts,
@@ -852,6 +853,12 @@ def _truth_time(rule: TruthRule, notes: dict[str, list[Note]]) -> float | None:
     raise ParameterError(f"unknown truth rule {rule.rule!r}")
 
 
+@functools.lru_cache(maxsize=2)
+def _packaged_config(mtime_ns: int) -> Config:
+    """The packaged configuration, parsed once per process (and again when the file changes)."""
+    return load_config(DEFAULT_CONFIG_PATH)
+
+
 def _seed_rng(name: str, seed: int) -> np.random.Generator:
     return np.random.default_rng(np.random.SeedSequence([int(seed), zlib.crc32(name.encode())]))
 
@@ -901,7 +908,7 @@ def render_recipe(
         longer renders are mixes whose tail lies beyond the instructed duration.
     gain_db : float
         Gain in dB applied after the clip is scaled to ``render.peak_dbfs``; variants of one
-        seed are exact scaled copies of each other (FLOAT WAV).
+        seed are scaled copies of each other (to the 24-bit quantisation).
     stems : bool
         Also render each part alone (same envelope and scale: the stems sum to the mix).
     soundfont : Path, optional
@@ -945,7 +952,7 @@ def render_recipe(
         raise ParameterError(f"gain_db must lie in [-60, 0] dB, got {gain_db!r}")
     if humanize_ms < 0 or humanize_ms > 50:
         raise ParameterError(f"humanize_ms must lie in [0, 50] ms, got {humanize_ms!r}")
-    cfg = config if config is not None else load_config()
+    cfg = config if config is not None else _packaged_config(DEFAULT_CONFIG_PATH.stat().st_mtime_ns)
     sr = int(cfg.value("render.sample_rate_hz"))
     sf2 = resolve_soundfont(soundfont, cfg)
     cid = clip_id if clip_id is not None else default_clip_id(name, seed=seed, gain_db=gain_db)

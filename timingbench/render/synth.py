@@ -210,6 +210,7 @@ def render_midi(midi_path: Path, *, n_samples: int, soundfont: Path, cfg: Config
         cmd = [exe, "-ni", "-q", "-F", str(wav), "-r", str(sr), "-g", str(cfg.value("render.synth_gain")),
                "-O", "float", "-o", "synth.chorus.active=0",
                "-o", f"synth.reverb.active={1 if reverb else 0}", "-o", "synth.cpu-cores=1",
+               "-o", "synth.dynamic-sample-loading=1", "-o", "synth.polyphony=4096",
                str(soundfont), str(midi_path)]
         try:
             proc = subprocess.run(cmd, capture_output=True, text=True,
@@ -229,6 +230,11 @@ def render_midi(midi_path: Path, *, n_samples: int, soundfont: Path, cfg: Config
 
 
 def write_wav(path: Path, samples: npt.NDArray[np.float64], *, sr: int) -> None:
-    """Write mono float32 WAV (``FLOAT`` subtype: gain variants stay exact scaled copies)."""
+    """Write mono 24-bit PCM WAV.
+
+    Integer PCM is used because libsndfile stamps float WAV files with a PEAK chunk that
+    carries the wall-clock time, which would break byte-identical re-renders; 24 bits keep
+    the quantisation error near -144 dBFS, so gain variants stay scaled copies to 1e-6.
+    """
     path.parent.mkdir(parents=True, exist_ok=True)
-    sf.write(str(path), samples.astype(np.float32), sr, subtype="FLOAT", format="WAV")
+    sf.write(str(path), np.clip(samples, -1.0, 1.0), sr, subtype="PCM_24", format="WAV")

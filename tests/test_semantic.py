@@ -1,0 +1,241 @@
+"""Family evidence: the gate's decisions, the timbre match, the backends and the bank cache."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+from timingbench.config import Config
+from timingbench.errors import ParameterError
+from timingbench.features.semantic import (
+    INSTRUMENT_FAMILIES,
+    FamilyEvidence,
+    family_evidence,
+    family_rise,
+    timbre_match,
+)
+
+HOP = 0.5
+WINDOW = 3.0
+
+
+def _evidence(curves: dict[str, np.ndarray], *, exempt: dict[str, str] | None = None) -> FamilyEvidence:
+    n = len(next(iter(curves.values())))
+    times = 1.5 + HOP * np.arange(n)
+    return FamilyEvidence(times=times, curves={k: np.asarray(v, float) for k, v in curves.items()},
+                          backend="musicnn", exempt=exempt or {}, window_s=WINDOW)
+
+
+def _step(t_enter: float, lo: float, hi: float, n: int = 50) -> np.ndarray:
+    """Evidence of a family entering at t_enter: windows overlapping it ramp up."""
+    times = 1.5 + HOP * np.arange(n)
+    frac = np.clip((times + WINDOW / 2 - t_enter) / WINDOW, 0.0, 1.0)
+    return lo + (hi - lo) * frac
+
+
+def test_entrance_from_quiet_passes(config: Config) -> None:
+    ev = _evidence({"strings": _step(12.0, 0.02, 0.8)})
+    verdict, detail = family_rise(ev, "strings", candidate_s=12.0, config=config)
+    assert verdict == "pass"
+    assert detail["before"] == pytest.approx(0.02) and detail["after"] == pytest.approx(0.8)
+
+
+def test_family_present_before_fails_not_quiet(config: Config) -> None:
+    # rises by 0.3, but was already at 0.5 before
+    ev = _evidence({"strings": _step(12.0, 0.5, 0.8)})
+    verdict, detail = family_rise(ev, "strings", candidate_s=12.0, config=config)
+    assert (verdict, detail["reason"]) == ("fail", "not_quiet_before")
+
+
+def test_other_family_entering_fails_no_rise(config: Config) -> None:
+    ev = _evidence({"strings": np.full(50, 0.05), "piano": _step(12.0, 0.0, 0.9)})
+    verdict, detail = family_rise(ev, "strings", candidate_s=12.0, config=config)
+    assert (verdict, detail["reason"]) == ("fail", "no_rise")
+
+
+def test_gate_only_vetoes_at_the_candidate(config: Config) -> None:
+    # the family enters at 20 s: a candidate at 12 s must be rejected, one at 20 s passes
+    ev = _evidence({"strings": _step(20.0, 0.02, 0.8)})
+    assert family_rise(ev, "strings", candidate_s=12.0, config=config)[0] == "fail"
+    assert family_rise(ev, "strings", candidate_s=20.0, config=config)[0] == "pass"
+
+
+def test_window_exactly_on_the_edge_counts(config: Config) -> None:
+    # candidate 6.0: the window centred at 4.5 (= 6.0 - 1.5) ends exactly at the candidate
+    curve = np.full(50, 0.9)
+    curve[:7] = 0.0  # centres 1.5 .. 4.5 quiet
+    ev = _evidence({"strings": curve})
+    verdict, detail = family_rise(ev, "strings", candidate_s=6.0, config=config)
+    assert verdict == "pass" and detail["before"] == 0.0
+    curve[6] = 0.9  # the edge window now holds the family: it is part of "before"
+    assert family_rise(_evidence({"strings": curve}), "strings", candidate_s=6.0, config=config)[0] == "fail"
+
+
+@pytest.mark.parametrize("t", [0.5, 2.9, 48.0])
+def test_no_window_wholly_before_or_after_is_exempt(config: Config, t: float) -> None:
+    ev = _evidence({"strings": _step(12.0, 0.0, 0.8)})
+    verdict, detail = family_rise(ev, "strings", candidate_s=t, config=config)
+    assert (verdict, detail["reason"]) == ("exempt", "insufficient_context")
+
+
+def test_exempt_families_are_disclosed_not_judged(config: Config) -> None:
+    ev = _evidence({"strings": np.zeros(50)}, exempt={"brass": "not_in_vocabulary"})
+    assert family_rise(ev, "brass", candidate_s=12.0, config=config) == (
+        "exempt", {"backend": "musicnn", "before": None, "after": None, "rise": None,
+                   "reason": "not_in_vocabulary"})
+    assert family_rise(ev, "keys", candidate_s=12.0, config=config)[0] == "exempt"
+
+
+def test_disabled_constants_skip_their_check(config: Config) -> None:
+    ev = _evidence({"strings": _step(12.0, 0.5, 0.8)})
+    assert family_rise(ev, "strings", candidate_s=12.0, config=config)[0] == "fail"
+    loose = config.with_disabled("semantic.quiet_max")
+    assert family_rise(ev, "strings", candidate_s=12.0, config=loose)[0] == "pass"
+    flat = _evidence({"strings": np.full(50, 0.01)})
+    assert family_rise(flat, "strings", candidate_s=12.0, config=loose.with_disabled("semantic.min_rise"))[0] == "pass"
+
+
+@pytest.mark.parametrize("bad", ["mix", "drums"])
+def test_unknown_family_raises(config: Config, bad: str) -> None:
+    ev = _evidence({"strings": np.zeros(50)})
+    with pytest.raises(ParameterError, match="instrument"):
+        family_rise(ev, bad, candidate_s=12.0, config=config)
+    with pytest.raises(ParameterError):
+        family_rise(ev, "strings", candidate_s=float("nan"), config=config)
+
+
+def test_timbre_match_names_the_family_that_rose(config: Config) -> None:
+    ev = _evidence({"strings": np.full(50, 0.3), "piano": _step(12.0, 0.0, 0.9),
+                    "guitar": _step(12.0, 0.1, 0.4)})
+    hit = timbre_match(ev, "piano", after_s=12.0, config=config)
+    assert hit["match"] is True and hit["observed_family"] == "piano"
+    miss = timbre_match(ev, "strings", after_s=12.0, config=config)
+    assert miss["match"] is False and miss["observed_family"] == "piano" and miss["rise"] == 0.0
+    ex = timbre_match(_evidence({"strings": np.zeros(50)}, exempt={"synth": "unreliable_for_generated_audio"}),
+                      "synth", after_s=12.0, config=config)
+    assert ex["match"] is None and ex["reason"] == "unreliable_for_generated_audio"
+
+
+# ------------------------------------------------------------------ musicnn backend
+
+
+class _Bank:
+    """The feature-bank surface family_evidence relies on."""
+
+    def __init__(self, samples: np.ndarray, sr: int) -> None:
+        self.samples, self.sr = samples, sr
+        self.cache: dict[str, Any] = {}
+        self.calls = 0
+
+    def derived(self, key: str, fn: Any) -> Any:
+        if key not in self.cache:
+            self.calls += 1
+            self.cache[key] = fn(self)
+        return self.cache[key]
+
+
+@pytest.fixture(scope="module")
+def tone() -> np.ndarray:
+    t = np.arange(44100 * 5) / 44100
+    return (0.2 * np.sin(2 * np.pi * 261.6 * t) * np.exp(-(t % 0.5) * 4)).astype(np.float32)
+
+
+def test_musicnn_evidence_shapes_and_exemptions(config: Config, tone: np.ndarray) -> None:
+    ev = family_evidence(tone, sr=44100, config=config)
+    assert ev.backend == "musicnn"
+    assert ev.times.shape == (5,)  # 5 s: patch centres 1.49 .. 3.49 s every 0.5 s
+    np.testing.assert_allclose(np.diff(ev.times), 0.5, atol=0.016)  # rounded to 16 ms frames
+    assert ev.exempt == {"bass": "not_in_vocabulary", "brass": "not_in_vocabulary",
+                         "keys": "not_in_vocabulary", "synth": "unreliable_for_generated_audio"}
+    assert set(ev.curves) | set(ev.exempt) == set(INSTRUMENT_FAMILIES)
+    for curve in ev.curves.values():
+        assert curve.shape == (5,) and np.all((curve >= 0) & (curve <= 1))
+    # a family's evidence is the max over its tags
+    np.testing.assert_allclose(ev.curves["strings"], np.maximum.reduce(
+        [ev.tag_curves[t] for t in ("strings", "violin", "cello")]))
+    assert ev.disclosure()["exempt"]["synth"] == "unreliable_for_generated_audio"
+
+
+def test_bank_caches_the_curves_under_a_versioned_key(config: Config, tone: np.ndarray) -> None:
+    bank = _Bank(tone, 44100)
+    a = family_evidence(bank, sr=44100, config=config)
+    b = family_evidence(bank, sr=44100, config=config)
+    assert bank.calls == 1
+    (key,) = bank.cache
+    assert key.startswith("semantic:musicnn:1")
+    np.testing.assert_array_equal(a.curves["piano"], b.curves["piano"])
+    np.testing.assert_allclose(a.curves["piano"], family_evidence(tone, sr=44100, config=config).curves["piano"])
+
+
+def test_short_clip_gives_no_windows(config: Config) -> None:
+    ev = family_evidence(np.zeros(44100, dtype=np.float32), sr=44100, config=config)
+    assert ev.times.size == 0 and all(c.size == 0 for c in ev.curves.values())
+    assert family_rise(ev, "piano", candidate_s=0.5, config=config)[0] == "exempt"
+
+
+def test_bad_arguments_raise(config: Config, tone: np.ndarray) -> None:
+    with pytest.raises(ParameterError, match="backend"):
+        family_evidence(tone, sr=44100, config=config, backend="dsp")
+    with pytest.raises(ParameterError, match="mono"):
+        family_evidence(np.zeros((2, 100)), sr=44100, config=config)
+
+
+# ------------------------------------------------------------------ clap backend
+
+
+def test_clap_without_checkpoint_exempts_every_family(config: Config, tone: np.ndarray, tmp_path: Path) -> None:
+    for clap_dir in (None, tmp_path / "absent"):
+        ev = family_evidence(tone, sr=44100, config=config, backend="clap", clap_dir=clap_dir)
+        assert ev.backend == "clap" and ev.curves == {} and ev.note
+        assert ev.exempt == {f: "model_unavailable" for f in INSTRUMENT_FAMILIES}
+        assert family_rise(ev, "strings", candidate_s=12.0, config=config)[1]["reason"] == "model_unavailable"
+
+
+def _tiny_clap(d: Path) -> None:
+    import torch
+    from transformers import (
+        ClapConfig,
+        ClapFeatureExtractor,
+        ClapModel,
+        ClapProcessor,
+        RobertaTokenizer,
+    )
+
+    chars = list("abcdefghijklmnopqrstuvwxyz,")
+    vocab = {t: i for i, t in enumerate(["<s>", "<pad>", "</s>", "<unk>", "<mask>", *chars,
+                                         *("\u0120" + c for c in chars)])}
+    (d / "vocab.json").write_text(json.dumps(vocab))
+    (d / "merges.txt").write_text("#version: 0.2\n")
+    tok = RobertaTokenizer(str(d / "vocab.json"), str(d / "merges.txt"))
+    fe = ClapFeatureExtractor(truncation="rand_trunc", padding="repeatpad")
+    ClapProcessor(feature_extractor=fe, tokenizer=tok).save_pretrained(d)
+    torch.manual_seed(0)
+    cfg = ClapConfig(
+        text_config={"vocab_size": len(vocab), "hidden_size": 16, "num_hidden_layers": 1,
+                     "num_attention_heads": 2, "intermediate_size": 16,
+                     "max_position_embeddings": 96, "pad_token_id": 1},
+        audio_config={"patch_embeds_hidden_size": 8, "depths": [1, 1], "num_attention_heads": [1, 1],
+                      "hidden_size": 16},
+        projection_dim=8,
+    )
+    ClapModel(cfg).eval().save_pretrained(d)
+
+
+def test_clap_path_with_a_tiny_random_model(config: Config, tone: np.ndarray, tmp_path: Path) -> None:
+    _tiny_clap(tmp_path)
+    bank = _Bank(tone, 44100)
+    ev = family_evidence(bank, sr=44100, config=config, backend="clap", clap_dir=tmp_path)
+    assert ev.backend == "clap" and ev.note is None
+    assert ev.exempt == {"synth": "unreliable_for_generated_audio"}
+    assert set(ev.curves) == set(INSTRUMENT_FAMILIES) - {"synth"}
+    # 3 s windows every 0.5 s over 5 s, centred
+    np.testing.assert_allclose(ev.times, [1.5, 2.0, 2.5, 3.0, 3.5])
+    probs = np.stack(list(ev.curves.values()), axis=1)
+    assert np.all(probs > 0) and np.all(probs.sum(axis=1) < 1.0)  # softmax share, synth removed
+    again = family_evidence(bank, sr=44100, config=config, backend="clap", clap_dir=tmp_path)
+    assert bank.calls == 1 and next(iter(bank.cache)).startswith("semantic:clap:1")
+    np.testing.assert_array_equal(again.curves["piano"], ev.curves["piano"])

@@ -93,7 +93,7 @@ def _event_truth(rc: RenderedClip) -> tuple[float, float | None]:
 def test_every_recipe_is_covered_by_the_cases() -> None:
     covered = {recipe for _, recipe, _, _ in CASES}
     # tempo_drums and tempo_double_time share their code path with tempo_half_time
-    assert set(RECIPES) - covered == {"tempo_drums", "tempo_double_time"}
+    assert set(RECIPES) - covered == {"tempo_drums", "tempo_double_time", "sequence"}
 
 
 def test_prompt_and_truth_rows_follow_the_spec(rendered: dict[str, RenderedClip], config: Config) -> None:
@@ -307,6 +307,21 @@ def test_stems_sum_to_the_mix(rendered: dict[str, RenderedClip]) -> None:
         diff = sum(_read(p) for p in rc.stem_paths.values()) - mix
         assert np.sqrt(np.mean(diff**2)) < 1e-2 * np.sqrt(np.mean(mix**2))
         assert np.mean(np.abs(diff) > 1e-4) < 0.01
+
+
+def test_event_sequence_truth_matches_audio(tmp_path: Path) -> None:
+    rc = render_recipe("sequence", seed=4, out_dir=tmp_path, duration_s=18.0, stems=True,
+                       offsets_s=[0.0, 1.2, 0.0])
+    p = parse_prompt(rc.prompt)
+    assert p.family == "event_sequence"
+    assert [e.kind for e in p.events] == ["music_start_after_silence", "instrument_entry", "music_end"]
+    start, entry, end = (r["onset_s"] for r in rc.truth)
+    assert entry - p.events[1].time_s == pytest.approx(1.2, abs=1e-3)
+    mix = _read(rc.audio_path)
+    assert abs(_first_nonzero_s(mix) - start) <= HOP / SR
+    assert abs(_first_nonzero_s(_read(rc.stem_paths["target"])) - entry) <= HOP / SR
+    i = int(round(end * SR))
+    assert not np.any(mix[i:]) and np.any(mix[i - 64:i])
 
 
 # ----------------------------------------------------------------------------- determinism, gain

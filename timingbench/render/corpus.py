@@ -90,6 +90,8 @@ def _event_corpus(base_seed: int, *, reps: int) -> list[ClipSpec]:
         add("energy_increase", params={"offset_s": 2.5 if r % 2 == 0 else -1.5})
         add("silence_then_start")
         add("silence_then_start", params={"offset_s": 1.0 if r % 2 == 0 else 3.0})
+        add("sequence")
+        add("sequence", params={"offsets_s": [0.0, 1.5 if r % 2 == 0 else -1.0, 0.0]})
     # gain variants of two clips and one mix longer than the instructed 30 s
     for recipe, params in (("entry_on_time", {"family": "percussion"}), ("end_fade", {})):
         seed += 1

@@ -729,6 +729,47 @@ def silence_then_start(ctx: Ctx, *, style: str | None = None, time_s: float | No
     )
 
 
+def sequence(ctx: Ctx, *, family: str | None = None, target: str | None = None,
+             style: str | None = None, bpm: float | None = None,
+             offsets_s: tuple[float, float, float] | list[float] | None = None) -> Plan:
+    """An event sequence: silence, then the music starts; the target enters; the music is
+    cut. ``offsets_s`` displaces each delivery (on time when omitted)."""
+    st, tgt = _choose_target(ctx.rng, family=family, target=target, style_name=style)
+    t1 = float(ctx.rng.integers(2, 5))
+    t2 = t1 + float(ctx.rng.integers(4, 8))
+    t3 = min(t2 + float(ctx.rng.integers(5, 9)), math.floor(ctx.prompt_s) - 2.0)
+    if t3 - t2 < 3.0:
+        raise ParameterError(f"a sequence needs at least {t2 + 5:g} s of prompt duration; "
+                             f"got duration_s={ctx.duration_s:g}")
+    offs = (0.0, 0.0, 0.0) if offsets_s is None else tuple(float(o) for o in offsets_s)
+    if len(offs) != 3:
+        raise ParameterError(f"offsets_s needs three offsets in seconds, got {offsets_s!r}")
+    d1, d2, d3 = t1 + offs[0], t2 + offs[1], _quantize(t3 + offs[2], ctx.sr)
+    if not (0.5 <= d1 < d2 - 1.0 and d2 < d3 - 1.0 and d3 <= ctx.prompt_s):
+        raise ParameterError(f"offsets_s {offs} do not keep the deliveries ordered inside the clip")
+    grid = Grid(_bpm(ctx.rng, st, bpm), d1, swing=st.swing)
+    harmony = random_harmony(ctx.rng)
+    bed = _bed(ctx.rng, st, exclude_families={tgt.family}, n=int(ctx.rng.integers(3, 5)))
+    parts = _bed_parts(ctx, bed, grid, harmony, d1, d3, anchor=True)
+    parts.append(_part("target", tgt, _gen(tgt, ctx, grid, harmony, d2, d3, anchor=True), ctx.rng))
+    tol = _tol(ctx)
+    return Plan(
+        scenario="sequence", style=st.name, phrase=_phrase(ctx, st), parts=parts,
+        events=[_event("music_start_after_silence", "music", "mix", t1, tol),
+                _event("instrument_entry", tgt.target, tgt.family, t2, tol),
+                _event("music_end", "music", "mix", t3, tol)],
+        rules=[TruthRule("first_on", ("*",), character="hard", salience=3),
+               TruthRule("first_on", ("target",), character=tgt.character,
+                         salience=_salience(tgt, False)),
+               TruthRule("fixed", fixed_s=d3, character="hard", salience=3)],
+        sentences=[f"Start with {t1:g} seconds of silence.", f"Bring in {tgt.target} {_at(t2, ctx.rng)}.",
+                   f"End the music abruptly {_at(t3, ctx.rng)}."],
+        envelope=[GainOp("cut", d3)],
+        meta={"target": tgt.name, "target_family": tgt.family, "instructed_s": [t1, t2, t3],
+              "offsets_s": list(offs), "delivered_s": [d1, d2, d3], "bpm": grid.bpm},
+    )
+
+
 _TEMPO_STYLES = ("rock_pop", "electronic", "jazz")
 
 
@@ -810,6 +851,7 @@ RECIPES: dict[str, Builder] = {
     "end_fade": end_fade,
     "energy_increase": energy_increase,
     "silence_then_start": silence_then_start,
+    "sequence": sequence,
     "tempo_click": tempo_click,
     "tempo_drums": tempo_drums,
     "tempo_half_time": tempo_half_time,

@@ -30,7 +30,7 @@ def _key(r: dict[str, Any]) -> tuple[str, str]:
 def compare_rows(base: list[dict[str, Any]], var: list[dict[str, Any]]) -> dict[str, Any]:
     """Event-level changes of a variant against the baseline."""
     b = {_key(r): r["class"] for r in base}
-    out = {"new_false_credits": [], "new_false_positives": [], "new_misses": [], "lost_credits": []}
+    out: dict[str, list[str]] = {"new_false_credits": [], "new_false_positives": [], "new_misses": [], "lost_credits": []}
     for r in var:
         was, now = b.get(_key(r)), r["class"]
         if now == was:

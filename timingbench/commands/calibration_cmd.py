@@ -15,6 +15,7 @@ from timingbench.calibration.sweep import format_sweep, run_sweep
 from timingbench.commands.score_cmd import add_scoring_options, options_from, progress_bar
 from timingbench.config import Config, load_config
 from timingbench.jsonio import write_json, write_jsonl
+from timingbench.prompts import load_prompts
 
 
 def _common(p: argparse.ArgumentParser, *, out_required: bool) -> None:
@@ -24,6 +25,8 @@ def _common(p: argparse.ArgumentParser, *, out_required: bool) -> None:
     p.add_argument("--split", choices=["dev", "validation", "all"], default="all",
                    help="use only the rows of one split (default: all)")
     p.add_argument("--out", required=out_required, default=None, help="output folder")
+    p.add_argument("--families", default=None, help="only events of these families (comma-separated)")
+    p.add_argument("--kinds", default=None, help="only events of these kinds (comma-separated)")
     add_scoring_options(p)
 
 
@@ -37,6 +40,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p.set_defaults(func=run_floors_cmd)
     p = sub.add_parser("confusion", help="Table II style confusion profile against annotations")
     _common(p, out_required=False)
+    p.add_argument("--no-chance", action="store_true", help="skip the chance-credit re-scoring")
     p.set_defaults(func=run_confusion_cmd)
     p = sub.add_parser("gain-check", help="re-score at -12 and -20 dB; report verdict changes and onset shifts")
     _common(p, out_required=False)
@@ -51,19 +55,27 @@ def _corpus(args: argparse.Namespace) -> tuple[Corpus, Config]:
     if args.split != "all":
         ann = ann.only(split=args.split)
     prompts = args.prompts or default_prompts_path(args.clips, args.annotations)
+    fams = set(args.families.split(",")) if args.families else None
+    kinds = set(args.kinds.split(",")) if args.kinds else None
+    if fams or kinds:
+        ps = load_prompts(prompts)
+        keep = {e.id for p in ps.prompts.values() for e in p.events
+                if (fams is None or e.family in fams) and (kinds is None or e.kind in kinds)}
+        ann.layer1 = [r for r in ann.layer1 if r.event_id in keep]
     with progress_bar() as bar:
         task = bar.add_task("analysing", total=None, clip="")
         corpus = load_corpus(args.clips, prompts, ann, cfg, options_from(args, chance=False),
                              progress=lambda d, t, c: bar.update(task, completed=d, total=t, clip=c))
-    for e in corpus.errors:
-        print(f"skipped: {e}")
+    for msg in corpus.errors:
+        print(f"skipped: {msg}")
     return corpus, cfg
 
 
 def run_confusion_cmd(args: argparse.Namespace) -> int:
     """Print (and optionally write) the confusion profile."""
     corpus, cfg = _corpus(args)
-    rows = score_corpus(corpus, cfg, chance=True, offset_match_s=cfg.value("calibration.offset_match_s"))
+    rows = score_corpus(corpus, cfg, chance=not args.no_chance,
+                        offset_match_s=cfg.value("calibration.offset_match_s"))
     prof = confusion_profile(rows)
     print(format_confusion(prof))
     if args.out:

@@ -34,7 +34,7 @@ from timingbench.features.kernels import hysteresis
 
 def sound_mask(bank: Any, config: Config) -> np.ndarray:
     """Frames where the mix is audible (above the silence line, with hysteresis)."""
-    loud = float(bank.loudness["loud_level_db"])
+    loud = float(bank.loudness.loud_level_db)
     line = loud - float(config.value("mix.silence_below_loud_db"))
     hyst = config.value("mix.silence_hysteresis_db") or 0.0
     return hysteresis(np.asarray(bank.rms_db, dtype=np.float64), high=line + hyst, low=line)
@@ -81,7 +81,7 @@ def detect_stop(bank: Any, ctx: EventContext, config: Config) -> list[Candidate]
     grid = Grid(sr=bank.sr, hop=bank.hop, n_frames=bank.n_frames)
     sound = sound_mask(bank, config)
     rms_db = np.asarray(bank.rms_db, dtype=np.float64)
-    loud = float(bank.loudness["loud_level_db"])
+    loud = float(bank.loudness.loud_level_db)
     budget = float(config.value("mix.decay_budget_s"))
     onset = np.asarray(bank.onset_full, dtype=np.float64)
     rel = config.value("mix.accent_rel_height") or 0.0

@@ -64,7 +64,12 @@ def detect_stem(
     -------
     candidates : list of Candidate
     """
-    stem = bank.stem(STEM_OF_FAMILY[ctx.family])
+    name = STEM_OF_FAMILY[ctx.family]
+    if name not in bank.stems_available():
+        # the backend has no stem for this instrument (dsp fallback, or no 6-stem weights):
+        # the coarse "other" stem carries it and identity comes from the semantic gate
+        name = "other"
+    stem = bank.stem(name)
     grid = Grid(sr=bank.sr, hop=bank.hop, n_frames=bank.n_frames)
     env = smoothed_db(np.asarray(stem.envelope_db), grid.frames(config.value("stem.smooth_s") or 0.0))
     ref = float(stem.loud_level_db)
@@ -76,7 +81,7 @@ def detect_stem(
     onset = np.asarray(stem.onset)
     span = grid.span(ctx.window_lo_s, ctx.window_hi_s)
     end_s = bank.duration_s
-    use_sem = getattr(stem, "backend", "dsp") != "demucs"
+    use_sem = name == "other" or getattr(stem, "backend", "dsp") != "demucs"
     out: list[Candidate] = []
     if ctx.kind == "instrument_entry":
         back = grid.frames(config.value("stem.snap_back_s") or 0.0)

@@ -38,6 +38,8 @@ from timingbench.config import DEFAULT_CONFIG_PATH, Config, load_config
 from timingbench.errors import ParameterError
 from timingbench.prompts import parse_prompt
 from timingbench.render.arrangement import (
+    KICK,
+    SNARE,
     Grid,
     Harmony,
     Note,
@@ -310,8 +312,12 @@ def _end_at(notes: list[Note], spec: InstrumentSpec, t_end: float, *, grid: Grid
     """
     if spec.family == "percussion":
         kept = [n for n in notes if n.start < t_end - 0.05]
-        return tidy(kept + anchor_notes(spec, grid=grid, harmony=harmony, t=t_end, rng=rng,
-                                        length_s=0.1))
+        if spec.is_drum:  # kick and snare: a crash would ring for seconds past the exit
+            v = min(127, spec.velocity + 5)
+            final = [Note(t_end, t_end + 0.1, KICK, v), Note(t_end, t_end + 0.1, SNARE, v)]
+        else:
+            final = anchor_notes(spec, grid=grid, harmony=harmony, t=t_end, rng=rng, length_s=0.1)
+        return tidy(kept + final)
     kept = clip_notes(notes, t0=0.0, t1=t_end - 0.15)
     kept = [Note(n.start, min(n.end, t_end), n.pitch, n.velocity) for n in kept]
     last_start = max((n.start for n in kept), default=-1.0)

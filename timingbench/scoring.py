@@ -55,7 +55,10 @@ def detector_name(event: Event) -> str:
 
 def needs_family_evidence(prompt: Prompt) -> bool:
     """True when any event of ``prompt`` may consult the semantic family gate."""
-    return any(e.family in TONAL_FAMILIES or e.family in STEM_FAMILIES for e in prompt.events)
+    return any(
+        e.family in TONAL_FAMILIES or (e.family in STEM_FAMILIES and e.family != "percussion")
+        for e in prompt.events
+    )
 
 
 def search_window(

@@ -1,0 +1,159 @@
+"""Tests of `timingbench score`: outputs per SPEC section 3, bad input, determinism, resume."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+import soundfile as sf
+
+import timingbench.runner as runner
+from timingbench.cli import main
+from timingbench.runner import ScoreOptions, score_folder
+
+EVENT_KEYS = ["clip", "prompt_id", "sample", "event_id", "kind", "family", "instructed_s", "tolerance_s",
+              "outcome", "detected_s", "error_s", "gates", "rejected_by", "detector", "p_chance", "floor_s"]
+CLIP_KEYS = ["clip", "prompt_id", "sample", "duration_s", "duration_ok", "tempo", "timbre_match", "error"]
+
+
+@pytest.fixture(scope="module")
+def corpus(tmp_path_factory) -> Path:
+    """Three rendered clips with exact truth, a second sample, a corrupt and a stray file."""
+    from timingbench.render import render_recipe
+
+    root = tmp_path_factory.mktemp("corpus")
+    rows, truth = [], []
+    for recipe, seed, params in (("silence_then_start", 2101, {}), ("end_cut", 2102, {}),
+                                 ("energy_increase", 2103, {})):
+        rc = render_recipe(recipe, seed=seed, out_dir=root, duration_s=16.0, **params)
+        rows.append(rc.prompt)
+        truth.extend(rc.truth)
+    (root / "truth.jsonl").write_text("".join(json.dumps(r) + "\n" for r in truth))
+    clips = root / "clips"
+    first = sorted(clips.glob("*.wav"))[0]
+    (clips / f"{first.stem}__2.wav").write_bytes(first.read_bytes())
+    (clips / "broken__1.wav").write_bytes(b"RIFF\x00\x00\x00\x00WAVEjunk")
+    (clips / "stray.wav").write_bytes(first.read_bytes())
+    rows.append(dict(rows[0], id="broken", events=[dict(rows[0]["events"][0], id="broken/e1")]))
+    rows.append(dict(rows[0], id="never-made", events=[dict(rows[0]["events"][0], id="never-made/e1")]))
+    (root / "prompts.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    return root
+
+
+def _run(corpus: Path, out: Path, jobs: int = 1, **kw) -> runner.RunResult:
+    return score_folder(corpus / "clips", corpus / "prompts.jsonl", out, _cfg(),
+                        opts=ScoreOptions(separation="dsp", semantic_backend="none", **kw), jobs=jobs)
+
+
+def _cfg():
+    from timingbench.config import load_config
+
+    return load_config()
+
+
+def test_outputs_follow_spec(corpus, tmp_path):
+    res = _run(corpus, tmp_path / "r")
+    events = [json.loads(x) for x in (tmp_path / "r" / "events.jsonl").read_text().splitlines()]
+    clips = [json.loads(x) for x in (tmp_path / "r" / "clips.jsonl").read_text().splitlines()]
+    summary = json.loads((tmp_path / "r" / "summary.json").read_text())
+    assert events and all(list(e)[: len(EVENT_KEYS)] == EVENT_KEYS for e in events)
+    assert all(set(CLIP_KEYS) <= set(c) for c in clips)
+    for e in events:
+        assert e["outcome"] in ("on_time", "off_time", "none")
+        assert (e["detected_s"] is None) == (e["outcome"] == "none")
+        if e["detected_s"] is not None:
+            assert e["error_s"] == pytest.approx(e["detected_s"] - e["instructed_s"], abs=1e-6)
+        assert e["rejected_by"] is None or e["gates"][e["rejected_by"]] == "fail"
+        assert 0.0 <= e["p_chance"] <= 1.0
+    assert summary["unmatched"] == ["stray.wav"]
+    assert summary["missing"] == ["never-made"]
+    assert [x["clip"] for x in summary["errors"]] == ["broken__1.wav"]
+    assert "broken__1.wav" in summary["errors"][0]["error"]
+    broken = next(c for c in clips if c["clip"] == "broken__1.wav")
+    assert broken["error"] and not any(e["clip"] == "broken__1.wav" for e in events)
+    assert summary["config"]["hash"] and summary["separation"]["used"] == {"dsp": 4}
+    assert summary["counts"]["scored_clips"] == 4
+    assert res.summary["rates"]["n"] == len(events)
+    # the second sample of a prompt is scored as sample 2 of the same prompt
+    assert {e["sample"] for e in events if e["clip"].endswith("__2.wav")} == {2}
+
+
+def test_delivered_events_are_credited(corpus, tmp_path):
+    res = _run(corpus, tmp_path / "r", chance=False)
+    truth = {}
+    for line in (corpus / "truth.jsonl").read_text().splitlines():
+        r = json.loads(line)
+        truth[r["event_id"]] = r
+    for e in res.events:
+        t = truth[e["event_id"]]
+        assert t["occurred"]
+        assert e["outcome"] == "on_time", e
+        assert abs(e["detected_s"] - t["onset_s"]) <= 0.1
+
+
+def test_jobs_do_not_change_bytes(corpus, tmp_path):
+    _run(corpus, tmp_path / "a", jobs=1)
+    _run(corpus, tmp_path / "b", jobs=2)
+    for name in ("events.jsonl", "clips.jsonl"):
+        assert (tmp_path / "a" / name).read_bytes() == (tmp_path / "b" / name).read_bytes()
+
+
+def test_resume_after_kill_scores_only_what_is_missing(corpus, tmp_path, monkeypatch):
+    out = tmp_path / "r"
+    _run(corpus, out)
+    reference = (out / "events.jsonl").read_bytes()
+    # a killed run: final files never written, one clip's part missing
+    (out / "events.jsonl").unlink()
+    (out / "clips.jsonl").unlink()
+    parts = sorted((out / runner.PARTS).glob("*.json"))
+    parts[0].unlink()
+    calls = []
+    real = runner.score_clip
+
+    def counting(ref, *a, **k):
+        calls.append(ref.clip)
+        return real(ref, *a, **k)
+
+    monkeypatch.setattr(runner, "score_clip", counting)
+    _run(corpus, out)
+    assert calls == [parts[0].name[: -len(".json")]]
+    assert (out / "events.jsonl").read_bytes() == reference
+
+
+def test_changed_config_is_rescored(corpus, tmp_path, monkeypatch):
+    out = tmp_path / "r"
+    _run(corpus, out)
+    calls = []
+    real = runner.score_clip
+    monkeypatch.setattr(runner, "score_clip", lambda ref, *a, **k: calls.append(ref.clip) or real(ref, *a, **k))
+    cfg = _cfg().with_value("search.default_tolerance_s", 0.4)
+    score_folder(corpus / "clips", corpus / "prompts.jsonl", out, cfg,
+                 opts=ScoreOptions(separation="dsp", semantic_backend="none"))
+    assert len(calls) == 5
+
+
+def test_cli_prints_table(corpus, tmp_path, capsys):
+    rc = main(["score", str(corpus / "clips"), "--prompts", str(corpus / "prompts.jsonl"),
+               "--out", str(tmp_path / "r"), "--separation", "dsp", "--family-evidence", "none"])
+    assert rc == 0
+    out = capsys.readouterr().out
+    assert "all events" in out and "kind music_end" in out and "error: broken__1.wav" in out
+
+
+def test_gain_copies_give_identical_verdicts(corpus, tmp_path):
+    clips = tmp_path / "clips"
+    clips.mkdir()
+    src = sorted((corpus / "clips").glob("*__2.wav"))[0]
+    x, sr = sf.read(src, dtype="float32")
+    prompt_id = src.stem.split("__")[0]
+    for k, g in enumerate((0.0, -12.0, -20.0), start=1):
+        sf.write(clips / f"{prompt_id}__{k}.wav", x * np.float32(10 ** (g / 20)), sr, subtype="FLOAT")
+    res = score_folder(clips, corpus / "prompts.jsonl", tmp_path / "r", _cfg(),
+                       opts=ScoreOptions(separation="dsp", semantic_backend="none", chance=False))
+    outcomes = {e["outcome"] for e in res.events}
+    detected = [e["detected_s"] for e in res.events]
+    assert len(outcomes) == 1
+    hop_s = 512 / 44100
+    assert max(detected) - min(detected) <= hop_s + 1e-9

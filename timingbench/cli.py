@@ -42,13 +42,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"timingbench {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name in COMMAND_MODULES:
-        try:
-            module = importlib.import_module(name)
-        except ModuleNotFoundError as exc:
-            if exc.name != name:  # a dependency of the module is missing: a real error
-                raise
-            continue  # subcommand module not built yet
-        module.register(sub)
+        importlib.import_module(name).register(sub)
     return parser
 
 

@@ -7,7 +7,8 @@ Two measurements::
 
 ``speed`` times :func:`timingbench.features.semantic.family_evidence` (musicnn backend,
 default config) on a 35-s rendered clip: cold (model load included) and warm, median of
-repeats.
+repeats, wall and process CPU time (CPU time is the fairer figure on a shared machine;
+the 1-minute load average is recorded).
 
 ``accuracy`` renders, with the reference renderer's instrument catalogue, part generator
 and FluidSynth (``timingbench.render``), one 20-s mix per catalogue instrument E and
@@ -18,7 +19,7 @@ bed does not belong to. The semantic gate (:func:`family_rise`) is evaluated at 
 entrance time; reported per family: pass rate at true entrances and at decoy entrances.
 Two disjoint splits are rendered with different seeds: ``dev`` (the only split thresholds
 may be chosen on) and ``validation`` (reported). The raw evidence of every mix is saved so
-the analysis can be re-run with other thresholds (``--reuse``).
+the analysis can be re-run with other thresholds (``--reuse``); an interrupted run resumes.
 """
 
 from __future__ import annotations
@@ -64,28 +65,29 @@ def _peak_norm(x: np.ndarray) -> np.ndarray:
     return x / peak if peak > 0 else x
 
 
-def render_split(split: str, cfg: Config, workdir: Path) -> list[dict[str, Any]]:
-    """Render the entrance mixes of one split; returns rows with the samples."""
+def split_plan(split: str) -> list[dict[str, Any]]:
+    """The entrance mixes of one split: entering instrument, bed, tempo, harmony, seed."""
     from timingbench.render.arrangement import random_harmony
     from timingbench.render.instruments import INSTRUMENTS
 
     rng = np.random.default_rng(SPLIT_SEEDS[split])
     specs = [s for s in INSTRUMENTS.values() if s.role != "click"]
-    rows = []
+    plan = []
     for k, enter in enumerate(sorted(specs, key=lambda s: s.name)):
         others = [s for s in specs if s.family != enter.family and not (s.is_drum and enter.is_drum)]
         bed = others[int(rng.integers(len(others)))]
-        bpm = float(rng.integers(80, 140))
-        harmony = random_harmony(rng)
-        seed = int(rng.integers(1 << 31))
-        a = _stem(bed, t0=0.0, t1=CLIP_S, seed=seed, bpm=bpm, harmony=harmony, cfg=cfg,
-                  workdir=workdir, name=f"{split}{k}_bed")
-        b = _stem(enter, t0=ENTER_S, t1=CLIP_S, seed=seed + 1, bpm=bpm, harmony=harmony, cfg=cfg,
-                  workdir=workdir, name=f"{split}{k}_enter")
-        mix = 0.5 * _peak_norm(a) + 0.5 * _peak_norm(b)
-        rows.append({"split": split, "enter": enter.name, "enter_family": enter.family,
-                     "bed": bed.name, "bed_family": bed.family, "samples": mix.astype(np.float32)})
-    return rows
+        plan.append({"split": split, "k": k, "enter": enter, "bed": bed, "bpm": float(rng.integers(80, 140)),
+                     "harmony": random_harmony(rng), "seed": int(rng.integers(1 << 31))})
+    return plan
+
+
+def render_mix(item: dict[str, Any], cfg: Config, workdir: Path) -> np.ndarray:
+    """Bed throughout + the entering instrument from ENTER_S, equal peak levels."""
+    common = {"bpm": item["bpm"], "harmony": item["harmony"], "cfg": cfg, "workdir": workdir}
+    tag = f"{item['split']}{item['k']}"
+    a = _stem(item["bed"], t0=0.0, t1=CLIP_S, seed=item["seed"], name=f"{tag}_bed", **common)
+    b = _stem(item["enter"], t0=ENTER_S, t1=CLIP_S, seed=item["seed"] + 1, name=f"{tag}_enter", **common)
+    return (0.5 * _peak_norm(a) + 0.5 * _peak_norm(b)).astype(np.float32)
 
 
 def accuracy(args: argparse.Namespace) -> dict[str, Any]:
@@ -95,22 +97,27 @@ def accuracy(args: argparse.Namespace) -> dict[str, Any]:
     cfg = load_config(args.config)
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
-    store = out / "evidence.json"
-    if args.reuse and store.exists():
-        records = json.loads(store.read_text())
-    else:
-        records = []
+    store = out / "evidence.jsonl"
+    done = set()
+    if store.exists():
+        done = {(r["split"], r["enter"]) for r in map(json.loads, store.read_text().splitlines())}
+    if not args.reuse:
         sr = int(cfg.value("render.sample_rate_hz"))
-        with tempfile.TemporaryDirectory() as tmp:
+        with tempfile.TemporaryDirectory() as tmp, store.open("a") as fh:
             for split in SPLIT_SEEDS:
-                for row in render_split(split, cfg, Path(tmp)):
-                    ev = family_evidence(row.pop("samples"), sr=sr, config=cfg)
-                    row.update(times=ev.times.tolist(), window_s=ev.window_s,
-                               curves={f: c.tolist() for f, c in ev.curves.items()},
-                               exempt=ev.exempt)
-                    records.append(row)
+                for item in split_plan(split):
+                    if (split, item["enter"].name) in done:
+                        continue
+                    ev = family_evidence(render_mix(item, cfg, Path(tmp)), sr=sr, config=cfg)
+                    row = {"split": split, "enter": item["enter"].name,
+                           "enter_family": item["enter"].family, "bed": item["bed"].name,
+                           "bed_family": item["bed"].family, "times": ev.times.tolist(),
+                           "window_s": ev.window_s, "exempt": ev.exempt,
+                           "curves": {f: c.tolist() for f, c in ev.curves.items()}}
+                    fh.write(json.dumps(row) + "\n")
+                    fh.flush()
                     print(split, row["enter"], "over", row["bed"], flush=True)
-        store.write_text(json.dumps(records))
+    records = [json.loads(line) for line in store.read_text().splitlines()]
 
     table: dict[str, dict[str, dict[str, list[int]]]] = {}
     for r in records:
@@ -152,19 +159,23 @@ def speed(args: argparse.Namespace) -> dict[str, Any]:
                   harmony=random_harmony(np.random.default_rng(1)), cfg=cfg, workdir=Path(tmp), name="s")
     y = y.astype(np.float32)
     musicnn.load_musicnn.cache_clear()
-    t = time.perf_counter()
+    t, c = time.perf_counter(), time.process_time()
     ev = family_evidence(y, sr=sr, config=cfg)
     cold = time.perf_counter() - t
-    warm = []
+    warm, cpu = [], []
     for _ in range(args.repeats):
-        t = time.perf_counter()
+        t, c = time.perf_counter(), time.process_time()
         family_evidence(y, sr=sr, config=cfg)
         warm.append(time.perf_counter() - t)
+        cpu.append(time.process_time() - c)
+    import os
+
     import torch
 
     res = {"clip_s": CLIP_S, "windows": int(ev.times.size), "hop_s": cfg.value("semantic.hop_s"),
-           "cold_s": round(cold, 3), "warm_median_s": round(statistics.median(warm), 3),
-           "torch_threads": torch.get_num_threads()}
+           "cold_wall_s": round(cold, 3), "warm_wall_median_s": round(statistics.median(warm), 3),
+           "warm_cpu_median_s": round(statistics.median(cpu), 3),
+           "torch_threads": torch.get_num_threads(), "load_avg_1min": os.getloadavg()[0]}
     print(json.dumps(res))
     return res
 
@@ -178,7 +189,8 @@ def main() -> None:
     s.add_argument("--config", default=None)
     a = sub.add_parser("accuracy")
     a.add_argument("--out", default="/tmp/semantic_accuracy")
-    a.add_argument("--reuse", action="store_true", help="re-score the saved evidence only")
+    a.add_argument("--reuse", action="store_true",
+                   help="re-score the saved evidence only (a plain run resumes where it stopped)")
     a.add_argument("--config", default=None)
     args = p.parse_args()
     (speed if args.cmd == "speed" else accuracy)(args)

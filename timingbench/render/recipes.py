@@ -681,8 +681,16 @@ def end_fade(ctx: Ctx, *, style: str | None = None, time_s: float | None = None,
 
 
 def energy_increase(ctx: Ctx, *, style: str | None = None, time_s: float | None = None,
-                    offset_s: float | None = None, bpm: float | None = None) -> Plan:
-    """A sparse, quiet bed; at the event new layers enter and the bed plays louder."""
+                    offset_s: float | None = None, bpm: float | None = None,
+                    base_level: float | None = None) -> Plan:
+    """A sparse, quiet bed; at the event new layers enter and the bed plays louder.
+
+    ``base_level`` (velocity scale of the bed before the event, drawn in [0.5, 0.85]) sets
+    how large the rise is; the bed plays at 1.1 afterwards.
+    """
+    level0 = round(float(ctx.rng.uniform(0.5, 0.85)), 2) if base_level is None else float(base_level)
+    if not 0.2 <= level0 <= 0.9:
+        raise ParameterError(f"base_level must lie in [0.2, 0.9], got {base_level!r}")
     st = _pick_style(ctx.rng, style)
     t = _instructed(ctx, time_s, lo_frac=0.3, lo_min=5.0)
     off_s = _offset(ctx, t, offset_s, required=False, lo_s=4.0)
@@ -694,7 +702,7 @@ def energy_increase(ctx: Ctx, *, style: str | None = None, time_s: float | None 
     new = _bed(ctx.rng, st, exclude_families={s.family for s in base}, n=int(ctx.rng.integers(2, 4)))
     parts = []
     for spec in base:
-        notes = _gen(spec, ctx, grid, harmony, 0.0, t_e, level=0.5)
+        notes = _gen(spec, ctx, grid, harmony, 0.0, t_e, level=level0)
         notes += _gen(spec, ctx, grid, harmony, t_e, ctx.duration_s, level=1.1, anchor=True)
         parts.append(_part(spec.name, spec, notes, ctx.rng))
     new_names = []
@@ -710,7 +718,8 @@ def energy_increase(ctx: Ctx, *, style: str | None = None, time_s: float | None 
         sentences=[f"{_at(t, ctx.rng).capitalize()}, make the track bigger and louder with more "
                    "instruments."],
         meta={"instructed_s": t, "offset_s": off_s, "delivered_s": t_e, "bpm": grid.bpm,
-              "new_layers": [s.name for s in new], "base_layers": [s.name for s in base]},
+              "new_layers": [s.name for s in new], "base_layers": [s.name for s in base],
+              "base_level": level0},
     )
 
 
@@ -741,12 +750,17 @@ def sequence(ctx: Ctx, *, family: str | None = None, target: str | None = None,
     """An event sequence: silence, then the music starts; the target enters; the music is
     cut. ``offsets_s`` displaces each delivery (on time when omitted)."""
     st, tgt = _choose_target(ctx.rng, family=family, target=target, style_name=style)
-    t1 = float(ctx.rng.integers(2, 5))
-    t2 = t1 + float(ctx.rng.integers(4, 8))
-    t3 = min(t2 + float(ctx.rng.integers(5, 9)), math.floor(ctx.prompt_s) - 2.0)
-    if t3 - t2 < 3.0:
-        raise ParameterError(f"a sequence needs at least {t2 + 5:g} s of prompt duration; "
-                             f"got duration_s={ctx.duration_s:g}")
+    p_s = ctx.prompt_s
+    if p_s < 10.0:
+        raise ParameterError(f"a sequence needs duration_s >= 10 s, got {ctx.duration_s:g}")
+
+    def step(lo: float, hi: float) -> float:
+        a, b = max(1, math.ceil(lo * p_s)), max(1, math.floor(hi * p_s))
+        return float(ctx.rng.integers(a, max(a, b) + 1))
+
+    t1 = step(0.07, 0.13)
+    t2 = t1 + step(0.15, 0.25)
+    t3 = min(t2 + step(0.15, 0.3), math.floor(p_s) - 1.0)
     offs = (0.0, 0.0, 0.0) if offsets_s is None else tuple(float(o) for o in offsets_s)
     if len(offs) != 3:
         raise ParameterError(f"offsets_s needs three offsets in seconds, got {offsets_s!r}")

@@ -45,8 +45,8 @@ def test_entrance_from_quiet_passes(config: Config) -> None:
 
 
 def test_family_present_before_fails_not_quiet(config: Config) -> None:
-    # rises by 0.3, but was already at 0.5 before
-    ev = _evidence({"strings": _step(12.0, 0.5, 0.8)})
+    # rises by 2.2 log-odds, but was already at 0.6 before
+    ev = _evidence({"strings": _step(12.0, 0.6, 0.95)})
     verdict, detail = family_rise(ev, "strings", candidate_s=12.0, config=config)
     assert (verdict, detail["reason"]) == ("fail", "not_quiet_before")
 
@@ -72,7 +72,13 @@ def test_window_exactly_on_the_edge_counts(config: Config) -> None:
     verdict, detail = family_rise(ev, "strings", candidate_s=6.0, config=config)
     assert verdict == "pass" and detail["before"] == 0.0
     curve[6] = 0.9  # the edge window now holds the family: it is part of "before"
-    assert family_rise(_evidence({"strings": curve}), "strings", candidate_s=6.0, config=config)[0] == "fail"
+    strict = config.with_value("semantic.pre_percentile", 100.0)
+    verdict, detail = family_rise(_evidence({"strings": curve}), "strings", candidate_s=6.0, config=strict)
+    assert (verdict, detail["before"]) == ("fail", 0.9)
+    # ... and the first window after starts exactly at the candidate (centre 7.5)
+    curve[:] = 0.0
+    curve[12:] = 0.9
+    assert family_rise(_evidence({"strings": curve}), "strings", candidate_s=6.0, config=config)[1]["after"] == 0.9
 
 
 @pytest.mark.parametrize("t", [0.5, 2.9, 48.0])
@@ -91,12 +97,12 @@ def test_exempt_families_are_disclosed_not_judged(config: Config) -> None:
 
 
 def test_disabled_constants_skip_their_check(config: Config) -> None:
-    ev = _evidence({"strings": _step(12.0, 0.5, 0.8)})
+    ev = _evidence({"strings": _step(12.0, 0.6, 0.95)})
     assert family_rise(ev, "strings", candidate_s=12.0, config=config)[0] == "fail"
     loose = config.with_disabled("semantic.quiet_max")
     assert family_rise(ev, "strings", candidate_s=12.0, config=loose)[0] == "pass"
     flat = _evidence({"strings": np.full(50, 0.01)})
-    assert family_rise(flat, "strings", candidate_s=12.0, config=loose.with_disabled("semantic.min_rise"))[0] == "pass"
+    assert family_rise(flat, "strings", candidate_s=12.0, config=loose.with_disabled("semantic.min_logit_rise"))[0] == "pass"
 
 
 @pytest.mark.parametrize("bad", ["mix", "drums"])
@@ -106,6 +112,19 @@ def test_unknown_family_raises(config: Config, bad: str) -> None:
         family_rise(ev, bad, candidate_s=12.0, config=config)
     with pytest.raises(ParameterError):
         family_rise(ev, "strings", candidate_s=float("nan"), config=config)
+
+
+def test_rise_is_measured_in_log_odds(config: Config) -> None:
+    from timingbench.features.semantic import logit_rise
+
+    # 0.01 -> 0.03 is a small absolute rise but triples the odds: the gate passes it
+    ev = _evidence({"woodwinds": _step(12.0, 0.01, 0.03)})
+    verdict, detail = family_rise(ev, "woodwinds", candidate_s=12.0, config=config)
+    assert verdict == "pass" and detail["rise"] == pytest.approx(np.log(0.03 / 0.97) - np.log(0.01 / 0.99), abs=1e-4)
+    # digital-silence evidence is clipped, so the rise stays finite
+    assert logit_rise(0.0, 1.0, clip=0.001) == pytest.approx(2 * np.log(999), rel=1e-9)
+    with pytest.raises(ParameterError, match="prob_clip"):
+        logit_rise(0.1, 0.2, clip=0.0)
 
 
 def test_timbre_match_names_the_family_that_rose(config: Config) -> None:

@@ -270,6 +270,32 @@ def _levels(
     return float(np.percentile(curve[pre], pct)), float(np.median(curve[post]))
 
 
+def logit_rise(before: float, after: float, *, clip: float) -> float:
+    """Rise of evidence in log-odds, probabilities clipped to ``[clip, 1 - clip]``.
+
+    Parameters
+    ----------
+    before, after : float
+        Evidence (probabilities) before and after a candidate.
+    clip : float
+        Clipping bound in (0, 0.5).
+
+    Returns
+    -------
+    rise : float
+        ``logit(after) - logit(before)``.
+
+    Raises
+    ------
+    ParameterError
+        If ``clip`` is not in (0, 0.5).
+    """
+    if not 0.0 < clip < 0.5:
+        raise ParameterError(f"semantic.prob_clip must lie in (0, 0.5), got {clip!r}")
+    b, a = np.clip([before, after], clip, 1.0 - clip)
+    return float(np.log(a / (1.0 - a)) - np.log(b / (1.0 - b)))
+
+
 def _check_family(family: str) -> None:
     if family not in INSTRUMENT_FAMILIES:
         raise ParameterError(
@@ -284,9 +310,9 @@ def family_rise(
 
     The evidence of the windows lying wholly before the candidate (within
     ``semantic.context_s``) is summarised by its ``semantic.pre_percentile`` percentile,
-    that of the windows wholly after it by their median. The gate passes when
-    ``after - before >= semantic.min_rise`` and ``before <= semantic.quiet_max``. A
-    disabled constant skips its check. The gate is rejection-only: it never moves or
+    that of the windows wholly after it by their median. The gate passes when the rise in
+    log-odds (:func:`logit_rise`) is at least ``semantic.min_logit_rise`` and
+    ``before <= semantic.quiet_max``. A disabled constant skips its check. The gate is rejection-only: it never moves or
     creates a detection.
 
     Parameters
@@ -305,8 +331,8 @@ def family_rise(
     verdict : str
         ``pass`` | ``fail`` | ``exempt``.
     detail : dict
-        ``backend``, ``before``, ``after``, ``rise`` (probabilities, rounded to 4
-        decimals) and ``reason`` (``no_rise``, ``not_quiet_before``, or the exemption:
+        ``backend``, ``before``, ``after`` (probabilities), ``rise`` (log-odds), rounded to
+        4 decimals, and ``reason`` (``no_rise``, ``not_quiet_before``, or the exemption:
         ``not_in_vocabulary``, ``unreliable_for_generated_audio``, ``model_unavailable``,
         ``insufficient_context`` when no window lies wholly before or after the candidate).
 
@@ -329,9 +355,9 @@ def family_rise(
         detail["reason"] = "insufficient_context"
         return EXEMPT, detail
     before, after = _levels(ev.curves[family], pre, post, float(sec["pre_percentile"]))
-    rise = after - before
+    rise = logit_rise(before, after, clip=float(sec["prob_clip"]))
     detail.update(before=round(before, 4), after=round(after, 4), rise=round(rise, 4))
-    min_rise, quiet_max = sec["min_rise"], sec["quiet_max"]
+    min_rise, quiet_max = sec["min_logit_rise"], sec["quiet_max"]
     if min_rise is not None and rise < float(min_rise):
         detail["reason"] = "no_rise"
         return FAIL, detail
@@ -345,9 +371,9 @@ def timbre_match(ev: FamilyEvidence, family: str, *, after_s: float, config: Con
     """Does the layer that appeared at ``after_s`` sound like the requested family?
 
     Separate from the timing score (paper Sec. IV-F). Among the families the backend can
-    judge, the one whose evidence rises most across ``after_s`` (same windows and
-    statistics as :func:`family_rise`; the level after the event when nothing precedes
-    it) is the observed family; the event matches when it is the requested one.
+    judge, the one whose evidence rises most (in log-odds) across ``after_s`` (same
+    windows and statistics as :func:`family_rise`; against zero evidence when nothing
+    precedes the event) is the observed family; the event matches when it is the requested one.
 
     Parameters
     ----------
@@ -385,11 +411,12 @@ def timbre_match(ev: FamilyEvidence, family: str, *, after_s: float, config: Con
     if not post.any():
         out["reason"] = "insufficient_context"
         return out
-    pct = float(sec["pre_percentile"])
+    pct, clip = float(sec["pre_percentile"]), float(sec["prob_clip"])
     score: dict[str, float] = {}
     for fam, curve in sorted(ev.curves.items()):
         after = float(np.median(curve[post]))
-        score[fam] = after - (float(np.percentile(curve[pre], pct)) if pre.any() else 0.0)
+        before = float(np.percentile(curve[pre], pct)) if pre.any() else 0.0
+        score[fam] = logit_rise(before, after, clip=clip)
         if fam == family:
             out["after"] = round(after, 4)
     observed = max(score, key=lambda f: (score[f], f == family))

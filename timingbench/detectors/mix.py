@@ -14,6 +14,7 @@ ending is two edges:
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -77,19 +78,20 @@ def detect_start(bank: Any, ctx: EventContext, config: Config) -> list[Candidate
 
 
 def detect_stop(bank: Any, ctx: EventContext, config: Config) -> list[Candidate]:
-    """Candidates for ``music_end`` and ``music_pause`` (first edge + decay)."""
+    """Candidates for ``music_end`` and ``music_pause`` (first edge + decay).
+
+    Every frame where the mix falls under the silence line inside the search window
+    (extended by the decay budget) is a possible "gone" point; its first edge is looked
+    for in the decay budget before it (:func:`first_edge`). An edge outside the search
+    window, or no edge at all, gives no candidate.
+    """
     grid = Grid(sr=bank.sr, hop=bank.hop, n_frames=bank.n_frames)
     sound = sound_mask(bank, config)
-    rms_db = np.asarray(bank.rms_db, dtype=np.float64)
-    loud = float(bank.loudness.loud_level_db)
     budget = float(config.value("mix.decay_budget_s"))
-    onset = np.asarray(bank.onset_full, dtype=np.float64)
-    rel = config.value("mix.accent_rel_height") or 0.0
-    fade_db = config.value("mix.fade_point_below_loud_db")
-    cut_s = config.value("mix.cut_max_fall_s")
     quiet_min = config.value("mix.quiet_min_fraction") or 1.0
+    params = EdgeParams.from_config(config)
+    curves = EdgeCurves.from_bank(bank, grid, params)
     span = grid.span(ctx.window_lo_s, ctx.window_hi_s + budget)
-    smooth = smoothed_db(rms_db, grid.frames(0.1))
     end_s = bank.duration_s
     out: list[Candidate] = []
     gone_frames = falling_crossings(sound, span.start, span.stop)
@@ -97,57 +99,201 @@ def detect_stop(bank: Any, ctx: EventContext, config: Config) -> list[Candidate]
         gone_frames.append(grid.n)  # the audio itself ends while music sounds: an abrupt cut
     for g in gone_frames:
         g_s = grid.time(g)
-        lo = max(g - grid.frames(budget), 0)
-        kind, edge = _first_edge(grid, rms_db, smooth, onset, lo, g, loud, rel, fade_db, cut_s)
-        t = grid.time(edge)
+        edge = first_edge(curves, grid, g, params=params)
+        if edge is None:
+            continue
+        kind, t, ev = edge
         if not ctx.window_lo_s <= t <= ctx.window_hi_s:
             continue
-        cand = Candidate(t, evidence={"edge": kind, "gone_s": round(g_s, 4)})
+        cand = Candidate(t, evidence={"edge": kind, "gone_s": round(g_s, 4), **ev})
         cand.gates["decay"] = "pass" if g_s - t <= budget + 1e-9 else "fail"
         cand.evidence["decay"] = {"gone_after_s": round(g_s - t, 3)}
         if ctx.kind == "music_end":
             stay = grid.span(g_s, end_s)
-            quiet = 1.0 - fraction_true(sound, stay) if stay.stop > stay.start else 1.0
         else:
             q = config.value("mix.pause_min_quiet_s")
             bound = min(q if q is not None else 0.0, float(config.value("mix.pause_quiet_s")))
             stay = grid.span(g_s, min(g_s + bound, end_s))
-            quiet = 1.0 - fraction_true(sound, stay) if stay.stop > stay.start else 1.0
+        quiet = 1.0 - fraction_true(sound, stay) if stay.stop > stay.start else 1.0
         cand.gates["stays_down"] = "pass" if quiet >= quiet_min else "fail"
         cand.evidence["stays_down"] = {"quiet_fraction": round(quiet, 3)}
         out.append(cand)
     return out
 
 
-def _first_edge(
-    grid: Grid, rms_db: np.ndarray, smooth: np.ndarray, onset: np.ndarray, lo: int, gone: int,
-    loud: float, rel: float, fade_db: float | None, cut_s: float | None,
-) -> tuple[str, int]:
-    """Classify the ending before frame ``gone`` and return (edge kind, edge frame)."""
+@dataclass(frozen=True)
+class EdgeParams:
+    """The ``mix`` constants that place an ending's first edge (seconds and dB)."""
+
+    fade_db: float | None
+    cut_s: float | None
+    budget_s: float
+    accent_rel: float
+    accent_ratio: float | None
+    accent_guard_s: float
+    fade_fit_s: float
+    smooth_s: float
+
+    @classmethod
+    def from_config(cls, config: Config) -> EdgeParams:
+        """Read the ``mix`` constants."""
+        return cls(
+            fade_db=config.value("mix.fade_point_below_loud_db"),
+            cut_s=config.value("mix.cut_max_fall_s"),
+            budget_s=float(config.value("mix.decay_budget_s")),
+            accent_rel=config.value("mix.last_accent_rel_height") or 0.0,
+            accent_ratio=config.value("mix.accent_min_ratio_after"),
+            accent_guard_s=float(config.value("mix.accent_guard_s")),
+            fade_fit_s=float(config.value("mix.fade_fit_window_s")),
+            smooth_s=float(config.value("mix.level_smooth_s")),
+        )
+
+
+@dataclass(frozen=True)
+class EdgeCurves:
+    """The curves an ending is read from, on the bank's frame grid.
+
+    Attributes
+    ----------
+    level_db : np.ndarray, shape (n,)
+        Mix level in dB.
+    smooth_db : np.ndarray, shape (n,)
+        ``level_db`` averaged over ``mix.level_smooth_s``.
+    mean_square : np.ndarray, shape (n,)
+        Linear mean square of the mix (for sub-frame cut placement).
+    onset : np.ndarray, shape (n,)
+        Full-band onset strength.
+    loud_db : float
+        The clip's loud level in dB.
+    """
+
+    level_db: np.ndarray
+    smooth_db: np.ndarray
+    mean_square: np.ndarray
+    onset: np.ndarray
+    loud_db: float
+
+    @classmethod
+    def from_bank(cls, bank: Any, grid: Grid, params: EdgeParams) -> EdgeCurves:
+        """Curves of ``bank``."""
+        level = np.asarray(bank.rms_db, dtype=np.float64)
+        rms = np.asarray(bank.rms, dtype=np.float64)
+        return cls(level_db=level, smooth_db=smoothed_db(level, grid.frames(params.smooth_s)),
+                   mean_square=rms * rms, onset=np.asarray(bank.onset_full, dtype=np.float64),
+                   loud_db=float(bank.loudness.loud_level_db))
+
+
+def first_edge(
+    curves: EdgeCurves, grid: Grid, gone: int, *, params: EdgeParams
+) -> tuple[str, float, dict[str, Any]] | None:
+    """The first edge of the ending whose mix is gone at frame ``gone``.
+
+    Parameters
+    ----------
+    curves : EdgeCurves
+    grid : Grid
+    gone : int
+        First frame under the silence line (``grid.n`` when the audio ends sounding).
+    params : EdgeParams
+
+    Returns
+    -------
+    edge : tuple of (str, float, dict) or None
+        ``(kind, time_s, evidence)`` with kind ``cut`` | ``accent`` | ``fade``; None when
+        no edge can be placed.
+    """
     if gone >= grid.n:  # the file ends while music sounds
-        return "cut", grid.n - 1
-    if cut_s is not None:
-        k = grid.frames(cut_s)
-        before = rms_db[max(gone - k - 1, 0)]
-        if before >= loud - (fade_db if fade_db is not None else 23.0):
-            # a fall from musical level to silence within a few frames: an abrupt cut
-            drop = rms_db[max(gone - k - 1, 0) : gone + 1]
-            step = int(np.argmin(np.diff(drop))) if drop.size > 1 else 0
-            return "cut", max(gone - k - 1, 0) + step + 1
-    acc = None
-    seg = onset[lo:gone]
-    if seg.size > 2 and seg.max() > 0:
-        top = float(onset[max(lo - grid.frames(3.0), 0):gone].max())
-        peaks = np.flatnonzero((seg[1:-1] >= seg[:-2]) & (seg[1:-1] >= seg[2:]) & (seg[1:-1] >= rel * top)) + 1
-        if peaks.size:
-            acc = int(peaks[-1]) + lo
-    fade = None
-    if fade_db is not None:
-        above = np.flatnonzero(smooth[:gone] >= loud - fade_db)
-        if above.size:
-            fade = int(above[-1]) + 1
-    if acc is not None and (fade is None or acc >= fade - 1):
-        return "accent", acc
+        return "cut", grid.time(grid.n - 1), {}
+    cut = _cut_time(curves, grid, gone, params=params)
+    if cut is not None:
+        return "cut", cut, {}
+    acc = _last_accent(curves, grid, gone, params=params)
+    fade = _fade_fit(curves, grid, gone, params=params)
+    ev: dict[str, Any] = {}
+    if acc is not None:
+        ev["accent_s"] = round(grid.time(acc), 4)
     if fade is not None:
-        return "fade", min(fade, gone)
-    return "gone", gone
+        ev["fade"] = {k: round(v, 3) for k, v in fade.items()}
+    if acc is not None and (fade is None or grid.time(acc) <= fade["start_s"]):
+        return "accent", grid.time(acc), ev
+    if fade is not None and fade["point_s"] < grid.time(gone):
+        return "fade", fade["point_s"], ev
+    return None
+
+
+def _cut_time(curves: EdgeCurves, grid: Grid, gone: int, *, params: EdgeParams) -> float | None:
+    """Time of an abrupt cut before ``gone``, or None when the fall is not abrupt.
+
+    A centred analysis frame straddling the cut holds half of the pre-cut energy, so the
+    cut is where the mean square crosses half of its level just before the fall.
+    """
+    if params.cut_s is None or params.fade_db is None:
+        return None
+    k = grid.frames(params.cut_s)
+    top = gone - k - 1
+    if top < 1 or curves.level_db[top] < curves.loud_db - params.fade_db:
+        return None
+    ms = curves.mean_square
+    ref = float(np.median(ms[max(top - 4, 0) : top + 1]))
+    half = 0.5 * ref
+    above = [j for j in range(top, gone) if ms[j] >= half]
+    j = above[-1] if above else top
+    nxt = ms[j + 1] if j + 1 < grid.n else 0.0
+    frac = (ms[j] - half) / (ms[j] - nxt) if ms[j] > nxt else 0.0
+    return grid.time(j + min(max(frac, 0.0), 1.0))
+
+
+def _last_accent(curves: EdgeCurves, grid: Grid, gone: int, *, params: EdgeParams) -> int | None:
+    """Frame of the last accent in the decay budget before ``gone``, or None.
+
+    An accent is an onset peak reaching ``accent_rel`` of the largest onset in that span
+    and standing ``accent_ratio`` times above every onset after it (past a short guard)
+    until the mix is gone: nothing of its size follows, so the music rings out from it.
+    """
+    lo = max(gone - grid.frames(params.budget_s), 1)
+    on = curves.onset
+    if gone - lo < 3:
+        return None
+    top = float(on[lo:gone].max())
+    if top <= 0:
+        return None
+    guard = grid.frames(params.accent_guard_s)
+    seg = on[lo - 1 : gone + 1]
+    mid = seg[1:-1]
+    peaks = np.flatnonzero((mid >= seg[:-2]) & (mid >= seg[2:]) & (mid >= params.accent_rel * top)) + lo
+    for p in peaks[::-1]:
+        rest = on[p + guard : gone]
+        if params.accent_ratio is None or not rest.size or on[p] >= params.accent_ratio * float(rest.max()):
+            return int(p)
+    return None
+
+
+def _fade_fit(curves: EdgeCurves, grid: Grid, gone: int, *, params: EdgeParams) -> dict[str, float] | None:
+    """Fit a level plateau followed by a linear fall in dB over the frames before ``gone``.
+
+    Returns the plateau level, the fall's start, its slope and the fade point (where
+    the fitted fall is ``fade_db`` under the plateau), or None without a fall.
+    """
+    if params.fade_db is None:
+        return None
+    lo = max(gone - grid.frames(params.fade_fit_s), 0)
+    y = curves.smooth_db[lo:gone]
+    n = y.size
+    if n < 8:
+        return None
+    x = np.arange(n, dtype=np.float64)
+    best: tuple[float, int, float, float] | None = None
+    for s in range(2, n - 2):
+        h = np.maximum(x - s, 0.0)
+        a = np.column_stack([np.ones(n), h])
+        coef, *_ = np.linalg.lstsq(a, y, rcond=None)
+        sse = float(np.sum((a @ coef - y) ** 2))
+        if coef[1] < 0 and (best is None or sse < best[0]):
+            best = (sse, s, float(coef[0]), float(coef[1]))
+    if best is None:
+        return None
+    _, s, plateau, slope = best
+    fps = grid.sr / grid.hop
+    point = lo + s + params.fade_db / -slope
+    return {"plateau_db": plateau - curves.loud_db, "start_s": grid.time(lo + s),
+            "slope_db_per_s": slope * fps, "point_s": grid.time(point)}

@@ -258,3 +258,32 @@ def test_clap_path_with_a_tiny_random_model(config: Config, tone: np.ndarray, tm
     again = family_evidence(bank, sr=44100, config=config, backend="clap", clap_dir=tmp_path)
     assert bank.calls == 1 and next(iter(bank.cache)).startswith("semantic:clap:1")
     np.testing.assert_array_equal(again.curves["piano"], ev.curves["piano"])
+
+
+# ------------------------------------------------------------------ rendered audio
+
+
+@pytest.mark.slow
+def test_rendered_choir_entrance_passes_for_vocals_only(config: Config, tmp_path: Path) -> None:
+    from timingbench.render.arrangement import Grid, Part, generate_part, random_harmony
+    from timingbench.render.instruments import INSTRUMENTS
+    from timingbench.render.synth import render_midi, resolve_soundfont, write_midi
+
+    sr, n = 44100, 44100 * 20
+    rng = np.random.default_rng(3)
+    harmony, grid = random_harmony(rng), Grid(bpm=96.0, origin_s=0.0)
+
+    def stem(name: str, t0: float) -> np.ndarray:
+        spec = INSTRUMENTS[name]
+        notes = generate_part(spec, grid=grid, harmony=harmony, rng=rng, t0=t0, t1=20.0)
+        midi = tmp_path / f"{name}.mid"
+        write_midi([Part(name=name, spec=spec, notes=notes)], midi, ticks_per_beat=960)
+        y = render_midi(midi, n_samples=n, soundfont=resolve_soundfont(None, config), cfg=config)
+        return y / np.max(np.abs(y))
+
+    mix = (0.5 * stem("piano", 0.0) + 0.5 * stem("choir", 10.0)).astype(np.float32)
+    ev = family_evidence(mix, sr=sr, config=config)
+    assert family_rise(ev, "vocals", candidate_s=10.0, config=config)[0] == "pass"
+    assert family_rise(ev, "vocals", candidate_s=5.0, config=config)[0] == "fail"  # no entrance there
+    assert family_rise(ev, "strings", candidate_s=10.0, config=config)[0] == "fail"  # decoy family
+    assert timbre_match(ev, "vocals", after_s=10.0, config=config)["match"] is True

@@ -8,7 +8,9 @@ Two measurements::
 ``speed`` times :func:`timingbench.features.semantic.family_evidence` (musicnn backend,
 default config) on a 35-s rendered clip: cold (model load included) and warm, median of
 repeats, wall and process CPU time (CPU time is the fairer figure on a shared machine;
-the 1-minute load average is recorded).
+the 1-minute load average is recorded). Baseline, same process and patches: the
+straightforward per-patch network (``MusicnnTagger.logits``) against the shared-timbral
+path used in production (``MusicnnTagger.logits_at``).
 
 ``accuracy`` renders, with the reference renderer's instrument catalogue, part generator
 and FluidSynth (``timingbench.render``), one 20-s mix per catalogue instrument E and
@@ -168,6 +170,19 @@ def speed(args: argparse.Namespace) -> dict[str, Any]:
         family_evidence(y, sr=sr, config=cfg)
         warm.append(time.perf_counter() - t)
         cpu.append(time.process_time() - c)
+    # baseline in the same process: the straightforward per-patch network on the same patches
+    tagger = musicnn.load_musicnn()
+    spec = musicnn.log_mel(musicnn.resample_to_model(y, sr=sr))
+    starts = musicnn.patch_starts(spec.shape[0], hop_frames=float(cfg.value("semantic.hop_s")) * 16000 / 256)
+    shared, per_patch = [], []
+    for _ in range(args.repeats):
+        t = time.process_time()
+        fast = tagger.logits_at(spec, starts)
+        shared.append(time.process_time() - t)
+        t = time.process_time()
+        slow = np.concatenate([tagger.logits(np.stack([spec[s : s + 187] for s in starts[i : i + 16]]))
+                               for i in range(0, starts.size, 16)])
+        per_patch.append(time.process_time() - t)
     import os
 
     import torch
@@ -175,6 +190,10 @@ def speed(args: argparse.Namespace) -> dict[str, Any]:
     res = {"clip_s": CLIP_S, "windows": int(ev.times.size), "hop_s": cfg.value("semantic.hop_s"),
            "cold_wall_s": round(cold, 3), "warm_wall_median_s": round(statistics.median(warm), 3),
            "warm_cpu_median_s": round(statistics.median(cpu), 3),
+           "network_shared_cpu_median_s": round(statistics.median(shared), 3),
+           "network_per_patch_cpu_median_s": round(statistics.median(per_patch), 3),
+           "speedup_vs_per_patch": round(statistics.median(per_patch) / statistics.median(shared), 2),
+           "max_abs_logit_diff": float(np.abs(fast - slow).max()),
            "torch_threads": torch.get_num_threads(), "load_avg_1min": os.getloadavg()[0]}
     print(json.dumps(res))
     return res

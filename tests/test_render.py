@@ -114,6 +114,20 @@ def test_prompt_and_truth_rows_follow_the_spec(rendered: dict[str, RenderedClip]
         assert clip.sr == SR and abs(clip.duration_s - DUR) < 1e-6
 
 
+def test_truth_and_observed_rows_parse_as_annotations(rendered: dict[str, RenderedClip]) -> None:
+    from timingbench.calibration.annotations import parse_annotation
+
+    for rc in rendered.values():
+        for row in rc.truth + rc.observed:
+            parse_annotation(row)
+    rc = rendered["pause"]
+    resume = rc.meta["resume_s"]
+    # after the pause every part is observed re-entering; nothing is observed inside the gap
+    onsets = [r["onset_s"] for r in rc.observed]
+    assert sum(abs(t - resume) < 1e-3 for t in onsets) == len(rc.meta["parts"])
+    assert not [t for t in onsets if rc.truth[0]["onset_s"] <= t < resume - 1e-3]
+
+
 def test_prompt_texts_are_natural(rendered: dict[str, RenderedClip]) -> None:
     assert rendered["entry_drums"].meta["target"] in ("drums", "drum_machine", "jazz_drums",
                                                       "cinematic_drums", "timpani")

@@ -3,7 +3,8 @@
 A corpus is a list of :class:`ClipSpec`; nothing of it is committed as audio: rendering a
 corpus again gives byte-identical audio and identical truth. A rendered corpus folder
 holds ``clips/<clip_id>.wav``, ``midi/<clip_id>.mid``, ``prompts.jsonl`` (SPEC section 1),
-``truth.jsonl`` (SPEC section 5 Layer 1) and ``manifest.jsonl`` (one row per clip: recipe,
+``truth.jsonl`` (SPEC section 5 Layer 1), ``observed.jsonl`` (Layer 2: every part's
+entrances) and ``manifest.jsonl`` (one row per clip: recipe,
 seed, scenario and the recipe's meta: delivered times, offsets, bpm, decoys, parts).
 """
 
@@ -233,6 +234,7 @@ def render_specs(
         raise ParameterError("two clips of the corpus share a clip id; give distinct seeds or clip ids")
     write_jsonl(out_dir / "prompts.jsonl", [c.prompt for c in clips])
     write_jsonl(out_dir / "truth.jsonl", [row for c in clips for row in c.truth])
+    write_jsonl(out_dir / "observed.jsonl", [row for c in clips for row in c.observed])
     write_jsonl(out_dir / "manifest.jsonl", [
         {"clip": c.audio_path.name, "prompt_id": c.clip_id, "scenario": c.scenario,
          "midi": str(c.midi_path.relative_to(out_dir)),

@@ -102,6 +102,10 @@ class RenderedClip:
     meta : dict
         Recipe details: seed, style, bpm, instructed and delivered times, offset, target,
         decoys, parts with their first/last note times ...
+    observed : list of dict
+        SPEC section 5 Layer-2 rows (instruction-independent): every audible entrance of
+        every part, i.e. its first note and each note after ``render.observed_gap_s`` of
+        silence of that part, with ``source`` the instrument as a prompt would name it.
     """
 
     clip_id: str
@@ -112,6 +116,7 @@ class RenderedClip:
     stem_paths: dict[str, Path]
     scenario: str
     meta: dict[str, Any]
+    observed: list[dict[str, Any]] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -1079,6 +1084,20 @@ def render_recipe(
             stem_paths[part.name] = stem_dir / f"{part.name}.wav"
             write_wav(stem_paths[part.name], stem * scale, sr=sr)
 
+    gap = float(cfg.value("render.observed_gap_s"))
+    observed: list[dict[str, Any]] = []
+    for part in plan.parts:
+        last_end = -math.inf
+        for x in notes.get(part.name, []):
+            i = min(int(round(x.start * sr)), n - 1)
+            if x.start - last_end >= gap and env[i] > 0.01:  # audible: above -40 dB of gain
+                observed.append({"clip": audio_path.name, "source": part.spec.target,
+                                 "family": part.spec.family, "onset_s": round(x.start, 6),
+                                 "salience": 3 if part.spec.family == "percussion" else 2,
+                                 "annotator": "renderer", "split": split})
+            last_end = max(last_end, x.end)
+    observed.sort(key=lambda r: (r["onset_s"], r["source"]))
+
     part_info = []
     for part in plan.parts:
         pn = notes.get(part.name, [])
@@ -1103,4 +1122,5 @@ def render_recipe(
     meta["envelope"] = [{"kind": op.kind, "t0": op.t0, "t1": op.t1, "depth_db": op.depth_db}
                         for op in plan.envelope]
     return RenderedClip(clip_id=cid, audio_path=audio_path, midi_path=midi_path, prompt=prompt,
-                        truth=truth, stem_paths=stem_paths, scenario=plan.scenario, meta=meta)
+                        truth=truth, stem_paths=stem_paths, scenario=plan.scenario, meta=meta,
+                        observed=observed)

@@ -238,6 +238,7 @@ def _core_features(samples: npt.NDArray[np.float32], *, sr: int, p: FeatureParam
         peak_db=float(np.max(rms_db)),
     )
     return {
+        "_hpss": (hp, pp),
         "n_frames": n, "rms": rms, "rms_db": rms_db, "onset_full": onset_full,
         "onset_harmonic": onset_h, "onset_percussive": onset_p,
         "harmonic_rms_db": h_db, "percussive_rms_db": p_db, "bands_db": bands,
@@ -587,9 +588,13 @@ class FeatureBank:
                                    mel_ref=self.mel_ref, backend=backend, model=model_name)
 
         if backend == "dsp":
-            mag = _sp.stft_magnitude(samples, n_fft=p.n_fft, hop=p.hop)
-            hp, pp = hpss_power(mag, kernel_frames=p.hpss_kernel_frames,
-                                kernel_bins=p.hpss_kernel_bins, power=p.hpss_mask_power)
+            hpss = self._memo.pop("_hpss", None)
+            if hpss is not None:
+                hp, pp = hpss
+            else:
+                mag = _sp.stft_magnitude(samples, n_fft=p.n_fft, hop=p.hop)
+                hp, pp = hpss_power(mag, kernel_frames=p.hpss_kernel_frames,
+                                    kernel_bins=p.hpss_kernel_bins, power=p.hpss_mask_power)
             powers = _sep.separate_dsp(hp, pp, sr=self.sr, n_fft=p.n_fft,
                                        bass_cutoff_hz=self._config.value("separation.dsp_bass_cutoff_hz"))
             return {k: make(k, v, "dsp") for k, v in powers.items()}
@@ -629,6 +634,8 @@ def _restore_bank(state: dict[str, Any]) -> FeatureBank:
 
 _MEMORY: OrderedDict[tuple[str, str, str, str, str], FeatureBank] = OrderedDict()
 _MEMORY_SIZE = 8  # banks kept in memory per process (a cache size, not a threshold)
+#: Configuration sections the bank's content depends on (its cache key hashes only these).
+BANK_SECTIONS = ("audio", "features", "separation")
 _MEMORY_LOCK = threading.Lock()
 
 
@@ -679,12 +686,23 @@ def compute_bank(
     _check_clip(clip, p)
     resolution = _sep.resolve(separation, cfg=cfg, demucs_repo=demucs_repo)
     core = _core_features(clip.samples, sr=int(clip.sr), p=p)
+    hpss = core.pop("_hpss")
     with _BUILD_LOCK:
         _BUILDS += 1
-    key = _cache.bank_key(clip_hash=clip.content_hash, config_hash=cfg.content_hash,
+    key = _cache.bank_key(clip_hash=clip.content_hash, config_hash=cfg.section_hash(*BANK_SECTIONS),
                           package_version=__version__)
-    return FeatureBank._build(core, clip=clip, cfg=cfg, p=p, resolution=resolution,
+    bank = FeatureBank._build(core, clip=clip, cfg=cfg, p=p, resolution=resolution,
                               cache_base=None, key=key)
+    _prime_dsp_stems(bank, hpss)
+    return bank
+
+
+def _prime_dsp_stems(bank: FeatureBank, hpss: Any) -> None:
+    """Separate the dsp stems now from the HPSS the core already computed (not twice)."""
+    if bank.separation_backend == "dsp":
+        bank._memo["_hpss"] = hpss
+        bank._stem_group("dsp", "hpss")
+        bank._memo.pop("_hpss", None)
 
 
 def get_bank(
@@ -722,7 +740,7 @@ def get_bank(
     resolution = _sep.resolve(separation, cfg=cfg, demucs_repo=demucs_repo)
     root = Path(cache_dir) if cache_dir is not None else _cache.default_cache_dir()
     base = root / "banks"
-    key = _cache.bank_key(clip_hash=clip.content_hash, config_hash=cfg.content_hash,
+    key = _cache.bank_key(clip_hash=clip.content_hash, config_hash=cfg.section_hash(*BANK_SECTIONS),
                           package_version=__version__)
     mem_key = (key, str(base), resolution.requested, resolution.backend, str(resolution.demucs_repo))
     with _MEMORY_LOCK:
@@ -734,11 +752,13 @@ def get_bank(
     p = FeatureParams.from_config(cfg)
     path = base / f"{key}.pkl"
     entry = _cache.read_entry(path, key=key)
+    hpss = None
     if entry is not None and entry["core"].get("n_samples") == clip.samples.size:
         core = entry["core"]
     else:
         _check_clip(clip, p)
         core = _core_features(clip.samples, sr=int(clip.sr), p=p)
+        hpss = core.pop("_hpss")
         global _BUILDS
         with _BUILD_LOCK:
             _BUILDS += 1
@@ -746,6 +766,8 @@ def get_bank(
         _cache.write_entry(path, key=key, payload={"core": core})
     bank = FeatureBank._build(core, clip=clip, cfg=cfg, p=p, resolution=resolution,
                               cache_base=base, key=key)
+    if hpss is not None:
+        _prime_dsp_stems(bank, hpss)
     with _MEMORY_LOCK:
         _MEMORY[mem_key] = bank
         while len(_MEMORY) > _MEMORY_SIZE:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import json
 from pathlib import Path
 from typing import Any
 
@@ -461,3 +462,29 @@ def test_cli_renders_recipes(tmp_path: Path, capsys: pytest.CaptureFixture[str])
     assert len((out / "truth.jsonl").read_text().splitlines()) == 2
     assert len((out / "manifest.jsonl").read_text().splitlines()) == 2
     assert main(["render", "--recipe", "nope", "--out", str(out), "--no-progress"]) == 1
+
+
+def test_cli_params_and_gain_variants(tmp_path: Path, config: Config) -> None:
+    out = tmp_path / "cli"
+    assert main(["render", "--recipe", "entry_off_time", "--param", "family=brass", "--param", "time_s=6",
+                 "--param", "offset_s=-2", "--gain-variants", "--out", str(out), "--duration", "8",
+                 "--jobs", "1", "--no-progress"]) == 0
+    rows = [json.loads(line) for line in (out / "truth.jsonl").read_text().splitlines()]
+    gains = [float(g) for g in config.value("render.gain_variants_db")]
+    assert len(rows) == len(gains) and {r["onset_s"] for r in rows} == {4.0}
+    assert main(["render", "--recipe", "pause", "--param", "colour", "--out", str(out),
+                 "--no-progress"]) == 1
+
+
+def test_corpus_gain_variants_follow_the_config(config: Config) -> None:
+    gains = {float(g) for g in config.value("render.gain_variants_db")}
+    for name in ("dev", "validation"):
+        assert {s.gain_db for s in CORPORA[name].specs} == gains
+
+
+def test_parallel_rendering_gives_the_same_bytes(tmp_path: Path) -> None:
+    specs = [ClipSpec("end_decay", 3, duration_s=6.0), ClipSpec("silence_then_start", 4, duration_s=6.0)]
+    one = render_specs(specs, out_dir=tmp_path / "one", jobs=1)
+    two = render_specs(specs, out_dir=tmp_path / "two", jobs=2)
+    assert [c.audio_path.read_bytes() for c in one] == [c.audio_path.read_bytes() for c in two]
+    assert (tmp_path / "one" / "truth.jsonl").read_bytes() == (tmp_path / "two" / "truth.jsonl").read_bytes()

@@ -3,16 +3,20 @@
 ::
 
     timingbench render --recipe NAME|all --n N --seed S --out DIR [--duration S] [--gain-db DB]
+                       [--param KEY=VALUE ...] [--gain-variants]
     timingbench render --corpus dev|validation|demo|tempo --out DIR [--jobs N] [--stems]
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import sys
 from pathlib import Path
+from typing import Any
 
+from timingbench.config import load_config
 from timingbench.errors import ParameterError
 from timingbench.render.corpus import CORPORA, ClipSpec, ProgressBar, render_specs
 from timingbench.render.recipes import RECIPES
@@ -34,6 +38,11 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p.add_argument("--out", required=True, type=Path, help="output folder")
     p.add_argument("--duration", type=float, default=30.0, help="clip length in seconds (default 30)")
     p.add_argument("--gain-db", type=float, default=0.0, help="gain variant in dB, e.g. -12 or -20")
+    p.add_argument("--param", action="append", default=[], metavar="KEY=VALUE",
+                   help="recipe parameter (repeatable), value parsed as JSON when it can be: "
+                        "--param family=strings --param time_s=6 --param offset_s=-1.5")
+    p.add_argument("--gain-variants", action="store_true",
+                   help="render every clip at each gain of render.gain_variants_db (0, -12, -20 dB)")
     p.add_argument("--split", choices=("dev", "validation"), default="dev",
                    help="split written into the truth rows (with --recipe)")
     p.add_argument("--jobs", type=int, default=os.cpu_count() or 1,
@@ -42,6 +51,26 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p.add_argument("--soundfont", type=Path, default=None, help="General MIDI .sf2/.sf3 to use")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.set_defaults(func=run_render)
+
+
+def _parse_params(items: list[str]) -> dict[str, Any]:
+    """``["family=strings", "time_s=6"]`` -> ``{"family": "strings", "time_s": 6}``.
+
+    Raises
+    ------
+    ParameterError
+        If an item has no ``=``.
+    """
+    out: dict[str, Any] = {}
+    for item in items:
+        key, sep, raw = item.partition("=")
+        if not sep or not key:
+            raise ParameterError(f"--param {item!r}: write KEY=VALUE, e.g. --param family=strings")
+        try:
+            out[key] = json.loads(raw)
+        except json.JSONDecodeError:
+            out[key] = raw
+    return out
 
 
 def run_render(args: argparse.Namespace) -> int:
@@ -59,8 +88,11 @@ def run_render(args: argparse.Namespace) -> int:
                                      f"{', '.join(RECIPES)} or 'all'")
         if args.n < 1:
             raise ParameterError(f"--n must be a positive number of clips, got {args.n}")
-        specs = [ClipSpec(nm, args.seed + k, duration_s=args.duration, gain_db=args.gain_db)
-                 for nm in names for k in range(args.n)]
+        params = _parse_params(args.param)
+        gains = ([float(g) for g in load_config().value("render.gain_variants_db")]
+                 if args.gain_variants else [args.gain_db])
+        specs = [ClipSpec(nm, args.seed + k, params=params, duration_s=args.duration, gain_db=g)
+                 for nm in names for k in range(args.n) for g in gains]
         split = args.split
         label = f"render {args.recipe}"
     bar = ProgressBar(len(specs), label, enabled=not args.no_progress)

@@ -1116,8 +1116,12 @@ def render_recipe(
             dn = notes.get(d["part"], [])
             d["onset_s"] = round(min(x.start for x in dn), 6) if dn else None
     if plan.prompt_family == "tempo":
-        beats = sorted({round(x.start, 6) for x in notes.get(plan.parts[0].name, [])})
-        meta["beats_s"] = beats if plan.scenario == "tempo_click" else None
+        # beat times: the note-ons of the kick/click on every beat, as the MIDI file holds them
+        beat_s = 60.0 / float(meta["bpm"])
+        first = float(meta["first_beat_s"])
+        on_beat = sorted({round(x.start, 6) for x in notes.get(plan.parts[0].name, [])
+                          if abs((x.start - first) / beat_s - round((x.start - first) / beat_s)) < 0.01})
+        meta["beats_s"] = on_beat
     meta["parts"] = part_info
     meta["envelope"] = [{"kind": op.kind, "t0": op.t0, "t1": op.t1, "depth_db": op.depth_db}
                         for op in plan.envelope]

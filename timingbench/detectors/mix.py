@@ -127,9 +127,11 @@ class EdgeParams:
 
     fade_db: float | None
     cut_s: float | None
+    cut_from_db: float | None
     budget_s: float
-    accent_rel: float
     accent_ratio: float | None
+    accent_floor_ratio: float | None
+    fade_max_slope: float | None
     accent_guard_s: float
     fade_fit_s: float
     smooth_s: float
@@ -140,9 +142,11 @@ class EdgeParams:
         return cls(
             fade_db=config.value("mix.fade_point_below_loud_db"),
             cut_s=config.value("mix.cut_max_fall_s"),
+            cut_from_db=config.value("mix.cut_from_below_loud_db"),
             budget_s=float(config.value("mix.decay_budget_s")),
-            accent_rel=config.value("mix.last_accent_rel_height") or 0.0,
             accent_ratio=config.value("mix.accent_min_ratio_after"),
+            accent_floor_ratio=config.value("mix.accent_min_ratio_floor"),
+            fade_max_slope=config.value("mix.fade_max_slope_db_per_s"),
             accent_guard_s=float(config.value("mix.accent_guard_s")),
             fade_fit_s=float(config.value("mix.fade_fit_window_s")),
             smooth_s=float(config.value("mix.level_smooth_s")),
@@ -188,6 +192,12 @@ def first_edge(
 ) -> tuple[str, float, dict[str, Any]] | None:
     """The first edge of the ending whose mix is gone at frame ``gone``.
 
+    An abrupt fall from musical level is a cut. Otherwise the level before ``gone`` is
+    fitted as a plateau and a linear fall: a steep fall (faster than
+    ``fade_max_slope``) is the release of the last sound, and the edge is the last
+    accent before it; a gradual fall is a fade, whose edge is the fade point unless the
+    last accent precedes the fall (a natural decay from a final hit).
+
     Parameters
     ----------
     curves : EdgeCurves
@@ -207,18 +217,20 @@ def first_edge(
     cut = _cut_time(curves, grid, gone, params=params)
     if cut is not None:
         return "cut", cut, {}
-    acc = _last_accent(curves, grid, gone, params=params)
     fade = _fade_fit(curves, grid, gone, params=params)
-    ev: dict[str, Any] = {}
+    if fade is None:
+        return None
+    ev: dict[str, Any] = {"fade": {k: round(v, 3) for k, v in fade.items()}}
+    steep = params.fade_max_slope is not None and -fade["slope_db_per_s"] > params.fade_max_slope
+    hi = grid.frame(fade["start_s"]) + grid.frames(params.accent_guard_s) if steep else gone
+    acc = _last_accent(curves, grid, gone, hi, params=params)
     if acc is not None:
         ev["accent_s"] = round(grid.time(acc), 4)
-    if fade is not None:
-        ev["fade"] = {k: round(v, 3) for k, v in fade.items()}
-    if acc is not None and (fade is None or grid.time(acc) <= fade["start_s"]):
-        return "accent", grid.time(acc), ev
-    if fade is not None and fade["point_s"] < grid.time(gone):
-        return "fade", fade["point_s"], ev
-    return None
+        if steep or grid.time(acc) <= fade["start_s"] + params.accent_guard_s:
+            return "accent", grid.time(acc), ev
+    if steep or fade["point_s"] >= grid.time(gone):
+        return None
+    return "fade", fade["point_s"], ev
 
 
 def _cut_time(curves: EdgeCurves, grid: Grid, gone: int, *, params: EdgeParams) -> float | None:
@@ -227,11 +239,11 @@ def _cut_time(curves: EdgeCurves, grid: Grid, gone: int, *, params: EdgeParams) 
     A centred analysis frame straddling the cut holds half of the pre-cut energy, so the
     cut is where the mean square crosses half of its level just before the fall.
     """
-    if params.cut_s is None or params.fade_db is None:
+    if params.cut_s is None or params.cut_from_db is None:
         return None
     k = grid.frames(params.cut_s)
     top = gone - k - 1
-    if top < 1 or curves.level_db[top] < curves.loud_db - params.fade_db:
+    if top < 1 or curves.level_db[top] < curves.loud_db - params.cut_from_db:
         return None
     ms = curves.mean_square
     ref = float(np.median(ms[max(top - 4, 0) : top + 1]))
@@ -243,26 +255,35 @@ def _cut_time(curves: EdgeCurves, grid: Grid, gone: int, *, params: EdgeParams) 
     return grid.time(j + min(max(frac, 0.0), 1.0))
 
 
-def _last_accent(curves: EdgeCurves, grid: Grid, gone: int, *, params: EdgeParams) -> int | None:
-    """Frame of the last accent in the decay budget before ``gone``, or None.
+def _last_accent(curves: EdgeCurves, grid: Grid, gone: int, hi: int, *, params: EdgeParams) -> int | None:
+    """Frame of the last accent in the decay budget before ``gone`` (and before ``hi``).
 
-    An accent is an onset peak reaching ``accent_rel`` of the largest onset in that span
-    and standing ``accent_ratio`` times above every onset after it (past a short guard)
-    until the mix is gone: nothing of its size follows, so the music rings out from it.
+    An accent is an onset peak that sounds above the fade point (the mix within
+    ``fade_db`` of the loud level just after it), stands ``accent_ratio`` times above
+    every onset after it (past a short guard) up to ``hi``, and ``accent_floor_ratio``
+    times above the median onset of the budget span: nothing of its size follows, so the
+    music rings out from it. None when no peak qualifies.
     """
-    lo = max(gone - grid.frames(params.budget_s), 1)
-    on = curves.onset
-    if gone - lo < 3:
+    if params.fade_db is None:
         return None
-    top = float(on[lo:gone].max())
-    if top <= 0:
+    lo = max(gone - grid.frames(params.budget_s), 1)
+    hi = min(hi, gone)
+    on = curves.onset
+    if hi - lo < 3:
         return None
     guard = grid.frames(params.accent_guard_s)
-    seg = on[lo - 1 : gone + 1]
+    after = grid.frames(params.smooth_s)
+    seg = on[lo - 1 : hi + 1]
     mid = seg[1:-1]
-    peaks = np.flatnonzero((mid >= seg[:-2]) & (mid >= seg[2:]) & (mid >= params.accent_rel * top)) + lo
+    peaks = np.flatnonzero((mid >= seg[:-2]) & (mid >= seg[2:]) & (mid > 0)) + lo
+    floor_db = curves.loud_db - params.fade_db
+    onset_floor = float(np.median(on[lo:gone]))
     for p in peaks[::-1]:
-        rest = on[p + guard : gone]
+        if float(curves.level_db[p : p + after].max()) < floor_db:
+            continue
+        if params.accent_floor_ratio is not None and on[p] < params.accent_floor_ratio * onset_floor:
+            continue
+        rest = on[p + guard : hi]
         if params.accent_ratio is None or not rest.size or on[p] >= params.accent_ratio * float(rest.max()):
             return int(p)
     return None

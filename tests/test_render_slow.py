@@ -62,3 +62,20 @@ def test_reverb_renders_are_deterministic(tmp_path: Path) -> None:
     digest = [hashlib.sha256(r.audio_path.read_bytes()).hexdigest() for r in (a, b, dry)]
     assert digest[0] == digest[1] != digest[2]
     assert a.truth == dry.truth
+
+
+@pytest.mark.parametrize("recipe", ["tempo_click", "tempo_drums", "tempo_half_time", "tempo_double_time"])
+@pytest.mark.parametrize("bpm", [50.0, 97.3, 174.0])
+def test_every_beat_is_an_onset_of_the_rhythm_part(tmp_path: Path, recipe: str, bpm: float) -> None:
+    rc = render_recipe(recipe, seed=5, out_dir=tmp_path, duration_s=12.0, stems=True, bpm=bpm)
+    beats = np.asarray(rc.meta["beats_s"])
+    assert 60.0 / np.mean(np.diff(beats)) == pytest.approx(bpm, rel=1e-4)
+    part = "click" if recipe == "tempo_click" else "drums"
+    x, _ = sf.read(str(rc.stem_paths[part]), dtype="float64")
+
+    def db(t0: float, t1: float) -> float:
+        seg = x[int(t0 * SR):int(t1 * SR)]
+        return float(10 * np.log10(np.mean(seg**2) + 1e-20))
+
+    for b in beats[beats < 11.9]:
+        assert db(b, b + 0.02) > db(b - 0.02, b) + 6, f"no onset at beat {b:.3f} s"

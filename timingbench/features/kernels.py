@@ -192,43 +192,59 @@ def _reflect(idx: int, n: int) -> int:  # pragma: no cover
     return m
 
 
+_MEDIAN_LANES = 64
+
+
 @numba.njit(cache=True)
-def _running_median_rows(x: FloatArray, size: int, out: FloatArray) -> None:  # pragma: no cover
-    rows, n = x.shape
+def _running_median_lanes(x: FloatArray, size: int, out: FloatArray) -> None:  # pragma: no cover
+    # Window slides along axis 0; axis 1 holds independent lanes, updated a block at a
+    # time. Each lane keeps its window sorted in a column of ``state``; one step deletes
+    # the outgoing value and inserts the incoming one with compare/select only
+    # (d[j] = s[j] if s[j] < old else s[j+1]; s'[j] = max(d[j-1], min(new, d[j]))), so the
+    # inner loop runs across lanes without branches and vectorises. The first ``size``
+    # steps fill a window of +inf sentinels (deleting +inf). Output values are window
+    # elements, so the result is exact.
+    n, lanes = x.shape
     half = size // 2
-    win = np.empty(size, dtype=x.dtype)
-    buf = np.empty(n + 2 * half, dtype=x.dtype)
-    for r in range(rows):
-        for k in range(n + 2 * half):
-            buf[k] = x[r, _reflect(k - half, n)]
-        for k in range(size):
-            win[k] = buf[k]
-        win.sort()
-        out[r, 0] = win[half]
-        for i in range(1, n):
-            old = buf[i - 1]
-            new = buf[i + 2 * half]
-            if old != new:
-                # locate the outgoing value (binary search), then slide the incoming one in
-                lo = 0
-                hi = size
-                while lo < hi:
-                    mid = (lo + hi) >> 1
-                    if win[mid] < old:
-                        lo = mid + 1
-                    else:
-                        hi = mid
-                j = lo
-                if new > old:
-                    while j + 1 < size and win[j + 1] < new:
-                        win[j] = win[j + 1]
-                        j += 1
-                else:
-                    while j > 0 and win[j - 1] > new:
-                        win[j] = win[j - 1]
-                        j -= 1
-                win[j] = new
-            out[r, i] = win[half]
+    block = _MEDIAN_LANES
+    big = np.inf
+    state = np.empty((size, block), dtype=x.dtype)
+    newv = np.empty(block, dtype=x.dtype)
+    oldv = np.empty(block, dtype=x.dtype)
+    prev = np.empty(block, dtype=x.dtype)
+    for l0 in range(0, lanes, block):
+        nb = min(block, lanes - l0)
+        state[:, :] = big
+        for i in range(1 - size, n):
+            sn = _reflect(i + half, n)
+            for lane in range(nb):
+                newv[lane] = x[sn, l0 + lane]
+            if i <= 0:
+                for lane in range(nb):
+                    oldv[lane] = big
+            else:
+                so = _reflect(i - 1 - half, n)
+                for lane in range(nb):
+                    oldv[lane] = x[so, l0 + lane]
+            for lane in range(nb):
+                prev[lane] = -big
+            for j in range(size - 1):
+                for lane in range(nb):
+                    s0 = state[j, lane]
+                    s1 = state[j + 1, lane]
+                    d = s0 if s0 < oldv[lane] else s1
+                    v = newv[lane]
+                    r = v if v < d else d
+                    p = prev[lane]
+                    state[j, lane] = p if p > r else r
+                    prev[lane] = d
+            for lane in range(nb):
+                v = newv[lane]
+                p = prev[lane]
+                state[size - 1, lane] = p if p > v else v
+            if i >= 0:
+                for lane in range(nb):
+                    out[i, l0 + lane] = state[half, lane]
 
 
 def _check_median_input(x: npt.ArrayLike, size: int, axis: int) -> tuple[npt.NDArray[np.floating], int, int]:
@@ -271,13 +287,15 @@ def running_median(x: npt.ArrayLike, *, size: int, axis: int = -1) -> npt.NDArra
     arr, w, ax = _check_median_input(x, size, axis)
     if arr.size == 0:
         return arr.copy()
-    two_d = arr.reshape(1, -1) if arr.ndim == 1 else (arr if ax == 1 else arr.T)
-    src = np.ascontiguousarray(two_d)
+    src = np.ascontiguousarray(arr)
     out = np.empty_like(src)
-    _running_median_rows(src, w, out)
-    if arr.ndim == 1:
-        return out.reshape(arr.shape)
-    return out if ax == 1 else np.ascontiguousarray(out.T)
+    if src.ndim == 1:
+        _running_median_lanes(src.reshape(-1, 1), w, out.reshape(-1, 1))
+    elif ax == 0:
+        _running_median_lanes(src, w, out)
+    else:
+        _running_median_lanes(src.T, w, out.T)
+    return out
 
 
 def running_median_reference(x: npt.ArrayLike, *, size: int, axis: int = -1) -> npt.NDArray[np.floating]:

@@ -803,7 +803,7 @@ def _tempo(ctx: Ctx, *, kind: str, bpm: float | None, style: str | None) -> Plan
     if not 30.0 <= target <= 260.0:
         raise ParameterError(f"bpm must lie in [30, 260], got {bpm!r}")
     start = round(float(ctx.rng.uniform(0.1, 0.6)), 3)
-    st = style_mod(style) if style is not None else STYLES[_TEMPO_STYLES[int(ctx.rng.integers(3))]]
+    st = _pick_style(ctx.rng, style) if style is not None else STYLES[_TEMPO_STYLES[int(ctx.rng.integers(3))]]
     grid = Grid(target, start)
     harmony = random_harmony(ctx.rng)
     feel = {"tempo_click": "straight", "tempo_drums": "straight", "tempo_half_time": "half",
@@ -835,8 +835,6 @@ def _tempo(ctx: Ctx, *, kind: str, bpm: float | None, style: str | None) -> Plan
         keep_exact=tuple(p.name for p in parts),
     )
 
-
-style_mod = style
 
 
 def tempo_click(ctx: Ctx, *, bpm: float | None = None) -> Plan:
@@ -1118,9 +1116,10 @@ def render_recipe(
     if plan.prompt_family == "tempo":
         # beat times: the note-ons of the kick/click on every beat, as the MIDI file holds them
         beat_s = 60.0 / float(meta["bpm"])
-        first = float(meta["first_beat_s"])
+        first_beat = float(meta["first_beat_s"])
         on_beat = sorted({round(x.start, 6) for x in notes.get(plan.parts[0].name, [])
-                          if abs((x.start - first) / beat_s - round((x.start - first) / beat_s)) < 0.01})
+                          if abs((x.start - first_beat) / beat_s
+                                 - round((x.start - first_beat) / beat_s)) < 0.01})
         meta["beats_s"] = on_beat
     meta["parts"] = part_info
     meta["envelope"] = [{"kind": op.kind, "t0": op.t0, "t1": op.t1, "depth_db": op.depth_db}

@@ -51,13 +51,18 @@ CASES: list[tuple[str, str, dict[str, Any], bool]] = [
 ]
 
 
+#: cases whose every part is rendered as a stem (the others: only the target)
+FULL_STEMS = ("energy", "entry_drums")
+
+
 @pytest.fixture(scope="module")
 def rendered(tmp_path_factory: pytest.TempPathFactory) -> dict[str, RenderedClip]:
     out = tmp_path_factory.mktemp("render")
     result: dict[str, RenderedClip] = {}
     for want_stems in (True, False):
         cases = [c for c in CASES if c[3] is want_stems]
-        specs = [ClipSpec(recipe, 11 + k, params=params, duration_s=DUR, clip_id=key)
+        specs = [ClipSpec(recipe, 11 + k, params=params, duration_s=DUR, clip_id=key,
+                          stem_parts=None if key in FULL_STEMS or not want_stems else ("target",))
                  for k, (key, recipe, params, _) in enumerate(cases)]
         clips = render_specs(specs, out_dir=out / ("stems" if want_stems else "plain"), jobs=2,
                              stems=want_stems)
@@ -316,7 +321,7 @@ def test_stems_sum_to_the_mix(rendered: dict[str, RenderedClip]) -> None:
     """FluidSynth renders each voice independently (reverb and chorus off), so the stems add
     up to the mix; they part only in ~1 ms bursts at some note onsets (measured -48 to
     -117 dB of the mix energy), never by a missing or moved note."""
-    for key in ("energy", "pre", "entry_drums"):
+    for key in FULL_STEMS:
         rc = rendered[key]
         mix = _read(rc.audio_path)
         diff = sum(_read(p) for p in rc.stem_paths.values()) - mix
@@ -396,6 +401,8 @@ def test_unknown_recipe_and_parameter_are_rejected(tmp_path: Path) -> None:
         render_recipe("entry_on_time", seed=1, out_dir=tmp_path, family="percussion", style="ambient")
     with pytest.raises(ParameterError, match="gap_s"):
         render_recipe("pause", seed=1, out_dir=tmp_path, gap_s=8.0)
+    with pytest.raises(ParameterError, match="stem_parts"):
+        render_recipe("pause", seed=1, out_dir=tmp_path, stems=True, stem_parts=["target"])
     with pytest.raises(ParameterError, match="clip_id"):
         render_recipe("pause", seed=1, out_dir=tmp_path, clip_id="a__b")
 

@@ -42,6 +42,8 @@ class ClipSpec:
         Timing jitter of the non-target parts (ms).
     clip_id : str or None
         Explicit id; the recipe's default id when None.
+    stem_parts : tuple of str or None
+        Only these parts' stems when stems are rendered (all when None).
     """
 
     recipe: str
@@ -51,6 +53,7 @@ class ClipSpec:
     gain_db: float = 0.0
     humanize_ms: float = 0.0
     clip_id: str | None = None
+    stem_parts: tuple[str, ...] | None = None
 
 
 _EXIT_FAMILIES = ("bass", "guitar", "strings", "brass", "percussion", "vocals", "piano", "woodwinds",
@@ -168,7 +171,8 @@ def _render_one(spec: ClipSpec, out_dir: Path, split: str, stems: bool,
                 soundfont: Path | None) -> RenderedClip:
     return render_recipe(spec.recipe, seed=spec.seed, out_dir=out_dir, clip_id=spec.clip_id,
                          duration_s=spec.duration_s, gain_db=spec.gain_db, stems=stems,
-                         soundfont=soundfont, split=split, humanize_ms=spec.humanize_ms, **spec.params)
+                         soundfont=soundfont, split=split, humanize_ms=spec.humanize_ms,
+                         stem_parts=spec.stem_parts, **spec.params)
 
 
 def render_specs(

@@ -946,6 +946,7 @@ def render_recipe(
     duration_s: float = 30.0,
     gain_db: float = 0.0,
     stems: bool = False,
+    stem_parts: tuple[str, ...] | list[str] | None = None,
     soundfont: Path | None = None,
     split: str = "dev",
     humanize_ms: float = 0.0,
@@ -976,6 +977,8 @@ def render_recipe(
         seed are scaled copies of each other (to the 24-bit quantisation).
     stems : bool
         Also render each part alone (same envelope and scale: the stems sum to the mix).
+    stem_parts : sequence of str, optional
+        Render only these parts' stems (e.g. ``["target"]``); every part when omitted.
     soundfont : Path, optional
         A General MIDI .sf2/.sf3; ``render.soundfont_path`` when omitted.
     split : str
@@ -1072,9 +1075,16 @@ def render_recipe(
     scale = 10.0 ** (float(cfg.value("render.peak_dbfs")) / 20.0) / peak * 10.0 ** (gain_db / 20.0)
     write_wav(audio_path, mix * scale, sr=sr)
     stem_paths: dict[str, Path] = {}
+    if stems and stem_parts is not None:
+        unknown_parts = sorted(set(stem_parts) - {p.name for p in plan.parts})
+        if unknown_parts:
+            raise ParameterError(f"stem_parts {unknown_parts} are not parts of this clip; parts: "
+                                 f"{[p.name for p in plan.parts]}")
     if stems:
         stem_dir = out_dir / "stems" / cid
         for part in plan.parts:
+            if stem_parts is not None and part.name not in stem_parts:
+                continue
             stem_midi = stem_dir / f"{part.name}.mid"
             write_midi([part], stem_midi, ticks_per_beat=ticks)
             stem = render_midi(stem_midi, n_samples=n, soundfont=sf2, cfg=cfg, reverb=reverb) * env

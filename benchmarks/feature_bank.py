@@ -11,11 +11,12 @@ entering at 12 s), then, in one process and on one core (thread pools pinned to 
 - random-initialised ``HTDemucs`` (default architecture) separation, seconds per second
   of audio on CPU.
 
-Each timing is min / median of 5 runs (demucs: of 2). Outputs are checked equal to the
+Each timing is min / median of 5 runs (demucs: of 2), bank and reference interleaved round by
+round, as wall clock and as process CPU time (the machine may be shared). Outputs are checked equal to the
 reference within stated tolerances. Prints a Markdown section for
 ``benchmarks/RESULTS.md``.
 
-Run: ``.venv/bin/python benchmarks/feature_bank.py``
+Run: ``.venv/bin/python benchmarks/feature_bank.py [--no-demucs]``
 """
 
 from __future__ import annotations
@@ -34,6 +35,7 @@ import tempfile  # noqa: E402
 import time  # noqa: E402
 import warnings  # noqa: E402
 from collections.abc import Callable  # noqa: E402
+from dataclasses import dataclass, field  # noqa: E402
 from pathlib import Path  # noqa: E402
 from typing import Any  # noqa: E402
 
@@ -86,14 +88,27 @@ def render_music(path: Path, *, seconds: float = 35.0) -> None:
                         str(SOUNDFONT), str(mid)], check=True, capture_output=True)
 
 
-def timed(fn: Callable[[], Any], runs: int) -> tuple[list[float], Any]:
-    times = []
+@dataclass
+class Timing:
+    """Wall-clock and process CPU seconds of repeated runs."""
+
+    wall: list[float] = field(default_factory=list)
+    cpu: list[float] = field(default_factory=list)
+
+    def add(self, other: Timing) -> None:
+        self.wall += other.wall
+        self.cpu += other.cpu
+
+
+def timed(fn: Callable[[], Any], runs: int) -> tuple[Timing, Any]:
+    t = Timing()
     out = None
     for _ in range(runs):
-        t0 = time.perf_counter()
+        w0, c0 = time.perf_counter(), time.process_time()
         out = fn()
-        times.append(time.perf_counter() - t0)
-    return times, out
+        t.cpu.append(time.process_time() - c0)
+        t.wall.append(time.perf_counter() - w0)
+    return t, out
 
 
 def reference_features(path: Path, p: FeatureParams) -> dict[str, np.ndarray]:
@@ -129,7 +144,23 @@ def fmt(ts: list[float], unit: float = 1e3, suffix: str = "ms") -> str:
     return f"{min(ts) * unit:.1f} / {statistics.median(ts) * unit:.1f} {suffix}"
 
 
-def main() -> int:
+def ratio(num: list[float], den: list[float]) -> str:
+    return f"{min(num) / min(den):.1f}x / {statistics.median(num) / statistics.median(den):.1f}x"
+
+
+def load_average() -> str:
+    try:
+        return f"{os.getloadavg()[0]:.1f}"
+    except OSError:
+        return "n/a"
+
+
+def main(argv: list[str] | None = None) -> int:
+    import argparse
+
+    parser = argparse.ArgumentParser(description="Feature bank speed against the librosa composition.")
+    parser.add_argument("--no-demucs", action="store_true", help="skip the HTDemucs seconds-per-second row")
+    with_demucs = not parser.parse_args(argv).no_demucs
     if shutil.which("fluidsynth") is None or not SOUNDFONT.is_file():
         print("benchmark needs fluidsynth and FluidR3_GM.sf2 (make setup)", file=sys.stderr)
         return 1
@@ -141,9 +172,20 @@ def main() -> int:
         clip = load_clip(wav, cfg)
         compute_bank(clip, cfg, separation="none")  # numba compile / load, filterbanks
 
-        bank_t, bank = timed(lambda: compute_bank(load_clip(wav, cfg), cfg, separation="none"), RUNS)
-        feat_t, _ = timed(lambda: compute_bank(clip, cfg, separation="none"), RUNS)
-        ref_t, ref = timed(lambda: reference_features(wav, p), RUNS)
+        reference_features(wav, p)  # librosa's own first-call costs
+        load0 = load_average()
+        # interleaved rounds, so a change in the shared machine's load hits both sides alike
+        bank_t, feat_t, ref_t = Timing(), Timing(), Timing()
+        bank: Any = None
+        ref: Any = None
+        for _ in range(RUNS):
+            t, bank = timed(lambda: compute_bank(load_clip(wav, cfg), cfg, separation="none"), 1)
+            bank_t.add(t)
+            t, _ = timed(lambda: compute_bank(clip, cfg, separation="none"), 1)
+            feat_t.add(t)
+            t, ref = timed(lambda: reference_features(wav, p), 1)
+            ref_t.add(t)
+        load1 = load_average()
 
         checks = {
             "rms": (bank.rms, ref["rms"], 1e-5),
@@ -166,19 +208,20 @@ def main() -> int:
 
         hit_t, _ = timed(hit, RUNS)
 
-        import torch
-        from demucs.htdemucs import HTDemucs
+        dem_t, dem_threads = None, 0
+        if with_demucs:
+            import torch
+            from demucs.htdemucs import HTDemucs
 
-        torch.manual_seed(0)
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            model = HTDemucs(sources=list(separation.STEMS_4)).eval()
-        seg = np.asarray(clip.samples[: 10 * clip.sr])
-        dem_threads = torch.get_num_threads()
-        dem_t, _ = timed(lambda: separation.separate_demucs(seg, sr=clip.sr, model=model, overlap=0.25, shifts=0), 2)
+            torch.manual_seed(0)
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                model = HTDemucs(sources=list(separation.STEMS_4)).eval()
+            seg = np.asarray(clip.samples[: 10 * clip.sr])
+            dem_threads = torch.get_num_threads()
+            dem_t, _ = timed(lambda: separation.separate_demucs(seg, sr=clip.sr, model=model, overlap=0.25,
+                                                                shifts=0), 2)
 
-    speed_min = min(ref_t) / min(bank_t)
-    speed_med = statistics.median(ref_t) / statistics.median(bank_t)
     lines = [
         "",
         "## Feature bank",
@@ -186,17 +229,24 @@ def main() -> int:
         f"`.venv/bin/python benchmarks/feature_bank.py` on 35 s of FluidSynth-rendered music "
         f"(drums, bass, piano, strings), {os.cpu_count()} cores on the machine, thread pools pinned to 1 "
         f"(`OMP/OPENBLAS/MKL/NUMBA_NUM_THREADS=1`), {platform.machine()}, Python {platform.python_version()}. "
-        f"Min / median of {RUNS} runs in one process.",
+        f"Min / median of {RUNS} runs in one process, bank and reference interleaved round by round; "
+        f"wall clock (`time.perf_counter`) and process CPU time (`time.process_time`). "
+        f"1-min load average {load0} before and {load1} after the timed rounds.",
         "",
-        "| measurement | min / median |",
-        "|---|---|",
-        f"| bank: `load_clip` + `compute_bank` (no separation) | {fmt(bank_t)} |",
-        f"| bank features only (`compute_bank` on a decoded clip) | {fmt(feat_t)} |",
-        f"| reference: librosa load, stft, hpss, onset_strength x3, rms, mfcc, chroma, numpy novelty | {fmt(ref_t)} |",
-        f"| speed-up (reference / bank) | {speed_min:.1f}x (min) / {speed_med:.1f}x (median) |",
-        f"| `get_bank` cache hit (disk entry, memory cache cleared) | {fmt(hit_t)} |",
-        f"| random-init `HTDemucs()` (default architecture), 10 s of audio, torch threads={dem_threads} | "
-        f"{min(dem_t) / 10:.2f} / {statistics.median(dem_t) / 10:.2f} s per s of audio |",
+        "| measurement | wall min / median | CPU min / median |",
+        "|---|---|---|",
+        f"| bank: `load_clip` + `compute_bank` (no separation) | {fmt(bank_t.wall)} | {fmt(bank_t.cpu)} |",
+        f"| bank features only (`compute_bank` on a decoded clip) | {fmt(feat_t.wall)} | {fmt(feat_t.cpu)} |",
+        f"| reference: librosa load, stft, hpss, onset_strength x3, rms, mfcc, chroma, numpy novelty | "
+        f"{fmt(ref_t.wall)} | {fmt(ref_t.cpu)} |",
+        f"| speed-up (reference / bank) | {ratio(ref_t.wall, bank_t.wall)} | {ratio(ref_t.cpu, bank_t.cpu)} |",
+        f"| `get_bank` cache hit (disk entry, memory cache cleared) | {fmt(hit_t.wall)} | {fmt(hit_t.cpu)} |",
+    ]
+    if dem_t is not None:
+        lines.append(f"| random-init `HTDemucs()` (default architecture), 10 s of audio, torch threads={dem_threads} | "
+                     f"{min(dem_t.wall) / 10:.2f} / {statistics.median(dem_t.wall) / 10:.2f} s per s of audio | "
+                     f"{min(dem_t.cpu) / 10:.2f} / {statistics.median(dem_t.cpu) / 10:.2f} s per s of audio |")
+    lines += [
         "",
         "Max abs difference bank vs reference (tolerance): "
         + ", ".join(f"{k} {diffs[k]:.2e} ({checks[k][2]:g})" for k in checks)

@@ -303,16 +303,28 @@ def _fade_fit(curves: EdgeCurves, grid: Grid, gone: int, *, params: EdgeParams) 
     if n < 8:
         return None
     x = np.arange(n, dtype=np.float64)
-    best: tuple[float, int, float, float] | None = None
-    for s in range(2, n - 2):
-        h = np.maximum(x - s, 0.0)
-        a = np.column_stack([np.ones(n), h])
-        coef, *_ = np.linalg.lstsq(a, y, rcond=None)
-        sse = float(np.sum((a @ coef - y) ** 2))
-        if coef[1] < 0 and (best is None or sse < best[0]):
-            best = (sse, s, float(coef[0]), float(coef[1]))
-    if best is None:
+    # least squares of y on [1, max(x - s, 0)] for every hinge s at once (suffix sums)
+    def suffix(v: np.ndarray) -> np.ndarray:
+        return np.concatenate((np.cumsum(v[::-1])[::-1][1:], [0.0]))
+
+    s0, s1, s2 = suffix(np.ones(n)), suffix(x), suffix(x * x)
+    sy, sxy = suffix(y), suffix(x * y)
+    hs = x
+    sum_h = s1 - hs * s0
+    sum_hh = s2 - 2 * hs * s1 + hs * hs * s0
+    sum_hy = sxy - hs * sy
+    total_y, total_yy = float(y.sum()), float((y * y).sum())
+    det = n * sum_hh - sum_h * sum_h
+    valid = (np.arange(n) >= 2) & (np.arange(n) < n - 2) & (det > 1e-9)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        a = (sum_hh * total_y - sum_h * sum_hy) / det
+        b = (n * sum_hy - sum_h * total_y) / det
+        sse = total_yy - a * total_y - b * sum_hy
+    valid &= b < 0
+    if not valid.any():
         return None
+    s = int(np.flatnonzero(valid)[np.argmin(sse[valid])])
+    best = (float(sse[s]), s, float(a[s]), float(b[s]))
     _, s, plateau, slope = best
     fps = grid.sr / grid.hop
     point = lo + s + params.fade_db / -slope

@@ -36,6 +36,23 @@ def test_running_median_with_ties_and_1d(rng: np.random.Generator) -> None:
     np.testing.assert_array_equal(k.running_median(x, size=7), k.running_median_reference(x, size=7))
 
 
+@pytest.mark.parametrize("shape", [(64, 50), (65, 50), (200, 129), (1025, 40)])
+@pytest.mark.parametrize("axis", [0, 1])
+def test_running_median_across_lane_blocks(rng: np.random.Generator, shape: tuple[int, int], axis: int) -> None:
+    # lines are updated in blocks of 64; full and partial blocks, ties and zeros
+    x = rng.integers(0, 6, size=shape).astype(np.float32) * np.float32(0.25)
+    x[:, ::7] = 0.0
+    np.testing.assert_array_equal(k.running_median(x, size=31, axis=axis),
+                                  k.running_median_reference(x, size=31, axis=axis))
+
+
+def test_running_median_float64_line_shorter_than_window(rng: np.random.Generator) -> None:
+    x = rng.standard_normal((3, 9))
+    got = k.running_median(x, size=31, axis=1)
+    assert got.dtype == np.float64
+    np.testing.assert_array_equal(got, k.running_median_reference(x, size=31, axis=1))
+
+
 @pytest.mark.parametrize("size", [0, 2, 4, -1])
 def test_running_median_rejects_bad_size(size: int) -> None:
     with pytest.raises(ParameterError, match="size"):
@@ -68,6 +85,33 @@ def test_hpss_separates_tone_from_clicks() -> None:
 def test_hpss_rejects_negative() -> None:
     with pytest.raises(ParameterError, match="non-negative"):
         k.hpss_power(-np.ones((5, 5)), kernel_frames=3, kernel_bins=3, power=2.0)
+
+
+def test_hpss_rejects_non_finite_and_even_kernel() -> None:
+    mag = np.ones((8, 8))
+    mag[3, 3] = np.inf
+    with pytest.raises(ParameterError, match="NaN or inf"):
+        k.hpss_power(mag, kernel_frames=3, kernel_bins=3, power=2.0)
+    with pytest.raises(ParameterError, match="kernel_bins"):
+        k.hpss_power(np.ones((8, 8)), kernel_frames=3, kernel_bins=4, power=2.0)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("n_out", [1, 4])
+def test_weighted_row_sums_equals_matmul(rng: np.random.Generator, dtype: type, n_out: int) -> None:
+    x: np.ndarray = np.abs(rng.standard_normal((130, 77))).astype(dtype)
+    w = rng.standard_normal((n_out, 130))
+    w[:, 40:90] = 0.0  # skipped rows
+    got = k.weighted_row_sums(x, weights=w)
+    assert x.dtype == dtype and got.dtype == np.float64 and got.shape == (n_out, 77)
+    np.testing.assert_allclose(got, k.weighted_row_sums_reference(x, weights=w), rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(k.weighted_row_sums(x, weights=w[0]), k.weighted_row_sums_reference(x, weights=w[0]),
+                               rtol=1e-12, atol=1e-12)
+
+
+def test_weighted_row_sums_rejects_mismatched_shape() -> None:
+    with pytest.raises(ParameterError, match="do not project"):
+        k.weighted_row_sums(np.ones((5, 3)), weights=np.ones(4))
 
 
 @pytest.mark.parametrize("half", [1, 5, 40])

@@ -40,7 +40,7 @@ from timingbench.errors import ConfigError, ModelUnavailableError, ParameterErro
 from timingbench.features import cache as _cache
 from timingbench.features import separation as _sep
 from timingbench.features import spectral as _sp
-from timingbench.features.kernels import checkerboard_novelty, hpss_power
+from timingbench.features.kernels import checkerboard_novelty, hpss_power, weighted_row_sums
 
 T = TypeVar("T")
 F64 = npt.NDArray[np.float64]
@@ -222,7 +222,7 @@ def _core_features(samples: npt.NDArray[np.float32], *, sr: int, p: FeatureParam
     p_db = _sp.level_db(_sp.spectral_mean_square(pp, n_fft=p.n_fft), ref_ms=ms_ref, range_db=p.level_range_db)
 
     names, bmat = _sp.band_matrix(sr=sr, n_fft=p.n_fft, edges=p.bands)
-    band_ms = (bmat @ power.astype(np.float64)) * _sp.parseval_scale(p.n_fft)
+    band_ms = weighted_row_sums(power, weights=bmat) * _sp.parseval_scale(p.n_fft)
     bands = {nm: _sp.level_db(band_ms[i], ref_ms=ms_ref, range_db=p.level_range_db)
              for i, nm in enumerate(names)}
 

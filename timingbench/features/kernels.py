@@ -10,6 +10,7 @@ kernel                          reference                                   tole
 :func:`checkerboard_novelty`    full self-similarity matrix x 2-D kernel    rtol 1e-9
 :func:`running_median`          ``np.median`` over reflected windows         exact
 :func:`hpss_power`              librosa ``decompose.hpss`` soft masks        rtol 1e-5
+:func:`weighted_row_sums`       ``weights @ x.astype(float64)``              rtol 1e-12
 :func:`rectified_onset_density` ``np.convolve`` of the rectified curve      atol 1e-12
 :func:`hysteresis`              cumulative-max run bookkeeping              exact
 :func:`run_lengths`             ``np.diff`` of the mask                     exact
@@ -247,6 +248,13 @@ def _running_median_lanes(x: FloatArray, size: int, out: FloatArray) -> None:  #
                     out[i, l0 + lane] = state[half, lane]
 
 
+def _check_window(size: int, *, name: str) -> int:
+    w = _check_positive_int(size, name=name)
+    if w % 2 == 0:
+        raise ParameterError(f"{name} must be odd so the median is centred, got {size}")
+    return w
+
+
 def _check_median_input(x: npt.ArrayLike, size: int, axis: int) -> tuple[npt.NDArray[np.floating], int, int]:
     arr = np.asarray(x)
     if arr.dtype not in (np.float32, np.float64):
@@ -255,9 +263,7 @@ def _check_median_input(x: npt.ArrayLike, size: int, axis: int) -> tuple[npt.NDA
         raise ParameterError(f"running_median expects a 1-D or 2-D array, got shape {arr.shape}")
     if not np.all(np.isfinite(arr)):
         raise ParameterError("running_median input contains NaN or inf")
-    w = _check_positive_int(size, name="size")
-    if w % 2 == 0:
-        raise ParameterError(f"size must be odd so the median is centred, got {size}")
+    w = _check_window(size, name="size")
     if axis not in (-1, 0, 1) or (arr.ndim == 1 and axis not in (-1, 0)):
         raise ParameterError(f"axis {axis} is out of range for an array of shape {arr.shape}")
     return arr, w, axis % arr.ndim
@@ -387,17 +393,26 @@ def hpss_power(
         s = s.astype(np.float64)
     if s.ndim != 2:
         raise ParameterError(f"magnitude must be (n_bins, n_frames), got shape {s.shape}")
-    if s.size and float(np.min(s)) < 0:
-        raise ParameterError("magnitude must be non-negative; pass np.abs(stft)")
+    if s.size:
+        # two reductions instead of an isfinite pass per median filter
+        lo, hi = float(np.min(s)), float(np.max(s))
+        if not (np.isfinite(lo) and np.isfinite(hi)):
+            raise ParameterError("magnitude contains NaN or inf")
+        if lo < 0:
+            raise ParameterError("magnitude must be non-negative; pass np.abs(stft)")
     p = _check_finite_scalar(power, name="power")
     if p <= 0:
         raise ParameterError(f"power must be > 0, got {power!r}")
+    kf = _check_window(kernel_frames, name="kernel_frames")
+    kb = _check_window(kernel_bins, name="kernel_bins")
     s = np.ascontiguousarray(s)
-    hmed = running_median(s, size=kernel_frames, axis=1)
-    pmed = running_median(s, size=kernel_bins, axis=0)
+    hmed = np.empty_like(s)
+    pmed = np.empty_like(s)
     h = np.empty_like(s)
     q = np.empty_like(s)
     if s.size:
+        _running_median_lanes(s.T, kf, hmed.T)
+        _running_median_lanes(s, kb, pmed)
         _softmask_power(s, hmed, pmed, p, h, q)
     return h, q
 
@@ -411,6 +426,64 @@ def hpss_power_reference(
     s = np.asarray(magnitude)
     h, q = librosa.decompose.hpss(s, kernel_size=(kernel_frames, kernel_bins), power=power)
     return np.abs(h) ** 2, np.abs(q) ** 2
+
+
+# ----------------------------------------------------------------------------- projections
+
+
+@numba.njit(cache=True)
+def _weighted_row_sums(x: FloatArray, w: FloatArray, out: FloatArray) -> None:  # pragma: no cover
+    # Row-major sweep over x in its own dtype with float64 accumulators, so a float32
+    # spectrogram is read once and never copied to float64; zero weights (bins outside a
+    # band) are skipped.
+    k_out, rows = w.shape
+    n = x.shape[1]
+    out[:, :] = 0.0
+    for r in range(rows):
+        for k in range(k_out):
+            wk = w[k, r]
+            if wk != 0.0:
+                for i in range(n):
+                    out[k, i] += wk * x[r, i]
+
+
+def weighted_row_sums(x: npt.ArrayLike, *, weights: npt.ArrayLike) -> npt.NDArray[np.float64]:
+    """``weights @ x`` accumulated in float64 without converting ``x`` to float64.
+
+    Parameters
+    ----------
+    x : array_like, shape (rows, n)
+        E.g. a float32 power spectrogram (bins, frames); float32 stays float32 in memory.
+    weights : array_like, shape (k, rows) or (rows,)
+        One weight row per output row (e.g. Parseval bin weights, band indicators).
+
+    Returns
+    -------
+    sums : np.ndarray of float64, shape (k, n), or (n,) for one-dimensional ``weights``
+
+    Raises
+    ------
+    ParameterError
+        If the shapes do not match or an input is not finite.
+    """
+    arr = np.asarray(x)
+    if arr.dtype not in (np.float32, np.float64):
+        arr = arr.astype(np.float64)
+    w = np.asarray(weights, dtype=np.float64)
+    one_row = w.ndim == 1
+    w2 = np.ascontiguousarray(w.reshape(1, -1) if one_row else w)
+    if arr.ndim != 2 or w2.ndim != 2 or w2.shape[1] != arr.shape[0]:
+        raise ParameterError(f"weights of shape {w.shape} do not project rows of x with shape {arr.shape}")
+    if not np.all(np.isfinite(w2)):
+        raise ParameterError("weights contain NaN or inf")
+    out = np.empty((w2.shape[0], arr.shape[1]), dtype=np.float64)
+    _weighted_row_sums(np.ascontiguousarray(arr), w2, out)
+    return out[0] if one_row else out
+
+
+def weighted_row_sums_reference(x: npt.ArrayLike, *, weights: npt.ArrayLike) -> npt.NDArray[np.float64]:
+    """Reference of :func:`weighted_row_sums`: ``weights @ x.astype(float64)``."""
+    return np.asarray(np.asarray(weights, dtype=np.float64) @ np.asarray(x, dtype=np.float64))
 
 
 # ----------------------------------------------------------------------------- onset density

@@ -22,6 +22,7 @@ import scipy.fft
 import scipy.sparse
 
 from timingbench.errors import ParameterError
+from timingbench.features.kernels import weighted_row_sums
 
 
 @lru_cache(maxsize=8)
@@ -117,8 +118,7 @@ def spectral_mean_square(
     -------
     ms : np.ndarray of float64, shape (n_frames,)
     """
-    w = bin_weights(power.shape[0])
-    return (w @ power.astype(np.float64)) * parseval_scale(n_fft)
+    return weighted_row_sums(power, weights=bin_weights(power.shape[0])) * parseval_scale(n_fft)
 
 
 def bin_weights(n_bins: int) -> npt.NDArray[np.float64]:

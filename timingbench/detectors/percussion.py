@@ -1,17 +1,22 @@
 """Percussion entrances and exits on a rectified onset density (paper Sec. IV-B).
 
-The routed onset curve is the drum stem's onset strength. Its rectified density is the
-trailing 1 s mean of the curve above its leading-window noise floor: it rises at the
-first hit of a train and falls one window after the last. Detections snap to the
-underlying accent. Entrance absence is checked on the *unrectified* stem envelope so
+The routed onset curve is the onset strength of the drums signal: the demucs drum stem,
+or with the ``dsp`` fallback the strict percussive power in the bands where drum kits
+live (:func:`timingbench.features.separation.route_percussion`), because the plain HPSS
+percussive part also carries every piano, mallet and guitar attack. Its rectified density
+is the trailing 1 s mean of the curve above its leading-window noise floor: it rises at
+the first hit of a train and falls one window after the last. Detections snap to the
+underlying accent. Entrance absence is checked on the *unrectified* routed envelope so
 quiet pre-existing percussion cannot be erased by the rectification.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 
 from timingbench.config import Config
 from timingbench.detectors.base import (
@@ -22,7 +27,8 @@ from timingbench.detectors.base import (
     rising_crossings,
     snap_to_accent,
 )
-from timingbench.features.kernels import hysteresis, rectified_onset_density
+from timingbench.errors import ConfigError
+from timingbench.features.kernels import hpss_power, hysteresis, rectified_onset_density
 from timingbench.gates import (
     absence_after,
     absence_before,
@@ -31,23 +37,134 @@ from timingbench.gates import (
     semantic_family,
 )
 
+F64 = npt.NDArray[np.float64]
+ROUTE_VERSION = "3"
 
-def _density(bank: Any, config: Config) -> tuple[Any, np.ndarray, np.ndarray, Grid]:
+
+@dataclass(frozen=True)
+class PercussionCurves:
+    """What the percussion detector reads for one clip, on the bank's grid.
+
+    Attributes
+    ----------
+    onset : np.ndarray, shape (n,)
+        Routed onset strength (dB per frame).
+    envelope_db : np.ndarray, shape (n,)
+        Unrectified level of the routed signal, dBFS.
+    loud_level_db : float
+        ``features.loud_percentile`` percentile of ``envelope_db``.
+    density : np.ndarray, shape (n,)
+        Rectified onset density (trailing-window mean above the noise floor).
+    present : np.ndarray of bool, shape (n,)
+        Hysteresis of the density against its own reference.
+    route : str
+        ``dsp-route`` | ``demucs``.
+    """
+
+    onset: F64
+    envelope_db: F64
+    loud_level_db: float
+    density: F64
+    present: npt.NDArray[np.bool_]
+    route: str
+
+
+def _need(config: Config, key: str) -> Any:
+    v = config.value(f"percussion.{key}")
+    if v is None:
+        raise ConfigError(f"{config.source}: constant 'percussion.{key}' is disabled; "
+                          "the percussion detector needs it")
+    return v
+
+
+def _routed_stem(bank: Any, config: Config) -> tuple[F64, F64, float, str]:
+    if getattr(bank, "separation_backend", "dsp") != "dsp":
+        stem = bank.stem("drums")
+        return (np.asarray(stem.onset, dtype=np.float64), np.asarray(stem.envelope_db, dtype=np.float64),
+                float(stem.loud_level_db), str(stem.backend))
+    margin = float(_need(config, "route_margin"))
+    sub_hz = float(_need(config, "route_sub_hz"))
+    high_hz = float(_need(config, "route_high_hz"))
+    band_floor_pct = float(_need(config, "route_band_floor_percentile"))
+    smooth_s = float(_need(config, "envelope_smooth_s"))
+    key = (f"percussion-route-v{ROUTE_VERSION}-m{margin:g}-s{sub_hz:g}-h{high_hz:g}-f{band_floor_pct:g}"
+           f"-e{smooth_s:g}")
+
+    def compute(b: Any) -> dict[str, Any]:
+        from timingbench.features import spectral as sp
+        from timingbench.features.separation import route_percussion
+
+        p = b.params
+        mag = sp.stft_magnitude(np.asarray(b.samples), n_fft=p.n_fft, hop=p.hop)
+        hp, pp = hpss_power(mag, kernel_frames=p.hpss_kernel_frames, kernel_bins=p.hpss_kernel_bins,
+                            power=p.hpss_mask_power)
+        routed = route_percussion(hp, pp, sr=b.sr, n_fft=p.n_fft, margin=margin, sub_hz=sub_hz,
+                                  high_hz=high_hz)
+        mel_power = np.asarray(sp.mel_basis(sr=b.sr, n_fft=p.n_fft, n_mels=p.n_mels) @ routed, dtype=np.float64)
+        return _route_features(mel_power, mel_ref=b.mel_ref, db_range=p.db_range,
+                               band_floor_pct=band_floor_pct, loud_pct=p.loud_percentile,
+                               smooth_frames=int(round(smooth_s * b.sr / p.hop)))
+
+    d = bank.derived(key, compute)
+    return (np.asarray(d["onset"], dtype=np.float64), np.asarray(d["envelope_db"], dtype=np.float64),
+            float(d["loud_level_db"]), "dsp-route")
+
+
+def _route_features(
+    mel_power: F64, *, mel_ref: float, db_range: float, band_floor_pct: float, loud_pct: float,
+    smooth_frames: int,
+) -> dict[str, Any]:
+    """Onset and envelope of the routed drums above each mel band's own steady level.
+
+    Steady bleed sets a band's floor (``band_floor_pct`` percentile of its level over the
+    clip); only what rises above it counts, both for the log-mel flux (onset) and for the
+    envelope (the mean over bands of the level above the band's floor, dB, averaged over
+    ``smooth_frames`` centred frames so that the gaps between hits do not read as
+    absence). Both are gain-invariant.
+    """
+    floor_power = np.percentile(mel_power, band_floor_pct, axis=1, keepdims=True)
+    ref = max(float(mel_ref), np.finfo(np.float64).tiny)
+    lo = ref * 10.0 ** (-float(db_range) / 10.0)
+    mel_db = 10.0 * np.log10(np.maximum(np.maximum(mel_power, floor_power), lo) / ref)
+    onset = np.zeros(mel_power.shape[1])
+    if mel_power.shape[1] > 1:
+        onset[1:] = np.maximum(np.diff(mel_db, axis=1), 0.0).mean(axis=0)
+    floor_db = 10.0 * np.log10(np.maximum(floor_power, lo) / ref)
+    lift = (mel_db - floor_db).mean(axis=0)
+    k = max(1, int(smooth_frames))
+    env = np.convolve(lift, np.ones(k) / k, mode="same") if lift.size >= k else lift
+    return {"onset": onset, "envelope_db": env, "loud_level_db": float(np.percentile(env, loud_pct))}
+
+
+def percussion_curves(bank: Any, config: Config) -> PercussionCurves:
+    """Routed onset, envelope, rectified density and presence of a clip's percussion.
+
+    Parameters
+    ----------
+    bank : FeatureBank
+        The clip's feature bank.
+    config : Config
+        Reads the ``percussion`` section.
+
+    Returns
+    -------
+    curves : PercussionCurves
+
+    Raises
+    ------
+    ConfigError
+        If a constant the detector needs is disabled.
+    """
     grid = Grid(sr=bank.sr, hop=bank.hop, n_frames=bank.n_frames)
-
-    stem = bank.stem("drums")
-    onset = np.asarray(stem.onset, dtype=np.float64)
-    floor = float(np.percentile(onset, config.value("percussion.floor_percentile") or 0.0))
-    dens = rectified_onset_density(
-        onset, window_frames=grid.frames(config.value("percussion.density_window_s")), floor=floor
-    )
-    ref = float(np.percentile(dens, config.value("percussion.reference_percentile")))
-    hi = config.value("percussion.present_rel")
-    lo = config.value("percussion.absent_rel")
-    hi = 0.0 if hi is None else hi
-    lo = hi if lo is None else min(lo, hi)
-    present = hysteresis(dens, high=hi * ref, low=lo * ref) if ref > 0 else np.zeros(len(dens), bool)
-    return stem, dens, present, grid
+    onset, env, loud, route = _routed_stem(bank, config)
+    floor = float(np.percentile(onset, float(_need(config, "floor_percentile"))))
+    dens = rectified_onset_density(onset, window_frames=grid.frames(float(_need(config, "density_window_s"))),
+                                   floor=floor)
+    ref = float(np.percentile(dens, float(_need(config, "reference_percentile"))))
+    hi = float(_need(config, "present_rel"))
+    lo = min(float(_need(config, "absent_rel")), hi)
+    present = hysteresis(dens, high=hi * ref, low=lo * ref) if ref > 0 else np.zeros(dens.size, dtype=bool)
+    return PercussionCurves(onset, env, loud, dens, present, route)
 
 
 def detect_percussion(
@@ -59,62 +176,72 @@ def detect_percussion(
     Parameters
     ----------
     bank : FeatureBank
-        The clip's feature bank (drum stem, frame grid).
+        The clip's feature bank (samples, frame grid, drum stem when separated by demucs).
     ctx : EventContext
         The instructed event and its search window.
     config : Config
-        Reads the ``percussion`` and ``gates`` sections.
+        Reads the ``percussion`` section (gate constants under ``percussion.*``).
     family_evidence : FamilyEvidence, optional
-        Used only when ``use_semantic`` (stems from the coarse ``dsp`` backend).
+        Used only when ``use_semantic``.
     use_semantic : bool
         Apply the semantic family gate as identity evidence.
 
     Returns
     -------
     candidates : list of Candidate
+        Empty when the density never crosses inside the window.
     """
-    stem, dens, present, grid = _density(bank, config)
-    onset = np.asarray(stem.onset)
-    env = np.asarray(stem.envelope_db)
-    ref = float(stem.loud_level_db)
-    lo, hi = grid.span(ctx.window_lo_s, ctx.window_hi_s).start, grid.span(ctx.window_lo_s, ctx.window_hi_s).stop
-    win = grid.frames(config.value("percussion.density_window_s"))
-    rel = config.value("percussion.accent_rel_height") or 0.0
+    cur = percussion_curves(bank, config)
+    grid = Grid(sr=bank.sr, hop=bank.hop, n_frames=bank.n_frames)
+    span = grid.span(ctx.window_lo_s, ctx.window_hi_s)
+    lo, hi = span.start, span.stop
+    win = grid.frames(float(_need(config, "density_window_s")))
+    rel = float(_need(config, "accent_rel_height"))
     end_s = bank.duration_s
     out: list[Candidate] = []
     if ctx.kind == "instrument_entry":
-        for c in rising_crossings(present, lo, hi):
-            f = snap_to_accent(onset, c - win, c + 2, rel_height=rel)
-            t = grid.time(c if f is None else f)
-            cand = Candidate(t, evidence={"crossing_s": round(grid.time(c), 4)})
-            v, e = absence_before(env, grid, t_s=t, ref_db=ref, config=config)
-            cand.gates["absence_before"], cand.evidence["absence_before"] = v, e
-            v, e = persistence(present, grid, t_s=t, clip_end_s=end_s, want_present=True, config=config)
-            cand.gates["persistence"], cand.evidence["persistence"] = v, e
-            v, e = level_change(env, grid, t_s=t, rising=True, config=config)
-            cand.gates["level_change"], cand.evidence["level_change"] = v, e
+        for c in rising_crossings(cur.present, lo, min(hi + win, grid.n)):
+            f = snap_to_accent(cur.onset, c - win, c + 1, rel_height=rel)
+            if f is None:
+                continue
+            t = grid.time(f)
+            if not ctx.window_lo_s <= t <= ctx.window_hi_s:
+                continue
+            cand = Candidate(t, evidence={"crossing_s": round(grid.time(c), 4), "route": cur.route})
+            _apply(cand, "absence_before", absence_before(cur.envelope_db, grid, t_s=t, ref_db=cur.loud_level_db,
+                                                          config=config, prefix="percussion"))
+            _apply(cand, "persistence", persistence(cur.present, grid, t_s=grid.time(c), clip_end_s=end_s,
+                                                    want_present=True, config=config, prefix="percussion"))
+            _apply(cand, "level_change", level_change(cur.envelope_db, grid, t_s=t, rising=True, config=config,
+                                                      prefix="percussion"))
             _semantic(cand, family_evidence, ctx, config, use_semantic)
             out.append(cand)
     else:
-        for c in falling_crossings(present, lo, min(hi + win, grid.n)):
+        for c in falling_crossings(cur.present, lo, min(hi + win, grid.n)):
             # the density falls one window after the last hit: search that window for it
-            seg_lo = max(c - win - grid.frames(0.2), 0)
-            f = _last_accent(onset, seg_lo, c, rel)
-            t = grid.time(c if f is None else f)
+            f = _last_accent(cur.onset, c - win - 1, c, rel)
+            if f is None:
+                continue
+            t = grid.time(f)
             if not ctx.window_lo_s <= t <= ctx.window_hi_s:
                 continue
-            cand = Candidate(t, evidence={"crossing_s": round(grid.time(c), 4)})
-            v, e = absence_after(env, grid, t_s=t, ref_db=ref, clip_end_s=end_s, config=config)
-            cand.gates["absence_after"], cand.evidence["absence_after"] = v, e
-            v, e = persistence(present, grid, t_s=grid.time(c), clip_end_s=end_s, want_present=False, config=config)
-            cand.gates["persistence"], cand.evidence["persistence"] = v, e
-            v, e = level_change(env, grid, t_s=t, rising=False, config=config)
-            cand.gates["level_change"], cand.evidence["level_change"] = v, e
+            cand = Candidate(t, evidence={"crossing_s": round(grid.time(c), 4), "route": cur.route})
+            _apply(cand, "absence_after", absence_after(cur.envelope_db, grid, t_s=t, ref_db=cur.loud_level_db,
+                                                        clip_end_s=end_s, config=config, prefix="percussion"))
+            _apply(cand, "persistence", persistence(cur.present, grid, t_s=grid.time(c), clip_end_s=end_s,
+                                                    want_present=False, config=config, prefix="percussion"))
+            _apply(cand, "level_change", level_change(cur.envelope_db, grid, t_s=t, rising=False, config=config,
+                                                      prefix="percussion"))
             out.append(cand)
     return out
 
 
-def _last_accent(onset: np.ndarray, lo: int, hi: int, rel: float) -> int | None:
+def _apply(cand: Candidate, name: str, verdict: tuple[str, dict[str, Any]]) -> None:
+    cand.gates[name], cand.evidence[name] = verdict
+
+
+def _last_accent(onset: F64, lo: int, hi: int, rel: float) -> int | None:
+    """Latest local peak of ``onset`` in ``[lo, hi)`` reaching ``rel`` of the span's maximum."""
     lo, hi = max(lo, 0), min(hi, len(onset))
     if hi - lo < 3:
         return None

@@ -364,3 +364,71 @@ def separate_dsp(
         "bass": np.where(low, harmonic_power, 0.0).astype(harmonic_power.dtype),
         "other": np.where(low, 0.0, harmonic_power).astype(harmonic_power.dtype),
     }
+
+
+def route_percussion(
+    harmonic_power: npt.NDArray[np.floating],
+    percussive_power: npt.NDArray[np.floating],
+    *,
+    sr: int,
+    n_fft: int,
+    margin: float,
+    sub_hz: float,
+    high_hz: float,
+) -> npt.NDArray[np.float64]:
+    """The dsp drums route for percussion events: strict percussive power where drums live.
+
+    The HPSS percussive part also carries the attacks of pitched instruments (piano,
+    mallets, plucked strings), mostly between the sub band and a few kHz. This route keeps
+    a time-frequency bin only as far as its percussive median dominates the harmonic one
+    by ``margin`` (a soft mask, as ``librosa.decompose.hpss(margin=...)`` but soft), and
+    only in the bands where drum kits live and tonal attacks do not: the sub band below
+    ``sub_hz`` (kick, floor toms) and the noise-like band from ``high_hz`` up (cymbals,
+    hats, snare wires).
+
+    Parameters
+    ----------
+    harmonic_power, percussive_power : np.ndarray, shape (n_bins, n_frames)
+        ``|H|**2`` and ``|P|**2`` of the mix from :func:`~timingbench.features.kernels.hpss_power`
+        (Wiener masks, so they sum to ``|X|**2``).
+    sr : int
+        Sample rate, Hz.
+    n_fft : int
+        STFT length.
+    margin : float
+        Percussive-over-harmonic magnitude margin (>= 1; 1 keeps the plain soft mask's
+        balance point).
+    sub_hz, high_hz : float
+        Band edges in Hz (``0 <= sub_hz < high_hz``).
+
+    Returns
+    -------
+    power : np.ndarray of float64, shape (n_bins, n_frames)
+
+    Raises
+    ------
+    ConfigError
+        If a constant is missing (disabled) or out of range.
+    """
+    for name, v in (("route_margin", margin), ("route_sub_hz", sub_hz), ("route_high_hz", high_hz)):
+        if v is None or not np.isfinite(float(v)):
+            raise ConfigError(f"percussion.{name} must be a finite number, got {v!r}")
+    if float(margin) < 1.0 or not 0.0 <= float(sub_hz) < float(high_hz):
+        raise ConfigError(f"percussion.route_margin must be >= 1 and 0 <= route_sub_hz < route_high_hz, "
+                          f"got {margin!r}, {sub_hz!r}, {high_hz!r}")
+    h = np.asarray(harmonic_power, dtype=np.float64)
+    p = np.asarray(percussive_power, dtype=np.float64)
+    if h.shape != p.shape or h.ndim != 2:
+        raise ParameterError(f"harmonic and percussive power must share a (n_bins, n_frames) shape, "
+                             f"got {h.shape} and {p.shape}")
+    freqs = np.arange(h.shape[0]) * (sr / n_fft)
+    keep = (freqs < float(sub_hz)) | (freqs >= float(high_hz))
+    # the Wiener masks give P/H = (pmed/hmed)**4 per bin; compare it with margin**4
+    hs, ps = h[keep], p[keep]
+    total = hs + ps
+    m4 = float(margin) ** 4
+    with np.errstate(divide="ignore", invalid="ignore"):
+        w = np.where(total > 0, ps / (ps + m4 * hs), 0.0)
+    out = np.zeros_like(h)
+    out[keep] = total * w
+    return out

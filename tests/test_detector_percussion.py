@@ -1,0 +1,92 @@
+"""Percussion detector with the dsp route: routing invariants and rendered clips with exact truth."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from timingbench.audio import load_clip
+from timingbench.config import Config
+from timingbench.detectors.percussion import _route_features
+from timingbench.errors import ConfigError
+from timingbench.features import compute_bank
+from timingbench.features.separation import route_percussion
+from timingbench.prompts import parse_prompt
+from timingbench.render import render_recipe
+from timingbench.scoring import score_event
+
+SR, NFFT = 44100, 2048
+
+
+def _freqs(n_bins: int) -> np.ndarray:
+    return np.arange(n_bins) * (SR / NFFT)
+
+
+def test_route_keeps_only_drum_bands(rng: np.random.Generator) -> None:
+    h = rng.uniform(0.0, 1.0, (1025, 40))
+    p = rng.uniform(0.0, 1.0, (1025, 40))
+    out = route_percussion(h, p, sr=SR, n_fft=NFFT, margin=2.0, sub_hz=90.0, high_hz=5000.0)
+    f = _freqs(1025)
+    mid = (f >= 90.0) & (f < 5000.0)
+    assert np.all(out[mid] == 0.0)
+    assert np.all(out[~mid] <= (h + p)[~mid] + 1e-12)
+
+
+@pytest.mark.parametrize("margin", [1.0, 2.0, 4.0])
+def test_route_margin_monotone_and_exact_at_edges(margin: float) -> None:
+    # a purely percussive bin passes whole, a purely harmonic one not at all
+    h = np.array([[0.0, 1.0, 1.0]] * 3)
+    p = np.array([[1.0, 0.0, 1.0]] * 3)
+    out = route_percussion(h, p, sr=SR, n_fft=NFFT, margin=margin, sub_hz=SR, high_hz=SR + 1.0)
+    np.testing.assert_allclose(out[:, 0], 1.0, atol=1e-12)
+    np.testing.assert_allclose(out[:, 1], 0.0, atol=1e-12)
+    np.testing.assert_allclose(out[:, 2], 2.0 / (1.0 + margin**4), atol=1e-12)
+
+
+@pytest.mark.parametrize("kw", [{"margin": 0.5}, {"sub_hz": 6000.0}, {"margin": None}])
+def test_route_rejects_bad_constants(kw: dict) -> None:
+    args = {"margin": 2.0, "sub_hz": 90.0, "high_hz": 5000.0, **kw}
+    with pytest.raises(ConfigError, match="percussion.route_"):
+        route_percussion(np.ones((4, 2)), np.ones((4, 2)), sr=SR, n_fft=NFFT, **args)
+
+
+def test_route_features_gain_invariant(rng: np.random.Generator) -> None:
+    mel = rng.uniform(0.0, 1.0, (16, 200)) ** 4
+    mel[:, 100:] *= 30.0  # a train enters at frame 100
+    g = 10.0 ** (-20.0 / 10.0)
+    a, b = (_route_features(mel * s, mel_ref=float(mel.max()) * s, db_range=80.0, band_floor_pct=50.0,
+                            loud_pct=95.0, smooth_frames=5) for s in (1.0, g))
+    np.testing.assert_allclose(a["onset"], b["onset"], atol=1e-9)
+    np.testing.assert_allclose(a["envelope_db"], b["envelope_db"], atol=1e-9)
+    assert a["envelope_db"][120:180].mean() > a["envelope_db"][20:80].mean() + 3.0
+
+
+def _score(rc, config: Config):  # type: ignore[no-untyped-def]
+    prompt = parse_prompt(rc.prompt)
+    bank = compute_bank(load_clip(rc.audio_path, config), config, separation="dsp")
+    verdict, _ = score_event(bank, prompt, 0, config, with_chance=False)
+    return verdict
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    ("recipe", "seed", "params"),
+    [("entry_on_time", 2004, {"family": "percussion"}),
+     ("exit_on_time", 2032, {"family": "percussion"})],
+)
+def test_rendered_kit_event_is_on_time_within_a_frame(recipe: str, seed: int, params: dict, config: Config,
+                                                      tmp_path: Path) -> None:
+    rc = render_recipe(recipe, seed=seed, out_dir=tmp_path, split="dev", **params)
+    verdict = _score(rc, config)
+    truth = rc.truth[0]["onset_s"]
+    assert verdict.outcome == "on_time", verdict
+    assert abs(verdict.detected_s - truth) <= 0.012
+
+
+@pytest.mark.slow
+def test_rendered_never_delivered_gives_none(config: Config, tmp_path: Path) -> None:
+    rc = render_recipe("never_delivered", seed=2072, out_dir=tmp_path, split="dev",
+                       family="percussion", kind="instrument_entry")
+    assert _score(rc, config).outcome == "none"

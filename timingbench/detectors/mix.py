@@ -105,6 +105,8 @@ def detect_stop(bank: Any, ctx: EventContext, config: Config) -> list[Candidate]
         kind, t, ev = edge
         if not ctx.window_lo_s <= t <= ctx.window_hi_s:
             continue
+        if any(abs(c.time_s - t) < grid.hop / grid.sr for c in out):
+            continue  # the level dipped under the line and back: the same ending again
         cand = Candidate(t, evidence={"edge": kind, "gone_s": round(g_s, 4), **ev})
         cand.gates["decay"] = "pass" if g_s - t <= budget + 1e-9 else "fail"
         cand.evidence["decay"] = {"gone_after_s": round(g_s - t, 3)}
@@ -129,6 +131,7 @@ class EdgeParams:
     cut_s: float | None
     cut_from_db: float | None
     budget_s: float
+    accent_rel: float | None
     accent_ratio: float | None
     accent_floor_ratio: float | None
     fade_max_slope: float | None
@@ -144,6 +147,7 @@ class EdgeParams:
             cut_s=config.value("mix.cut_max_fall_s"),
             cut_from_db=config.value("mix.cut_from_below_loud_db"),
             budget_s=float(config.value("mix.decay_budget_s")),
+            accent_rel=config.value("mix.last_accent_rel_height"),
             accent_ratio=config.value("mix.accent_min_ratio_after"),
             accent_floor_ratio=config.value("mix.accent_min_ratio_floor"),
             fade_max_slope=config.value("mix.fade_max_slope_db_per_s"),
@@ -258,8 +262,9 @@ def _cut_time(curves: EdgeCurves, grid: Grid, gone: int, *, params: EdgeParams) 
 def _last_accent(curves: EdgeCurves, grid: Grid, gone: int, hi: int, *, params: EdgeParams) -> int | None:
     """Frame of the last accent in the decay budget before ``gone`` (and before ``hi``).
 
-    An accent is an onset peak that sounds above the fade point (the mix within
-    ``fade_db`` of the loud level just after it), stands ``accent_ratio`` times above
+    An accent is an onset peak of at least ``accent_rel`` of the largest onset in the
+    budget span that sounds above the fade point (the mix within ``fade_db`` of the loud
+    level just after it), stands ``accent_ratio`` times above
     every onset after it (past a short guard) up to ``hi``, and ``accent_floor_ratio``
     times above the median onset of the budget span: nothing of its size follows, so the
     music rings out from it. None when no peak qualifies.
@@ -278,7 +283,10 @@ def _last_accent(curves: EdgeCurves, grid: Grid, gone: int, hi: int, *, params: 
     peaks = np.flatnonzero((mid >= seg[:-2]) & (mid >= seg[2:]) & (mid > 0)) + lo
     floor_db = curves.loud_db - params.fade_db
     onset_floor = float(np.median(on[lo:gone]))
+    onset_top = float(on[lo:gone].max())
     for p in peaks[::-1]:
+        if params.accent_rel is not None and on[p] < params.accent_rel * onset_top:
+            continue
         if float(curves.level_db[p : p + after].max()) < floor_db:
             continue
         if params.accent_floor_ratio is not None and on[p] < params.accent_floor_ratio * onset_floor:

@@ -3,11 +3,16 @@
 Three independent pieces of evidence (paper Sec. IV-B):
 
 - **when** — a peak of the checkerboard novelty curve over timbre and harmony, refined to
-  the nearest harmonic onset;
-- **whether** — harmonic energy or a register band rises (falls, for exits) across it;
+  the step of the register that changed (the new layer's own onset, not the kernel's
+  centre);
+- **whether** — a register (a block of adjacent log-mel bands) rises across the refined
+  time (falls, for exits); an entrance's register must also have been absent from the
+  clip before it (whole-clip bound), an exit's must stay absent after it;
 - **who** — the semantic family gate: the family's evidence must rise across the
   candidate and have been quiet before. Rejection-only; families the evidence backend
   cannot judge are ``exempt`` and disclosed.
+
+Every candidate keeps the time it was refined to; no gate moves it.
 """
 
 from __future__ import annotations
@@ -15,13 +20,16 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 
 from timingbench.config import Config
-from timingbench.detectors.base import Candidate, EventContext, Grid
+from timingbench.detectors.base import EXEMPT, FAIL, PASS, Candidate, EventContext, Grid
 from timingbench.gates import semantic_family
 
+F64 = npt.NDArray[np.float64]
 
-def _novelty_peaks(nov: np.ndarray, lo: int, hi: int, thresh: float) -> list[int]:
+
+def _novelty_peaks(nov: F64, lo: int, hi: int, thresh: float) -> list[int]:
     lo, hi = max(lo, 1), min(hi, len(nov) - 1)
     if hi <= lo:
         return []
@@ -29,6 +37,61 @@ def _novelty_peaks(nov: np.ndarray, lo: int, hi: int, thresh: float) -> list[int
     mid = seg[1:-1]
     idx = np.flatnonzero((mid > seg[:-2]) & (mid >= seg[2:]) & (mid >= thresh))
     return [int(i) + lo for i in idx]
+
+
+def register_levels(logmel: npt.NDArray[np.floating[Any]], *, width: int) -> F64:
+    """Mean log-mel level (dB) of blocks of ``width`` adjacent mel bands.
+
+    Parameters
+    ----------
+    logmel : np.ndarray, shape (n_mels, n_frames)
+        Log-mel power in dB.
+    width : int
+        Bands per register; the last register takes the remainder.
+
+    Returns
+    -------
+    levels : np.ndarray of float64, shape (n_registers, n_frames)
+    """
+    m = np.asarray(logmel, dtype=np.float64)
+    edges = list(range(0, m.shape[0], max(1, width)))
+    return np.stack([m[a : a + width].mean(axis=0) for a in edges])
+
+
+def _mean(x: F64, sl: slice) -> F64 | None:
+    seg = x[:, sl]
+    return seg.mean(axis=1) if seg.shape[1] else None
+
+
+def _step_frame(lv: F64, lo: int, hi: int, half: int, *, rising: bool) -> int | None:
+    """Frame in ``[lo, hi)`` with the largest short-window step of ``lv`` (rise or fall)."""
+    lo, hi = max(lo, half), min(hi, lv.size - half)
+    if hi <= lo:
+        return None
+    c = np.cumsum(np.concatenate(([0.0], lv)))
+    f = np.arange(lo, hi)
+    after = (c[f + half] - c[f]) / half
+    before = (c[f] - c[f - half]) / half
+    step = after - before if rising else before - after
+    return int(f[int(np.argmax(step))])
+
+
+def _snap_onset(onset: F64, lo: int, hi: int, rel: float) -> int | None:
+    """Earliest local peak in ``[lo, hi)`` reaching ``rel`` of the span's maximum."""
+    lo, hi = max(lo, 1), min(hi, onset.size - 1)
+    if hi <= lo:
+        return None
+    seg = onset[lo - 1 : hi + 1]
+    mid = seg[1:-1]
+    top = float(mid.max())
+    if top <= 0:
+        return None
+    idx = np.flatnonzero((mid >= seg[:-2]) & (mid >= seg[2:]) & (mid >= rel * top))
+    return int(idx[0]) + lo if idx.size else None
+
+
+def _need(config: Config, key: str) -> Any:
+    return config.value(f"tonal.{key}")
 
 
 def detect_tonal(
@@ -39,7 +102,7 @@ def detect_tonal(
     Parameters
     ----------
     bank : FeatureBank
-        The clip's feature bank (novelty, harmonic onset and levels, band envelopes).
+        The clip's feature bank (novelty, log-mel, harmonic onset).
     ctx : EventContext
         The instructed event and its search window.
     config : Config
@@ -50,52 +113,116 @@ def detect_tonal(
     Returns
     -------
     candidates : list of Candidate
+        One per distinct refined time; empty when the window holds no novelty peak whose
+        register change can be localised.
     """
     grid = Grid(sr=bank.sr, hop=bank.hop, n_frames=bank.n_frames)
     nov = np.asarray(bank.novelty, dtype=np.float64)
-    rel = config.value("tonal.novelty_peak_rel")
-    top = float(nov.max()) if nov.size else 0.0
-    if top <= 0:
+    if not nov.size or float(nov.max()) <= 0:
         return []
-    span = grid.span(ctx.window_lo_s, ctx.window_hi_s)
-    peaks = _novelty_peaks(nov, span.start, span.stop, (rel or 0.0) * top)
-    snap = grid.frames(config.value("tonal.snap_s") or 0.0)
-    onset_h = np.asarray(bank.onset_harmonic, dtype=np.float64)
     rising = ctx.kind == "instrument_entry"
-    win = config.value("tonal.rise_window_s")
-    min_rise = config.value("tonal.min_rise_db")
-    levels = {"harmonic": np.asarray(bank.harmonic_rms_db)} | {
-        f"band_{k}": np.asarray(v) for k, v in bank.bands_db.items()
-    }
+    width = int(_need(config, "register_width_bands"))
+    levels = bank.derived(f"tonal:registers:w={width}",
+                          lambda b: register_levels(b.logmel, width=width))
+    onset_h = np.asarray(bank.onset_harmonic, dtype=np.float64)
+
+    rel = _need(config, "novelty_peak_rel") or 0.0
+    span = grid.span(ctx.window_lo_s, ctx.window_hi_s)
+    peaks = _novelty_peaks(nov, span.start, span.stop, rel)
+    win = grid.frames(float(_need(config, "rise_window_s")))
+    guard = grid.frames(float(_need(config, "guard_s")))
+    snap = grid.frames(_need(config, "snap_s") or 0.0)
+    step_half = grid.frames(float(_need(config, "step_window_s")))
+    back = grid.frames(_need(config, "onset_back_s") or 0.0)
+    onset_rel = _need(config, "onset_rel_height")
+
     out: list[Candidate] = []
+    seen: set[int] = set()
     for p in peaks:
-        f = p
-        if rising and snap > 0:
-            lo, hi = max(p - snap, 0), min(p + snap + 1, grid.n)
-            if hi > lo and onset_h[lo:hi].max() > 0:
-                f = lo + int(np.argmax(onset_h[lo:hi]))
-        t = grid.time(f)
-        cand = Candidate(t, evidence={"novelty": round(float(nov[p] / top), 3), "novelty_s": round(grid.time(p), 4)})
-        if win is None or min_rise is None:
-            cand.gates["tonal_change"] = "pass"
-        else:
-            changes = {}
-            for name, lv in levels.items():
-                b, a = lv[grid.span(t - win, t)], lv[grid.span(t, t + win)]
-                if b.size and a.size:
-                    changes[name] = float(a.mean() - b.mean())
-            if not changes:
-                best = -np.inf
-            elif rising:
-                best = max(changes.values())
-            else:
-                best = -min(changes.values())
-            cand.evidence["tonal_change"] = {k: round(v, 2) for k, v in changes.items()}
-            cand.gates["tonal_change"] = "pass" if changes and best >= min_rise else "fail"
-        if rising:
-            v, e = semantic_family(family_evidence, ctx.family, t_s=t, config=config)
-        else:
-            v, e = "exempt", {"reason": "exit_identity_not_checked"}
-        cand.gates["semantic_family"], cand.evidence["semantic_family"] = v, e
-        out.append(cand)
+        b0 = _mean(levels, slice(max(p - guard - win, 0), max(p - guard, 0)))
+        a0 = _mean(levels, slice(p + guard, p + guard + win))
+        if b0 is None or a0 is None:
+            continue
+        change0 = a0 - b0 if rising else b0 - a0
+        reg = int(np.argmax(change0))
+        f = _step_frame(levels[reg], p - snap, p + snap + 1, step_half, rising=rising)
+        if f is None:
+            continue
+        if rising and back > 0 and onset_rel is not None:
+            s = _snap_onset(onset_h, f - back, f + guard + 1, float(onset_rel))
+            f = s if s is not None else f
+        if f in seen:
+            continue
+        seen.add(f)
+        out.append(_gated(levels, f, p, reg, grid=grid, win=win, guard=guard, rising=rising,
+                          nov=nov, ctx=ctx, config=config, family_evidence=family_evidence,
+                          clip_end_s=float(bank.duration_s)))
     return out
+
+
+def _gated(
+    levels: F64, f: int, p: int, reg: int, *, grid: Grid, win: int, guard: int, rising: bool,
+    nov: F64, ctx: EventContext, config: Config, family_evidence: Any, clip_end_s: float,
+) -> Candidate:
+    t = grid.time(f)
+    cand = Candidate(t, evidence={"novelty": round(float(nov[p]), 3), "novelty_s": round(grid.time(p), 4),
+                                  "register": reg})
+    lv = levels[reg]
+    before = lv[max(f - guard - win, 0) : max(f - guard, 0)]
+    after = lv[f + guard : f + guard + win]
+    change = float(after.mean() - before.mean()) if before.size and after.size else None
+    cand.evidence["register_change_db"] = None if change is None else round(change, 2)
+    min_change = _need(config, "min_rise_db" if rising else "min_fall_db")
+    if min_change is None:
+        cand.gates["tonal_change"] = EXEMPT
+    elif change is None:
+        cand.gates["tonal_change"] = FAIL
+    else:
+        ok = change >= min_change if rising else -change >= min_change
+        cand.gates["tonal_change"] = PASS if ok else FAIL
+
+    if rising:
+        cand.gates["register_absent_before"] = _absent_before(lv, f, after, grid=grid, guard=guard,
+                                                              config=config, evidence=cand.evidence)
+        v, e = semantic_family(family_evidence, ctx.family, t_s=t, config=config)
+    else:
+        cand.gates["register_absent_after"] = _absent_after(lv, f, before, grid=grid, guard=guard,
+                                                            clip_end_s=clip_end_s, config=config,
+                                                            evidence=cand.evidence)
+        v, e = EXEMPT, {"reason": "exit_identity_not_checked"}
+    cand.gates["semantic_family"], cand.evidence["semantic_family"] = v, e
+    return cand
+
+
+def _absent_before(lv: F64, f: int, after: F64, *, grid: Grid, guard: int, config: Config,
+                   evidence: dict[str, Any]) -> str:
+    """The register after the entrance stands above its level over the whole clip before."""
+    need = _need(config, "whole_rise_db")
+    pct = _need(config, "whole_percentile")
+    if need is None or pct is None:
+        return EXEMPT
+    whole = lv[: max(f - guard, 0)]
+    if not whole.size or not after.size:
+        evidence["whole_rise_db"] = None
+        return FAIL
+    rise = float(after.mean() - np.percentile(whole, pct))
+    evidence["whole_rise_db"] = round(rise, 2)
+    return PASS if rise >= need else FAIL
+
+
+def _absent_after(lv: F64, f: int, before: F64, *, grid: Grid, guard: int, clip_end_s: float,
+                  config: Config, evidence: dict[str, Any]) -> str:
+    """The register stays under its level before the exit for the whole window after it."""
+    w = _need(config, "absence_after_s")
+    need = _need(config, "absent_after_db")
+    pct = _need(config, "absent_after_percentile")
+    if w is None or need is None or pct is None:
+        return EXEMPT
+    t = grid.time(f + guard)
+    seg = lv[grid.span(t, min(t + float(w), clip_end_s))]
+    if not seg.size or not before.size:
+        evidence["after_drop_db"] = None
+        return FAIL
+    drop = float(before.mean() - np.percentile(seg, pct))
+    evidence["after_drop_db"] = round(drop, 2)
+    return PASS if drop >= need else FAIL

@@ -38,7 +38,7 @@ import soundfile as sf
 
 from timingbench.cli import main as cli_main
 from timingbench.config import DEFAULT_CONFIG_PATH, load_config
-from timingbench.errors import TimingbenchError
+from timingbench.errors import ParameterError, TimingbenchError
 from timingbench.render import RenderedClip, render_recipe
 from timingbench.runner import ScoreOptions, score_folder
 
@@ -48,9 +48,10 @@ SHIFT_S = 0.02
 #: Styles with hard-onset foundations (pads and bowed strings blur a start).
 STYLES = ("rock_pop", "electronic", "jazz", "cinematic")
 #: Seeds tried per system before a prompt slot moves on to the next reference seed.
-VARIANT_TRIES = 8
+VARIANT_TRIES = 12
 WORDING_TRIES = 2
 REFERENCE_TRIES = 8
+RENDER_ATTEMPTS = 3
 
 
 @dataclass(frozen=True)
@@ -125,9 +126,16 @@ def prompt_slots(n: int, *, duration_s: float, seed: int) -> list[PromptSlot]:
 
 def _render(recipe: str, slot: PromptSlot, *, seed: int, out_dir: Path, duration_s: float,
             **params: Any) -> RenderedClip:
-    return render_recipe(recipe, seed=seed, out_dir=out_dir, clip_id=slot.prompt_id,
-                         duration_s=duration_s, time_s=slot.time_s, style=slot.style, bpm=slot.bpm,
-                         **params)
+    kw = dict(seed=seed, out_dir=out_dir, clip_id=slot.prompt_id, duration_s=duration_s,
+              time_s=slot.time_s, style=slot.style, bpm=slot.bpm, **params)
+    for _ in range(RENDER_ATTEMPTS - 1):
+        try:
+            return render_recipe(recipe, **kw)
+        except ParameterError:
+            raise
+        except TimingbenchError:  # FluidSynth timing out on a loaded machine: try again
+            pass
+    return render_recipe(recipe, **kw)
 
 
 def _instructions(text: str) -> str:
@@ -140,18 +148,20 @@ def _matching(recipe: str, slot: PromptSlot, reference: dict[str, Any], *, first
     """Render until the clip's prompt row equals ``reference``; None when no seed does.
 
     A seed changes the style phrase freely, but the instruction wording only where the
-    recipe draws it: after WORDING_TRIES renders worded differently the reference is
-    given up rather than rendered VARIANT_TRIES times in vain.
+    recipe draws it: when WORDING_TRIES renders all give the same wording, other than the
+    reference's, the wording is fixed and the reference is given up rather than rendered
+    VARIANT_TRIES times in vain.
     """
-    worded_apart = 0
+    other_wordings: list[str] = []
     for k in range(VARIANT_TRIES):
         rc = _render(recipe, slot, seed=first_seed + 7919 * k, out_dir=out_dir, duration_s=duration_s,
                      **params)
         if rc.prompt == reference:
             return rc
-        if _instructions(rc.prompt["text"]) != _instructions(reference["text"]):
-            worded_apart += 1
-            if worded_apart >= WORDING_TRIES:
+        wording = _instructions(rc.prompt["text"])
+        if wording != _instructions(reference["text"]):
+            other_wordings.append(wording)
+            if len(other_wordings) >= WORDING_TRIES and len(set(other_wordings)) == 1:
                 return None
     return None
 

@@ -110,9 +110,9 @@ def test_exit_needs_sustained_absence(tmp_path: Path, rng: np.random.Generator) 
 @pytest.mark.parametrize(("recipe", "family", "seed"), [("entry_on_time", "strings", 2101),
                                                        ("entry_on_time", "brass", 2102)])
 def test_rendered_entrance_is_credited(tmp_path: Path, recipe: str, family: str, seed: int) -> None:
+    from timingbench.prompts import parse_prompt
     from timingbench.render import render_recipe
     from timingbench.runner import ScoreOptions, family_evidence_for
-    from timingbench.prompts import parse_prompt
 
     clip = render_recipe(recipe, seed=seed, out_dir=tmp_path, split="dev", family=family)
     bank = compute_bank(load_clip(clip.audio_path, CFG), CFG, separation="dsp")

@@ -139,12 +139,10 @@ def detect_tonal(
     out: list[Candidate] = []
     seen: set[int] = set()
     for p in peaks:
-        b0 = _mean(levels, slice(max(p - guard - win, 0), max(p - guard, 0)))
-        a0 = _mean(levels, slice(p + guard, p + guard + win))
-        if b0 is None or a0 is None:
+        reg = _changed_register(levels, p, grid=grid, win=win, guard=guard, rising=rising,
+                                config=config, clip_end_s=float(bank.duration_s))
+        if reg is None:
             continue
-        change0 = a0 - b0 if rising else b0 - a0
-        reg = int(np.argmax(change0))
         f = _step_frame(levels[reg], p - snap, p + snap + 1, step_half, rising=rising)
         if f is None:
             continue
@@ -158,6 +156,36 @@ def detect_tonal(
                           nov=nov, ctx=ctx, config=config, family_evidence=family_evidence,
                           clip_end_s=float(bank.duration_s)))
     return out
+
+
+def _changed_register(levels: F64, p: int, *, grid: Grid, win: int, guard: int, rising: bool,
+                      config: Config, clip_end_s: float) -> int | None:
+    """The register that both steps across frame ``p`` and is new to the clip there.
+
+    For an entrance: the smaller of the local rise (1 s either side) and the rise over the
+    register's bulk level on the whole clip before; for an exit: the smaller of the local
+    fall and the fall to its high level over the absence window after. The register with
+    the largest such score is the new (or departing) layer's.
+    """
+    b0 = _mean(levels, slice(max(p - guard - win, 0), max(p - guard, 0)))
+    a0 = _mean(levels, slice(p + guard, p + guard + win))
+    if b0 is None or a0 is None:
+        return None
+    if rising:
+        pct = _need(config, "whole_percentile")
+        whole = levels[:, : max(p - guard, 0)]
+        score = a0 - b0
+        if pct is not None and whole.shape[1]:
+            score = np.minimum(score, a0 - np.percentile(whole, pct, axis=1))
+    else:
+        w, pct = _need(config, "absence_after_s"), _need(config, "absent_after_percentile")
+        score = b0 - a0
+        if w is not None and pct is not None:
+            t = grid.time(p + guard)
+            seg = levels[:, grid.span(t, min(t + float(w), clip_end_s))]
+            if seg.shape[1]:
+                score = np.minimum(score, b0 - np.percentile(seg, pct, axis=1))
+    return int(np.argmax(score))
 
 
 def _gated(
@@ -202,7 +230,8 @@ def _absent_before(lv: F64, f: int, after: F64, *, grid: Grid, guard: int, confi
     if need is None or pct is None:
         return EXEMPT
     whole = lv[: max(f - guard, 0)]
-    if not whole.size or not after.size:
+    min_span = _need(config, "whole_min_span_s") or 0.0
+    if whole.size < grid.frames(float(min_span)) or not after.size:
         evidence["whole_rise_db"] = None
         return FAIL
     rise = float(after.mean() - np.percentile(whole, pct))
@@ -219,7 +248,10 @@ def _absent_after(lv: F64, f: int, before: F64, *, grid: Grid, guard: int, clip_
     if w is None or need is None or pct is None:
         return EXEMPT
     t = grid.time(f + guard)
-    seg = lv[grid.span(t, min(t + float(w), clip_end_s))]
+    if t + float(w) > clip_end_s:
+        evidence["after_drop_db"] = None
+        return FAIL
+    seg = lv[grid.span(t, t + float(w))]
     if not seg.size or not before.size:
         evidence["after_drop_db"] = None
         return FAIL

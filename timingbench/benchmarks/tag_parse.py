@@ -137,6 +137,9 @@ def _spell_numbers(text: str) -> str:
                 break
             last_end = words[j].end()
             j += 1
+        if j == i:  # a word that cannot start a number ("hundred" alone)
+            i += 1
+            continue
         value = str(cur)
         # "three point five"
         if j + 1 < len(words) and words[j].group() == "point" and words[j + 1].group() in _SMALL:
@@ -235,21 +238,48 @@ def _clock_seconds(s: str) -> float:
 _COMPOUND_GAP = re.compile(r"\s*(?:,\s*|and\s+|,\s*and\s+)?")
 
 
+_DIGIT = re.compile(r"\d")
+_UNIT_OF_GROUP = {f"u_{k}": k for k, _ in _UNITS}
+
+
+def _atom_matches(t: str) -> Iterator[re.Match[str]]:
+    """The matches of ``_ATOM.finditer(t)``, trying only positions that hold a digit.
+
+    Both alternatives of ``_ATOM`` begin with a digit, so the leftmost match from any
+    position starts at a digit; matching there (lookbehinds see the whole string) gives
+    the same matches as scanning every position.
+    """
+    pos = 0
+    find = _DIGIT.search
+    match = _ATOM.match
+    while True:
+        d = find(t, pos)
+        if d is None:
+            return
+        p = d.start()
+        m = match(t, p)
+        if m is None:
+            pos = p + 1
+            continue
+        yield m
+        pos = m.end()
+
+
 def _atoms(t: str) -> list[_Item]:
     items: list[_Item] = []
-    for m in _ATOM.finditer(t):
-        if m.group("clock"):
-            items.append(_Item(m.start(), m.end(), _clock_seconds(m.group("clock")), 1, True))
+    for m in _atom_matches(t):
+        group = m.lastgroup
+        if group == "clock":
+            items.append(_Item(m.start(), m.end(), _clock_seconds(m.group(1)), 1, True))
             continue
-        unit = next((k for k, _ in _UNITS if m.group(f"u_{k}")), None)
-        num = float(m.group("num"))
-        if unit is None:
+        num = float(m.group(2))
+        if group == "num":
             nxt = t[m.end():m.end() + 1]
             if nxt.isalpha() or (nxt != "" and nxt in "%$"):
                 continue
             items.append(_Item(m.start(), m.end(), num, None))
             continue
-        rank = _UNIT_RANK[unit]
+        rank = _UNIT_RANK[_UNIT_OF_GROUP[group]]  # type: ignore[index]
         value = num * _UNIT_FACTOR[rank]
         prev = items[-1] if items else None
         if (

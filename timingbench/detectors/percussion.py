@@ -20,6 +20,7 @@ import numpy.typing as npt
 
 from timingbench.config import Config
 from timingbench.detectors.base import (
+    FAIL,
     Candidate,
     EventContext,
     Grid,
@@ -55,6 +56,8 @@ class PercussionCurves:
         ``features.loud_percentile`` percentile of ``envelope_db``.
     density : np.ndarray, shape (n,)
         Rectified onset density (trailing-window mean above the noise floor).
+    reference : float
+        The density's own loud level (``reference_percentile`` percentile).
     present : np.ndarray of bool, shape (n,)
         Hysteresis of the density against its own reference.
     route : str
@@ -65,6 +68,7 @@ class PercussionCurves:
     envelope_db: F64
     loud_level_db: float
     density: F64
+    reference: float
     present: npt.NDArray[np.bool_]
     route: str
 
@@ -164,7 +168,7 @@ def percussion_curves(bank: Any, config: Config) -> PercussionCurves:
     hi = float(_need(config, "present_rel"))
     lo = min(float(_need(config, "absent_rel")), hi)
     present = hysteresis(dens, high=hi * ref, low=lo * ref) if ref > 0 else np.zeros(dens.size, dtype=bool)
-    return PercussionCurves(onset, env, loud, dens, present, route)
+    return PercussionCurves(onset, env, loud, dens, ref, present, route)
 
 
 def detect_percussion(
@@ -200,16 +204,18 @@ def detect_percussion(
     end_s = bank.duration_s
     out: list[Candidate] = []
     if ctx.kind == "instrument_entry":
+        quiet = float(_need(config, "snap_quiet_rel")) * cur.reference
+        back = grid.frames(float(_need(config, "snap_lookback_s")))
         for c in rising_crossings(cur.present, lo, min(hi + win, grid.n)):
-            f = snap_to_accent(cur.onset, c - win, c + 1, rel_height=rel)
+            start = max(_train_start(cur.density, c - win, c, quiet) - back, c - win)
+            f = snap_to_accent(cur.onset, start, c + 1, rel_height=rel)
             if f is None:
                 continue
             t = grid.time(f)
             if not ctx.window_lo_s <= t <= ctx.window_hi_s:
                 continue
             cand = Candidate(t, evidence={"crossing_s": round(grid.time(c), 4), "route": cur.route})
-            _apply(cand, "absence_before", absence_before(cur.envelope_db, grid, t_s=t, ref_db=cur.loud_level_db,
-                                                          config=config, prefix="percussion"))
+            _apply(cand, "absence_before", _absence_before(cur, grid, t_s=t, config=config))
             _apply(cand, "persistence", persistence(cur.present, grid, t_s=grid.time(c), clip_end_s=end_s,
                                                     want_present=True, config=config, prefix="percussion"))
             _apply(cand, "level_change", level_change(cur.envelope_db, grid, t_s=t, rising=True, config=config,
@@ -234,6 +240,43 @@ def detect_percussion(
                                                       prefix="percussion"))
             out.append(cand)
     return out
+
+
+def _train_start(density: F64, lo: int, hi: int, quiet: float) -> int:
+    """First frame of the train that crosses at ``hi``: one past the density's last frame under ``quiet`` in ``[lo, hi)``.
+
+    ``lo`` (clipped to the grid) when the density never dips under ``quiet`` there.
+    """
+    lo, hi = max(lo, 0), min(hi, len(density))
+    under = np.flatnonzero(density[lo:hi] < quiet)
+    return int(under[-1]) + lo + 1 if under.size else lo
+
+
+def _absence_before(cur: PercussionCurves, grid: Grid, *, t_s: float, config: Config) -> tuple[str, dict[str, Any]]:
+    """Absence before an entrance: the routed envelope at two scales and the density over the strict window.
+
+    The envelope reads quiet percussion that the rectification would erase; the density
+    reads a train that merely paused before the instructed time (its hits are transient,
+    so the envelope's percentile can fall between them).
+    """
+    verdict, ev = absence_before(cur.envelope_db, grid, t_s=t_s, ref_db=cur.loud_level_db, config=config,
+                                 prefix="percussion")
+    guard = float(_need(config, "absence_guard_s"))
+    win = float(_need(config, "absence_strict_window_s"))
+    pct = float(_need(config, "absence_density_percentile"))
+    most = float(_need(config, "absence_density_max_rel"))
+    whole_pct = float(_need(config, "absence_density_whole_percentile"))
+    ev = dict(ev)
+    for name, t0, q in (("strict_density_rel", t_s - guard - win, pct), ("whole_density_rel", 0.0, whole_pct)):
+        seg = cur.density[grid.span(t0, t_s - guard)]
+        if not seg.size or cur.reference <= 0:
+            ev[name] = None
+            continue
+        rel = float(np.percentile(seg, q)) / cur.reference
+        ev[name] = round(rel, 3)
+        if rel > most:
+            verdict = FAIL
+    return verdict, ev
 
 
 def _apply(cand: Candidate, name: str, verdict: tuple[str, dict[str, Any]]) -> None:

@@ -9,7 +9,7 @@ import pytest
 
 from timingbench.audio import load_clip
 from timingbench.config import Config
-from timingbench.detectors.percussion import _route_features
+from timingbench.detectors.percussion import _route_features, _train_start
 from timingbench.errors import ConfigError
 from timingbench.features import compute_bank
 from timingbench.features.separation import route_percussion
@@ -63,6 +63,23 @@ def test_route_features_gain_invariant(rng: np.random.Generator) -> None:
     assert a["envelope_db"][120:180].mean() > a["envelope_db"][20:80].mean() + 3.0
 
 
+@pytest.mark.parametrize(
+    ("density", "expected"),
+    [([0.2, 0.3, 0.5, 0.2, 0.6, 0.9], 4),  # one past the last quiet frame, not the first
+     ([0.5, 0.6, 0.7, 0.8, 0.9, 1.0], 0),  # never quiet: the span's start
+     ([0.1, 0.1, 0.1, 0.1, 0.1, 0.45], 5),  # exactly on the quiet level is not quiet
+     ]
+)
+def test_train_start_after_last_quiet_frame(density: list[float], expected: int) -> None:
+    assert _train_start(np.asarray(density), 0, len(density), 0.45) == expected
+
+
+def test_train_start_clips_span_to_the_grid() -> None:
+    d = np.array([0.1, 0.9, 0.9])
+    assert _train_start(d, -5, 10, 0.45) == 1
+    assert _train_start(d, 1, 3, 0.45) == 1
+
+
 def _score(rc, config: Config):  # type: ignore[no-untyped-def]
     prompt = parse_prompt(rc.prompt)
     bank = compute_bank(load_clip(rc.audio_path, config), config, separation="dsp")
@@ -90,3 +107,23 @@ def test_rendered_never_delivered_gives_none(config: Config, tmp_path: Path) -> 
     rc = render_recipe("never_delivered", seed=2072, out_dir=tmp_path, split="dev",
                        family="percussion", kind="instrument_entry")
     assert _score(rc, config).outcome == "none"
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("seed", [2061, 2069])
+def test_rendered_pre_existing_train_with_a_gap_is_rejected(seed: int, config: Config, tmp_path: Path) -> None:
+    # drums play, pause a few seconds, and resume at the instructed time: not an entrance
+    rc = render_recipe("pre_existing", seed=seed, out_dir=tmp_path, split="dev", family="percussion")
+    verdict = _score(rc, config)
+    assert verdict.outcome == "none"
+    assert verdict.rejected_by == "absence_before"
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("seed", [2011, 2008])
+def test_rendered_entry_snaps_past_bleed_to_the_first_hit(seed: int, config: Config, tmp_path: Path) -> None:
+    # bleed before the train (2011) and a first hit that alone barely lifts the density (2008)
+    rc = render_recipe("entry_on_time", seed=seed, out_dir=tmp_path, split="dev", family="percussion")
+    verdict = _score(rc, config)
+    assert verdict.outcome == "on_time", verdict
+    assert abs(verdict.detected_s - rc.truth[0]["onset_s"]) <= 0.012

@@ -164,23 +164,34 @@ _ANY_NUMWORD = re.compile(r"\b(?:" + "|".join(sorted(_NUMWORDS - {"oh"})) + r")\
 _ANY_A_UNIT = re.compile(r"\ban?\s+" + _UNIT_WORD)
 
 
+_ORDINAL_HINT = re.compile(r"\d(?:st|nd|rd|th)")
+
+
 def _normalise(text: str) -> str:
     t = text.lower()
-    if not t.isascii():
+    plain = text.isascii()
+    if not plain:
         t = _DASHES.sub("-", t).replace("\u00a0", " ")
-    if ">" in t or not text.isascii():
+    if ">" in t or not plain:
         t = _ARROWS.sub(" --> ", t)
-    t = t.replace("_", " ")
-    # the cheap tests skip substitutions that cannot apply (most answers need none)
-    if _ANY_NUMWORD.search(t):
+    if "_" in t:
+        t = t.replace("_", " ")
+    # Cheap necessary conditions skip substitutions that cannot apply (most answers need
+    # none): every match of _ANY_NUMWORD / _ANY_A_UNIT is a whole run of letters, so it
+    # is among the words of the text, and _ORDINAL needs a digit before st/nd/rd/th.
+    words = set(_WORD.findall(t))
+    if not _NUMWORDS.isdisjoint(words) and _ANY_NUMWORD.search(t):
         t = _spell_numbers(t)
+        words = set(_WORD.findall(t))
     if "half" in t:
         t = _HALF.sub(r"\1.5 \2", t)
         t = _HALF_A.sub(r"0.5 \1", t)
-    if _ANY_A_UNIT.search(t):
+        words = set(_WORD.findall(t))
+    if ("a" in words or "an" in words) and _ANY_A_UNIT.search(t):
         t = _A_UNIT.sub(r"1 \1", t)
         t = _UNIT_AND_HALF.sub(r"\1.5 \2", t)
-    t = _ORDINAL.sub(r"\1 \2", t)
+    if _ORDINAL_HINT.search(t):
+        t = _ORDINAL.sub(r"\1 \2", t)
     if "ms" in t or "milli" in t:
         t = _MS_FIELD.sub(r"\1\2\3ms", t)
     return t
@@ -521,6 +532,32 @@ def _clean(raw: list[tuple[float, float]]) -> tuple[tuple[float, float], ...]:
     return tuple(out)
 
 
+# The commonest JSON answers, a bare ``[start, end]`` pair and a flat
+# ``{"start": .., "end": ..}`` object, read without the decoder. Numbers are restricted to
+# plain JSON decimals (no sign, exponent or leading zero, at most 9 + 9 digits), which
+# json decodes to the same floats as ``float`` does. When the pair is not an interval the
+# full cascade runs, so these paths only ever return what the cascade returns.
+_JSON_NUMBER = r"((?:0|[1-9][0-9]{0,8})(?:\.[0-9]{1,9})?)"
+_JSON_WS = r"[ \t\n\r]*"
+_FAST_PAIR = re.compile(
+    r"\s*\[" + _JSON_WS + _JSON_NUMBER + _JSON_WS + "," + _JSON_WS + _JSON_NUMBER + _JSON_WS
+    + r"\]\s*"
+)
+_FAST_OBJECT = re.compile(
+    r"\s*\{" + _JSON_WS + r'"(?:start|start_time|begin|onset)"' + _JSON_WS + ":" + _JSON_WS
+    + _JSON_NUMBER + _JSON_WS + "," + _JSON_WS + r'"(?:end|end_time|offset)"' + _JSON_WS + ":"
+    + _JSON_WS + _JSON_NUMBER + _JSON_WS + r"\}\s*"
+)
+
+
+def _fast_json(text: str) -> ParseResult | None:
+    m = _FAST_PAIR.fullmatch(text) or _FAST_OBJECT.fullmatch(text)
+    if m is None:
+        return None
+    got = _clean([(float(m.group(1)), float(m.group(2)))])
+    return ParseResult(got, "json") if got else None
+
+
 def parse_response(text: str) -> ParseResult:
     """Recover the intervals a free-form answer states.
 
@@ -542,6 +579,9 @@ def parse_response(text: str) -> ParseResult:
     """
     if not isinstance(text, str):
         raise ParameterError(f"response must be a string, got {type(text).__name__}")
+    fast = _fast_json(text)
+    if fast is not None:
+        return fast
     if "{" in text or "[" in text:
         found: list[tuple[float, float]] = []
         for obj in _json_objects(text):

@@ -182,6 +182,8 @@ def load_ground_truth(path: str | Path) -> tuple[list[TagQuery], list[str]]:
     queries: list[TagQuery] = []
     errors: list[str] = []
     seen: dict[str, int] = {}
+    kept: list[tuple[str, str, float | None, dict[str, Any], int]] = []
+    pairs: list[list[float]] = []
     try:
         rows = list(iter_jsonl(p))
     except OSError as exc:
@@ -198,11 +200,13 @@ def load_ground_truth(path: str | Path) -> tuple[list[TagQuery], list[str]]:
             errors.append(f"{_where(p, line)}: field 'id' missing or not a non-empty string")
             continue
         rid = str(rid)
-        where = _where(p, line, rid)
         if rid in seen:
-            errors.append(f"{where}: duplicate id (first on line {seen[rid]}); row skipped")
+            errors.append(
+                f"{_where(p, line, rid)}: duplicate id (first on line {seen[rid]}); row skipped"
+            )
             continue
         seen[rid] = line
+        where = _where(p, line, rid)
         subset = row.get("subset")
         if not isinstance(subset, str) or not subset:
             errors.append(f"{where}: field 'subset' missing or not a string")
@@ -218,35 +222,65 @@ def load_ground_truth(path: str | Path) -> tuple[list[TagQuery], list[str]]:
         if not isinstance(raw, list) or not raw:
             errors.append(f"{where}: field 'intervals' must be a non-empty list of [start, end]")
             continue
-        bad = next(
-            (k for k, pair in enumerate(raw)
-             if not (isinstance(pair, list) and len(pair) == 2
-                     and all(isinstance(x, int | float) and not isinstance(x, bool)
-                             for x in pair))),
-            None,
-        )
-        if bad is not None:
-            errors.append(
-                f"{where}: field 'intervals' item {bad} = {raw[bad]!r} is not a [start, end] "
-                "pair of numbers (seconds)"
-            )
+        if not _plain_intervals(raw) and not _check_intervals(raw, where, errors):
             continue
-        bad_k = next((k for k, (a, b) in enumerate(raw)
-                      if not (math.isfinite(a) and math.isfinite(b) and a < b)), None)
-        if bad_k is not None:
-            try:  # names the offending interval and rule
-                validate_intervals(raw, name=f"{where}: field 'intervals'")
-            except ParameterError as exc:
-                errors.append(str(exc))
-                continue
-            errors.append(
-                f"{where}: field 'intervals' item {bad_k} has zero length; ground-truth "
-                "intervals need start < end"
-            )
-            continue
-        iv = np.array(raw, dtype=np.float64)
-        queries.append(TagQuery(rid, subset, iv, None if dur is None else float(dur), row))
+        kept.append((rid, subset, None if dur is None else float(dur), row, len(raw)))
+        pairs.extend(raw)
+    flat = np.array(pairs, dtype=np.float64).reshape(-1, 2)
+    off = 0
+    for rid, subset, dur_s, row, n in kept:
+        queries.append(TagQuery(rid, subset, flat[off:off + n], dur_s, row))
+        off += n
     return queries, errors
+
+
+_REAL_TYPES = frozenset((int, float))
+
+
+def _plain_intervals(raw: list[Any]) -> bool:
+    """True when every item is a ``[start, end]`` list of finite numbers with start < end.
+
+    The common case, checked without building error context; a row that fails goes
+    through :func:`_check_intervals`, which names the offending item.
+    """
+    for pair in raw:
+        if type(pair) is not list or len(pair) != 2:
+            return False
+        a, b = pair
+        if type(a) not in _REAL_TYPES or type(b) not in _REAL_TYPES or not -math.inf < a < b < math.inf:
+            return False
+    return True
+
+
+def _check_intervals(raw: list[Any], where: str, errors: list[str]) -> bool:
+    """Validate ground-truth intervals; append the error and return False on a bad item."""
+    bad = next(
+        (k for k, pair in enumerate(raw)
+         if not (isinstance(pair, list) and len(pair) == 2
+                 and all(isinstance(x, int | float) and not isinstance(x, bool)
+                         for x in pair))),
+        None,
+    )
+    if bad is not None:
+        errors.append(
+            f"{where}: field 'intervals' item {bad} = {raw[bad]!r} is not a [start, end] "
+            "pair of numbers (seconds)"
+        )
+        return False
+    bad_k = next((k for k, (a, b) in enumerate(raw)
+                  if not (math.isfinite(a) and math.isfinite(b) and a < b)), None)
+    if bad_k is not None:
+        try:  # names the offending interval and rule
+            validate_intervals(raw, name=f"{where}: field 'intervals'")
+        except ParameterError as exc:
+            errors.append(str(exc))
+            return False
+        errors.append(
+            f"{where}: field 'intervals' item {bad_k} has zero length; ground-truth "
+            "intervals need start < end"
+        )
+        return False
+    return True
 
 
 @_gc_paused()
@@ -298,11 +332,21 @@ def load_predictions(path: str | Path) -> tuple[dict[str, TagPrediction], list[s
             errors.append(f"{_where(p, line)}: field 'id' missing or not a non-empty string")
             continue
         rid = str(rid)
-        where = _where(p, line, rid)
         if rid in lines:
-            errors.append(f"{where}: duplicate id (first on line {lines[rid]}); row ignored")
+            errors.append(
+                f"{_where(p, line, rid)}: duplicate id (first on line {lines[rid]}); row ignored"
+            )
             continue
         lines[rid] = line
+        text = row.get("response")
+        if type(text) is str and row.get("intervals") is None:
+            parsed = parsed_by_text.get(text)
+            if parsed is None:
+                parsed = parse_response(text)
+                parsed_by_text[text] = parsed
+            preds[rid] = TagPrediction(rid, parsed, "free")
+            continue
+        where = _where(p, line, rid)
         if "intervals" in row and row["intervals"] is not None:
             try:
                 preds[rid] = TagPrediction(rid, parse_interval_list(row["intervals"], where=where),

@@ -49,7 +49,7 @@ SHIFT_S = 0.02
 STYLES = ("rock_pop", "electronic", "jazz", "cinematic")
 #: Seeds tried per system before a prompt slot moves on to the next reference seed.
 VARIANT_TRIES = 12
-WORDING_TRIES = 2
+WORDING_TRIES = 4
 REFERENCE_TRIES = 8
 RENDER_ATTEMPTS = 3
 
@@ -184,20 +184,25 @@ def render_slot(slot: PromptSlot, *, root: Path, duration_s: float,
     """
     for r in range(REFERENCE_TRIES):
         seed = slot.seed + 104729 * r
-        ref = _render(slot.recipe, slot, seed=seed, out_dir=root / ON_TIME, duration_s=duration_s)
-        out: dict[str, RenderedClip] = {ON_TIME: ref}
-        if OMITS in systems:
-            if slot.omitted:
-                omit = _matching("never_delivered", slot, ref.prompt, first_seed=seed,
-                                 out_dir=root / OMITS, duration_s=duration_s, kind=slot.kind)
-                if omit is None:
-                    continue
-                out[OMITS] = omit
-            else:
-                dest = root / OMITS / "clips" / ref.audio_path.name
-                dest.parent.mkdir(parents=True, exist_ok=True)
-                shutil.copyfile(ref.audio_path, dest)
-                out[OMITS] = ref
+        out: dict[str, RenderedClip] = {}
+        if OMITS in systems and slot.omitted:
+            # never_delivered words its instruction one way only: its row is the reference.
+            omit = _render("never_delivered", slot, seed=seed, out_dir=root / OMITS, duration_s=duration_s,
+                           kind=slot.kind)
+            out[OMITS] = omit
+            found = _matching(slot.recipe, slot, omit.prompt, first_seed=seed, out_dir=root / ON_TIME,
+                              duration_s=duration_s)
+            if found is None:
+                continue
+            ref = found
+        else:
+            ref = _render(slot.recipe, slot, seed=seed, out_dir=root / ON_TIME, duration_s=duration_s)
+        out[ON_TIME] = ref
+        if OMITS in systems and not slot.omitted:
+            dest = root / OMITS / "clips" / ref.audio_path.name
+            dest.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(ref.audio_path, dest)
+            out[OMITS] = ref
         if LATE in systems:
             late = _matching(slot.recipe, slot, ref.prompt, first_seed=seed, out_dir=root / LATE,
                              duration_s=duration_s, offset_s=LATE_OFFSET_S)

@@ -112,7 +112,8 @@ def test_rendered_systems_rank_and_tiny_shift_is_not_resolved(tmp_path: Path) ->
     assert "dragging (late)" in late_line
 
     assert m[crs.OMITS]["none_rate"]["value"] == pytest.approx(0.5, abs=0.1)
-    # Music that plays from 0 s now and then passes for a start near the instructed time.
+    # An omitted start's music may still begin after a few hundred ms of silence, which
+    # is scored as an early (off-time) start rather than none.
     assert m[crs.OMITS]["none_rate|kind=music_start_after_silence"]["value"] >= 0.8
     assert m[crs.OMITS]["on_time_rate|kind=music_end"]["value"] == 1.0
 

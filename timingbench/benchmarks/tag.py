@@ -26,6 +26,7 @@ from __future__ import annotations
 import gc
 import math
 from collections.abc import Iterator, Sequence
+from concurrent.futures import ProcessPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -58,6 +59,7 @@ __all__ = [
     "summarize",
     "evaluate",
     "format_table",
+    "parse_responses",
 ]
 
 
@@ -284,7 +286,9 @@ def _check_intervals(raw: list[Any], where: str, errors: list[str]) -> bool:
 
 
 @_gc_paused()
-def load_predictions(path: str | Path) -> tuple[dict[str, TagPrediction], list[str]]:
+def load_predictions(
+    path: str | Path, *, jobs: int = 1
+) -> tuple[dict[str, TagPrediction], list[str]]:
     """Read and parse a response JSONL file (SPEC section 7).
 
     A row has ``id`` and either ``intervals`` (constrained-JSON track: a list of
@@ -297,6 +301,9 @@ def load_predictions(path: str | Path) -> tuple[dict[str, TagPrediction], list[s
     ----------
     path : str or Path
         Response JSONL.
+    jobs : int, optional
+        Worker processes for parsing the free-form answers (see :func:`parse_responses`);
+        the result does not depend on it.
 
     Returns
     -------
@@ -308,6 +315,8 @@ def load_predictions(path: str | Path) -> tuple[dict[str, TagPrediction], list[s
     ------
     TimingbenchError
         If the file cannot be read.
+    ParameterError
+        If ``jobs < 1``.
     """
     p = Path(path)
     preds: dict[str, TagPrediction] = {}
@@ -318,8 +327,8 @@ def load_predictions(path: str | Path) -> tuple[dict[str, TagPrediction], list[s
     except OSError as exc:
         raise TimingbenchError(f"{p}: cannot read responses ({exc.strerror})") from None
     fail = ParseResult((), "none")
-    # identical answers (refusals, templates) are parsed once; ParseResult is immutable
-    parsed_by_text: dict[str, ParseResult] = {}
+    pending = TagPrediction("", fail, "free")
+    free: list[tuple[str, str]] = []
     for line, row in rows:
         if isinstance(row, TimingbenchError):
             errors.append(str(row))
@@ -340,11 +349,8 @@ def load_predictions(path: str | Path) -> tuple[dict[str, TagPrediction], list[s
         lines[rid] = line
         text = row.get("response")
         if type(text) is str and row.get("intervals") is None:
-            parsed = parsed_by_text.get(text)
-            if parsed is None:
-                parsed = parse_response(text)
-                parsed_by_text[text] = parsed
-            preds[rid] = TagPrediction(rid, parsed, "free")
+            free.append((rid, text))
+            preds[rid] = pending  # keeps the row order; replaced once parsed
             continue
         where = _where(p, line, rid)
         if "intervals" in row and row["intervals"] is not None:
@@ -363,12 +369,55 @@ def load_predictions(path: str | Path) -> tuple[dict[str, TagPrediction], list[s
             )
             preds[rid] = TagPrediction(rid, fail, "free")
             continue
-        parsed = parsed_by_text.get(text)
-        if parsed is None:
-            parsed = parse_response(text)
-            parsed_by_text[text] = parsed
-        preds[rid] = TagPrediction(rid, parsed, "free")
+        free.append((rid, text))
+        preds[rid] = pending
+    # identical answers (refusals, templates) are parsed once; ParseResult is immutable
+    unique = list(dict.fromkeys(text for _, text in free))
+    parsed_by_text = dict(zip(unique, parse_responses(unique, jobs=jobs), strict=True))
+    for rid, text in free:
+        preds[rid] = TagPrediction(rid, parsed_by_text[text], "free")
     return preds, errors
+
+
+_MIN_TEXTS_PER_JOB = 5000
+
+
+def _parse_chunk(texts: list[str]) -> list[ParseResult]:
+    return [parse_response(t) for t in texts]
+
+
+def parse_responses(texts: Sequence[str], *, jobs: int = 1) -> list[ParseResult]:
+    """Parse many free-form answers, in order, optionally in worker processes.
+
+    Parameters
+    ----------
+    texts : sequence of str
+        The answers.
+    jobs : int, optional
+        Worker processes. With ``jobs > 1`` and at least ``5000`` answers per worker the
+        answers are split into ``jobs`` contiguous chunks parsed in a process pool; the
+        results are the same, in the same order, as with ``jobs=1``.
+
+    Returns
+    -------
+    results : list of ParseResult
+        One per answer, aligned with ``texts``.
+
+    Raises
+    ------
+    ParameterError
+        If ``jobs < 1`` or an answer is not a string.
+    """
+    if jobs < 1:
+        raise ParameterError(f"jobs must be >= 1, got {jobs}")
+    n = len(texts)
+    jobs = min(jobs, n // _MIN_TEXTS_PER_JOB)
+    if jobs <= 1:
+        return [parse_response(t) for t in texts]
+    size = -(-n // jobs)
+    chunks = [list(texts[k:k + size]) for k in range(0, n, size)]
+    with ProcessPoolExecutor(max_workers=jobs) as pool:
+        return [r for part in pool.map(_parse_chunk, chunks) for r in part]
 
 
 # --------------------------------------------------------------------------- scoring
@@ -523,7 +572,9 @@ class TagReport:
 
 
 @_gc_paused()
-def evaluate(gt_path: str | Path, pred_path: str | Path, *, config: Config) -> TagReport:
+def evaluate(
+    gt_path: str | Path, pred_path: str | Path, *, config: Config, jobs: int = 1
+) -> TagReport:
     """Score a TAG-Bench response file against the ground truth.
 
     Every valid ground-truth query is scored; one without a response row is a parsing
@@ -537,6 +588,8 @@ def evaluate(gt_path: str | Path, pred_path: str | Path, *, config: Config) -> T
         Response JSONL (``id`` and ``response`` or ``intervals``).
     config : Config
         The configuration (section ``tag``).
+    jobs : int, optional
+        Worker processes for parsing free-form answers; the report does not depend on it.
 
     Returns
     -------
@@ -548,7 +601,7 @@ def evaluate(gt_path: str | Path, pred_path: str | Path, *, config: Config) -> T
         If a file cannot be read.
     """
     queries, gt_errors = load_ground_truth(gt_path)
-    preds, pred_errors = load_predictions(pred_path)
+    preds, pred_errors = load_predictions(pred_path, jobs=jobs)
     errors = list(gt_errors) + list(pred_errors)
     known = {q.id for q in queries}
     for pid in preds:

@@ -33,6 +33,10 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     s.add_argument("--pred", required=True, type=Path, help="responses JSONL")
     s.add_argument("--out", required=True, type=Path, help="results folder")
     s.add_argument("--config", type=Path, default=None, help="configuration YAML")
+    s.add_argument(
+        "--jobs", type=int, default=1,
+        help="worker processes for parsing free-form answers (results do not depend on it)",
+    )
     s.set_defaults(func=run_score)
     p.set_defaults(func=lambda args: (p.print_help(), 2)[1])
 
@@ -40,7 +44,10 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
 def run_score(args: argparse.Namespace) -> int:
     """Score ``args.pred`` against ``args.gt``; exit 1 when any row had an error."""
     config = load_config(args.config)
-    report = evaluate(args.gt, args.pred, config=config)
+    if args.jobs < 1:
+        print(f"error: --jobs must be >= 1, got {args.jobs}", file=sys.stderr)
+        return 2
+    report = evaluate(args.gt, args.pred, config=config, jobs=args.jobs)
     out: Path = args.out
     out.mkdir(parents=True, exist_ok=True)
     write_jsonl(out / "queries.jsonl", report.rows)

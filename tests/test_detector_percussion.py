@@ -9,10 +9,16 @@ import pytest
 
 from timingbench.audio import load_clip
 from timingbench.config import Config
-from timingbench.detectors.percussion import _route_features, _train_start
+from timingbench.detectors.percussion import (
+    _family_fall,
+    _route_features,
+    _train_start,
+    percussion_routes,
+)
 from timingbench.errors import ConfigError
 from timingbench.features import compute_bank
-from timingbench.features.separation import route_percussion
+from timingbench.features.semantic import FamilyEvidence
+from timingbench.features.separation import route_percussion, route_percussion_low
 from timingbench.prompts import parse_prompt
 from timingbench.render import render_recipe
 from timingbench.scoring import score_event
@@ -50,6 +56,59 @@ def test_route_rejects_bad_constants(kw: dict) -> None:
     args = {"margin": 2.0, "sub_hz": 90.0, "high_hz": 5000.0, **kw}
     with pytest.raises(ConfigError, match="percussion.route_"):
         route_percussion(np.ones((4, 2)), np.ones((4, 2)), sr=SR, n_fft=NFFT, **args)
+
+
+def test_low_route_keeps_only_its_band(rng: np.random.Generator) -> None:
+    h = rng.uniform(0.0, 1.0, (1025, 40))
+    p = rng.uniform(0.0, 1.0, (1025, 40))
+    out = route_percussion_low(h, p, sr=SR, n_fft=NFFT, margin=2.0, lo_hz=40.0, hi_hz=240.0)
+    f = _freqs(1025)
+    band = (f >= 40.0) & (f < 240.0)
+    assert np.all(out[~band] == 0.0)
+    np.testing.assert_allclose(out[band], route_percussion(h, p, sr=SR, n_fft=NFFT, margin=2.0, sub_hz=240.0,
+                                                           high_hz=SR)[band], atol=1e-12)
+
+
+@pytest.mark.parametrize("kw", [{"lo_hz": 300.0}, {"hi_hz": None}])
+def test_low_route_rejects_bad_constants(kw: dict) -> None:
+    args = {"margin": 2.0, "lo_hz": 40.0, "hi_hz": 240.0, **kw}
+    with pytest.raises(ConfigError, match="percussion.route_low"):
+        route_percussion_low(np.ones((4, 2)), np.ones((4, 2)), sr=SR, n_fft=NFFT, **args)
+
+
+class _DspBank:
+    separation_backend = "dsp"
+
+
+def test_low_route_is_read_only_when_enabled(config: Config) -> None:
+    on = config.with_value("percussion.route_low_hz", 40.0)
+    assert percussion_routes(_DspBank(), on) == ("high", "low")
+    off = config.with_disabled("percussion.route_low_hz")
+    assert percussion_routes(_DspBank(), off) == ("high",)
+
+
+def _evidence(curve: list[float]) -> FamilyEvidence:
+    c = np.asarray(curve, dtype=np.float64)
+    return FamilyEvidence(times=1.5 + 0.5 * np.arange(c.size), curves={"percussion": c}, backend="musicnn",
+                          exempt={"bass": "not_in_vocabulary"}, window_s=3.0)
+
+
+@pytest.mark.parametrize(
+    ("after", "verdict"),
+    [(0.05, "pass"),  # logit(0.3) - logit(0.05) = 2.1
+     (0.3, "fail"),  # no fall
+     ]
+)
+def test_family_fall_reads_a_drop_in_log_odds(after: float, verdict: str, config: Config) -> None:
+    ev = _evidence([0.3] * 12 + [after] * 12)  # windows centred 1.5..7.0 s and 7.5..13.0 s
+    v, detail = _family_fall(ev, "percussion", t_s=8.5, config=config)
+    assert v == verdict, detail
+
+
+def test_family_fall_exempt_without_context_or_vocabulary(config: Config) -> None:
+    ev = _evidence([0.3] * 24)
+    assert _family_fall(ev, "percussion", t_s=1.0, config=config)[1]["reason"] == "insufficient_context"
+    assert _family_fall(ev, "bass", t_s=8.5, config=config)[0] == "exempt"
 
 
 def test_route_features_gain_invariant(rng: np.random.Generator) -> None:

@@ -19,8 +19,11 @@ import numpy as np
 import numpy.typing as npt
 
 from timingbench.config import Config
+from timingbench.convert import TIME_DECIMALS
 from timingbench.detectors.base import (
+    EXEMPT,
     FAIL,
+    PASS,
     Candidate,
     EventContext,
     Grid,
@@ -39,7 +42,7 @@ from timingbench.gates import (
 )
 
 F64 = npt.NDArray[np.float64]
-ROUTE_VERSION = "3"
+ROUTE_VERSION = "4"
 
 
 @dataclass(frozen=True)
@@ -81,37 +84,46 @@ def _need(config: Config, key: str) -> Any:
     return v
 
 
-def _routed_stem(bank: Any, config: Config) -> tuple[F64, F64, float, str]:
+def _routed_stem(bank: Any, config: Config, route: str) -> tuple[F64, F64, float, str]:
     if getattr(bank, "separation_backend", "dsp") != "dsp":
         stem = bank.stem("drums")
         return (np.asarray(stem.onset, dtype=np.float64), np.asarray(stem.envelope_db, dtype=np.float64),
                 float(stem.loud_level_db), str(stem.backend))
     margin = float(_need(config, "route_margin"))
-    sub_hz = float(_need(config, "route_sub_hz"))
-    high_hz = float(_need(config, "route_high_hz"))
     band_floor_pct = float(_need(config, "route_band_floor_percentile"))
     smooth_s = float(_need(config, "envelope_smooth_s"))
-    key = (f"percussion-route-v{ROUTE_VERSION}-m{margin:g}-s{sub_hz:g}-h{high_hz:g}-f{band_floor_pct:g}"
+    if route == "low":
+        a, b = float(_need(config, "route_low_hz")), float(_need(config, "route_low_top_hz"))
+    else:
+        a, b = float(_need(config, "route_sub_hz")), float(_need(config, "route_high_hz"))
+    key = (f"percussion-route-v{ROUTE_VERSION}-{route}-m{margin:g}-a{a:g}-b{b:g}-f{band_floor_pct:g}"
            f"-e{smooth_s:g}")
 
-    def compute(b: Any) -> dict[str, Any]:
+    def compute(bk: Any) -> dict[str, Any]:
         from timingbench.features import spectral as sp
-        from timingbench.features.separation import route_percussion
+        from timingbench.features.separation import route_percussion, route_percussion_low
 
-        p = b.params
-        mag = sp.stft_magnitude(np.asarray(b.samples), n_fft=p.n_fft, hop=p.hop)
+        p = bk.params
+        mag = sp.stft_magnitude(np.asarray(bk.samples), n_fft=p.n_fft, hop=p.hop)
         hp, pp = hpss_power(mag, kernel_frames=p.hpss_kernel_frames, kernel_bins=p.hpss_kernel_bins,
                             power=p.hpss_mask_power)
-        routed = route_percussion(hp, pp, sr=b.sr, n_fft=p.n_fft, margin=margin, sub_hz=sub_hz,
-                                  high_hz=high_hz)
-        mel_power = np.asarray(sp.mel_basis(sr=b.sr, n_fft=p.n_fft, n_mels=p.n_mels) @ routed, dtype=np.float64)
-        return _route_features(mel_power, mel_ref=b.mel_ref, db_range=p.db_range,
+        basis = sp.mel_basis(sr=bk.sr, n_fft=p.n_fft, n_mels=p.n_mels)
+        if route == "low":
+            routed = route_percussion_low(hp, pp, sr=bk.sr, n_fft=p.n_fft, margin=margin, lo_hz=a, hi_hz=b)
+            # only the mel bands the band reaches: empty bands would dilute its flux and level
+            freqs = np.arange(basis.shape[1]) * (bk.sr / p.n_fft)
+            reach = np.asarray(basis[:, (freqs >= a) & (freqs < b)].sum(axis=1)).ravel()
+            basis = basis[np.flatnonzero(reach > 0)]
+        else:
+            routed = route_percussion(hp, pp, sr=bk.sr, n_fft=p.n_fft, margin=margin, sub_hz=a, high_hz=b)
+        mel_power = np.asarray(basis @ routed, dtype=np.float64)
+        return _route_features(mel_power, mel_ref=bk.mel_ref, db_range=p.db_range,
                                band_floor_pct=band_floor_pct, loud_pct=p.loud_percentile,
-                               smooth_frames=int(round(smooth_s * b.sr / p.hop)))
+                               smooth_frames=int(round(smooth_s * bk.sr / p.hop)))
 
     d = bank.derived(key, compute)
     return (np.asarray(d["onset"], dtype=np.float64), np.asarray(d["envelope_db"], dtype=np.float64),
-            float(d["loud_level_db"]), "dsp-route")
+            float(d["loud_level_db"]), "dsp-route" if route == "high" else "dsp-low-route")
 
 
 def _route_features(
@@ -140,7 +152,18 @@ def _route_features(
     return {"onset": onset, "envelope_db": env, "loud_level_db": float(np.percentile(env, loud_pct))}
 
 
-def percussion_curves(bank: Any, config: Config) -> PercussionCurves:
+def percussion_routes(bank: Any, config: Config) -> tuple[str, ...]:
+    """The routes a clip's percussion is read on.
+
+    ``("stem",)`` with a separated drum stem; with the dsp fallback the sub/high route,
+    plus the low-band route when ``percussion.route_low_hz`` is enabled.
+    """
+    if getattr(bank, "separation_backend", "dsp") != "dsp":
+        return ("stem",)
+    return ("high", "low") if config.value("percussion.route_low_hz") is not None else ("high",)
+
+
+def percussion_curves(bank: Any, config: Config, route: str = "high") -> PercussionCurves:
     """Routed onset, envelope, rectified density and presence of a clip's percussion.
 
     Parameters
@@ -149,6 +172,9 @@ def percussion_curves(bank: Any, config: Config) -> PercussionCurves:
         The clip's feature bank.
     config : Config
         Reads the ``percussion`` section.
+    route : str
+        ``high`` (sub/high bands) or ``low`` (low band) with the dsp fallback; ignored
+        with a separated drum stem.
 
     Returns
     -------
@@ -160,7 +186,7 @@ def percussion_curves(bank: Any, config: Config) -> PercussionCurves:
         If a constant the detector needs is disabled.
     """
     grid = Grid(sr=bank.sr, hop=bank.hop, n_frames=bank.n_frames)
-    onset, env, loud, route = _routed_stem(bank, config)
+    onset, env, loud, name = _routed_stem(bank, config, route)
     floor = float(np.percentile(onset, float(_need(config, "floor_percentile"))))
     dens = rectified_onset_density(onset, window_frames=grid.frames(float(_need(config, "density_window_s"))),
                                    floor=floor)
@@ -168,7 +194,7 @@ def percussion_curves(bank: Any, config: Config) -> PercussionCurves:
     hi = float(_need(config, "present_rel"))
     lo = min(float(_need(config, "absent_rel")), hi)
     present = hysteresis(dens, high=hi * ref, low=lo * ref) if ref > 0 else np.zeros(dens.size, dtype=bool)
-    return PercussionCurves(onset, env, loud, dens, ref, present, route)
+    return PercussionCurves(onset, env, loud, dens, ref, present, name)
 
 
 def detect_percussion(
@@ -195,7 +221,20 @@ def detect_percussion(
     candidates : list of Candidate
         Empty when the density never crosses inside the window.
     """
-    cur = percussion_curves(bank, config)
+    out: list[Candidate] = []
+    for route in percussion_routes(bank, config):
+        cur = percussion_curves(bank, config, route)
+        for cand in _route_candidates(bank, cur, ctx, config):
+            if route == "low":
+                _identity(cand, bank, family_evidence, ctx, config)
+            else:
+                _semantic(cand, family_evidence, ctx, config, use_semantic and ctx.kind == "instrument_entry")
+            out.append(cand)
+    return out
+
+
+def _route_candidates(bank: Any, cur: PercussionCurves, ctx: EventContext, config: Config) -> list[Candidate]:
+    """Candidates of one route, every gate read on that route's own curves and references."""
     grid = Grid(sr=bank.sr, hop=bank.hop, n_frames=bank.n_frames)
     span = grid.span(ctx.window_lo_s, ctx.window_hi_s)
     lo, hi = span.start, span.stop
@@ -220,7 +259,6 @@ def detect_percussion(
                                                     want_present=True, config=config, prefix="percussion"))
             _apply(cand, "level_change", level_change(cur.envelope_db, grid, t_s=t, rising=True, config=config,
                                                       prefix="percussion"))
-            _semantic(cand, family_evidence, ctx, config, use_semantic)
             out.append(cand)
     else:
         for c in falling_crossings(cur.present, lo, min(hi + win, grid.n)):
@@ -302,3 +340,60 @@ def _semantic(cand: Candidate, evidence: Any, ctx: EventContext, config: Config,
     else:
         v, e = "exempt", {"reason": "stem_identity"}
     cand.gates["semantic_family"], cand.evidence["semantic_family"] = v, e
+
+
+def _identity(cand: Candidate, bank: Any, evidence: Any, ctx: EventContext, config: Config) -> None:
+    """Identity of a low-route candidate: the percussion family evidence must move with it.
+
+    The low band also carries bass-instrument attacks, so a low-route candidate is kept
+    only when the family evidence rises across an entrance (the semantic family gate) or
+    falls across an exit by ``percussion.identity_min_logit_fall``; evidence that cannot
+    judge (no model, too little context) fails, because nothing then says the attack was
+    a drum.
+    """
+    if evidence is None:
+        evidence = _clip_evidence(bank, config)
+    if ctx.kind == "instrument_entry":
+        v, e = semantic_family(evidence, ctx.family, t_s=cand.time_s, config=config)
+    else:
+        v, e = _family_fall(evidence, ctx.family, t_s=cand.time_s, config=config)
+    cand.gates["semantic_family"] = PASS if v == PASS else FAIL
+    cand.evidence["semantic_family"] = e
+
+
+def _clip_evidence(bank: Any, config: Config) -> Any:
+    """The clip's family evidence with the configured backend (memoised in the bank)."""
+    from timingbench.features.semantic import family_evidence
+
+    return family_evidence(bank, sr=bank.sr, config=config, backend=str(config.value("semantic.backend")))
+
+
+def _family_fall(evidence: Any, family: str, *, t_s: float, config: Config) -> tuple[str, dict[str, Any]]:
+    """Exit identity: the family's evidence falls in log-odds across ``t_s``.
+
+    Before = median of the windows wholly before the candidate, after = the
+    ``semantic.pre_percentile`` percentile of those wholly after (within
+    ``semantic.context_s``), mirroring the entrance gate.
+    """
+    from timingbench.features.semantic import logit_rise
+
+    ev: dict[str, Any] = {"before": None, "after": None, "fall": None, "reason": None}
+    if family in evidence.exempt or family not in evidence.curves:
+        ev["reason"] = evidence.exempt.get(family, "not_in_vocabulary")
+        return EXEMPT, ev
+    ctx_s = float(config.value("semantic.context_s"))
+    half = float(evidence.window_s) / 2.0
+    c = np.round(np.asarray(evidence.times, dtype=np.float64), TIME_DECIMALS)
+    pre = (c >= round(t_s - half - ctx_s, TIME_DECIMALS)) & (c <= round(t_s - half, TIME_DECIMALS))
+    post = (c >= round(t_s + half, TIME_DECIMALS)) & (c <= round(t_s + half + ctx_s, TIME_DECIMALS))
+    if not pre.any() or not post.any():
+        ev["reason"] = "insufficient_context"
+        return EXEMPT, ev
+    curve = np.asarray(evidence.curves[family], dtype=np.float64)
+    before = float(np.median(curve[pre]))
+    after = float(np.percentile(curve[post], float(config.value("semantic.pre_percentile"))))
+    fall = logit_rise(after, before, clip=float(config.value("semantic.prob_clip")))
+    ev.update(before=round(before, 4), after=round(after, 4), fall=round(fall, 4))
+    ok = fall >= float(_need(config, "identity_min_logit_fall"))
+    ev["reason"] = None if ok else "no_fall"
+    return (PASS if ok else FAIL), ev

@@ -432,3 +432,58 @@ def route_percussion(
     out = np.zeros_like(h)
     out[keep] = total * w
     return out
+
+
+def route_percussion_low(
+    harmonic_power: npt.NDArray[np.floating],
+    percussive_power: npt.NDArray[np.floating],
+    *,
+    sr: int,
+    n_fft: int,
+    margin: float,
+    lo_hz: float,
+    hi_hz: float,
+) -> npt.NDArray[np.float64]:
+    """The dsp low-band drums route: strict percussive power between ``lo_hz`` and ``hi_hz``.
+
+    Kick drums, toms and timpani put their body in the low band, where the sub/high route
+    of :func:`route_percussion` reads mostly bleed from other drums. The same soft
+    percussive-over-harmonic mask is applied; bass-instrument attacks also pass it, so
+    this route carries no identity on its own (the detector asks the family gate).
+
+    Parameters
+    ----------
+    harmonic_power, percussive_power : np.ndarray, shape (n_bins, n_frames)
+        ``|H|**2`` and ``|P|**2`` of the mix.
+    sr : int
+        Sample rate, Hz.
+    n_fft : int
+        STFT length.
+    margin : float
+        Percussive-over-harmonic magnitude margin (>= 1).
+    lo_hz, hi_hz : float
+        Band edges in Hz (``0 <= lo_hz < hi_hz``).
+
+    Returns
+    -------
+    power : np.ndarray of float64, shape (n_bins, n_frames)
+        Zero outside ``[lo_hz, hi_hz)``.
+
+    Raises
+    ------
+    ConfigError
+        If a constant is missing (disabled) or out of range.
+    """
+    for name, v in (("route_margin", margin), ("route_low_hz", lo_hz), ("route_low_top_hz", hi_hz)):
+        if v is None or not np.isfinite(float(v)):
+            raise ConfigError(f"percussion.{name} must be a finite number, got {v!r}")
+    if not 0.0 <= float(lo_hz) < float(hi_hz):
+        raise ConfigError(f"percussion.route_low_hz must satisfy 0 <= route_low_hz < route_low_top_hz, "
+                          f"got {lo_hz!r}, {hi_hz!r}")
+    h = np.asarray(harmonic_power, dtype=np.float64)
+    freqs = np.arange(h.shape[0]) * (sr / n_fft)
+    band = (freqs >= float(lo_hz)) & (freqs < float(hi_hz))
+    full = route_percussion(harmonic_power, percussive_power, sr=sr, n_fft=n_fft, margin=margin,
+                            sub_hz=float(hi_hz), high_hz=float(sr))
+    full[~band] = 0.0
+    return full

@@ -11,6 +11,7 @@ import pytest
 from timingbench.benchmarks.tag import evaluate, format_table, score_queries, summarize
 from timingbench.cli import main
 from timingbench.config import Config
+from timingbench.errors import ParameterError
 
 
 def _write(path: Path, rows: list) -> Path:
@@ -137,3 +138,29 @@ def test_cli_exit_status_on_row_errors(tmp_path: Path) -> None:
     rc = main(["tag", "score", "--gt", str(gt), "--pred", str(pred), "--out", str(tmp_path / "o")])
     assert rc == 1
     assert (tmp_path / "o" / "summary.json").is_file()
+
+
+def test_jobs_do_not_change_the_report(tmp_path: Path, config: Config, monkeypatch: pytest.MonkeyPatch) -> None:
+    from timingbench.benchmarks import tag
+
+    monkeypatch.setattr(tag, "_MIN_TEXTS_PER_JOB", 2)
+    styles = ["from {a} to {b} s", "[{a}, {b}]", "Sorry, no.", '{{"start": {a}, "end": {b}}}',
+              "Start: 0:0{a}, End: 0:0{b}"]
+    gt = [{"id": f"q{k}", "subset": "s", "intervals": [[1.0, 3.0]]} for k in range(25)]
+    pred = [{"id": f"q{k}", "response": styles[k % 5].format(a=k % 5, b=k % 5 + 2)}
+            for k in range(25)]
+    g, p = _write(tmp_path / "gt.jsonl", gt), _write(tmp_path / "p.jsonl", pred)
+    one = evaluate(g, p, config=config)
+    three = evaluate(g, p, config=config, jobs=3)
+    assert three.rows == one.rows and three.summary == one.summary
+    assert tag.parse_responses(["1-2 s"] * 6, jobs=3) == tag.parse_responses(["1-2 s"] * 6)
+    with pytest.raises(ParameterError, match="jobs must be >= 1"):
+        tag.parse_responses(["1-2 s"], jobs=0)
+
+
+def test_cli_jobs_option(tmp_path: Path) -> None:
+    gt = _write(tmp_path / "gt.jsonl", [{"id": "q1", "subset": "s", "intervals": [[1, 2]]}])
+    pred = _write(tmp_path / "p.jsonl", [{"id": "q1", "response": "1-2 s"}])
+    args = ["tag", "score", "--gt", str(gt), "--pred", str(pred), "--out", str(tmp_path / "o")]
+    assert main([*args, "--jobs", "2"]) == 0
+    assert main([*args, "--jobs", "0"]) == 2

@@ -8,7 +8,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from timingbench.benchmarks.tag_parse import parse_interval_list, parse_response, parse_time
+from timingbench.benchmarks.tag_parse import (
+    ParseResult,
+    parse_interval_list,
+    parse_response,
+    parse_time,
+)
 from timingbench.errors import ParameterError
 
 CORPUS = Path(__file__).resolve().parent / "data" / "tag_parser_corpus.jsonl"
@@ -75,3 +80,21 @@ def test_constrained_track_rejects(value: object, match: str) -> None:
 def test_non_string_response_rejected() -> None:
     with pytest.raises(ParameterError, match="must be a string"):
         parse_response(None)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [("It lasts a hundred seconds, from 1 to 2 s.", ((1.0, 2.0),)),
+     ("hundred", ()), ("one hundred and five to one hundred and ten s", ((105.0, 110.0),))],
+)
+def test_lone_hundred_terminates(text: str, expected: tuple) -> None:
+    assert parse_response(text).intervals == expected
+
+
+def test_fast_paths_agree_with_the_cascade() -> None:
+    # pairs and objects the fast paths read, and near misses they leave to the cascade
+    assert parse_response("[27.68, 29.17]") == ParseResult(((27.68, 29.17),), "json")
+    assert parse_response(' {"start": 3, "end": 4.5}\n') == ParseResult(((3.0, 4.5),), "json")
+    assert parse_response("[5, 3]").failed
+    assert parse_response("[07, 9]") == ParseResult(((7.0, 9.0),), "text")
+    assert parse_response('{"end": 4, "start": 3}') == ParseResult(((3.0, 4.0),), "json")

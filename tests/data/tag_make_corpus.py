@@ -44,6 +44,13 @@ HAND: list[tuple[str, list[list[float]]]] = [
     ("From 2 min 30 s to 2 min 45 s.", [[150.0, 165.0]]),
     ("from 55 seconds to 1 minute 10 seconds", [[55.0, 70.0]]),
     ("from 1:02 to 65s", [[62.0, 65.0]]),
+    # start and duration
+    ("The alarm starts at 12 s, lasting 3 seconds.", [[12.0, 15.0]]),
+    ("The siren starts at 0:45, lasting 10 seconds.", [[45.0, 55.0]]),
+    ("From 1:05 for 4 s.", [[65.0, 69.0]]),
+    ("The speech begins at 2 minutes and lasts about 30 seconds.", [[120.0, 150.0]]),
+    ("from 10 for 2.5 seconds", [[10.0, 12.5]]),
+    ("The dog barks for 3 seconds.", []),
     # start / end patterns
     ("Start: 00:12, End: 00:15", [[12.0, 15.0]]),
     ("Start time: 3.2s\nEnd time: 4.8s", [[3.2, 4.8]]),

@@ -17,7 +17,9 @@ The cascade follows TAG-Bench's answer parsing (no language model, no semantic r
 4. **Pairing**: consecutive times form an interval when joined by a range operator
    ("-", "~", "to", "until", "till", "through", "-->"), by "and" after "between", by a
    comma inside brackets ("[3.2, 4.8]"), or by a start ... end pattern ("starts at 3 s and
-   ends at 5 s", "start: 00:12, end: 00:15"). A bare number takes its partner's unit
+   ends at 5 s", "start: 00:12, end: 00:15"), or by a start keyword, a start and a
+   duration with a unit ("starts at 12 s, lasting 3 seconds", "from 1:05 for 4 s").
+   A bare number takes its partner's unit
    ("12.5-14s"); two bare numbers form an interval only in brackets, after "from",
    "between" or a start keyword, or when no non-time word follows them ("2-3 dogs" is not
    an interval).
@@ -214,7 +216,7 @@ _ATOM = re.compile(
 )
 
 
-@dataclass
+@dataclass(slots=True)
 class _Item:
     start: int
     end: int
@@ -232,9 +234,12 @@ class _Item:
         return self.number * _UNIT_FACTOR[1 if rank is None else rank]
 
 
+_CLOCK_PARTS = re.compile(r"([\d:]+)(?:[.,](\d+))?$")
+
+
 def _clock_seconds(s: str) -> float:
     frac = 0.0
-    m = re.match(r"([\d:]+)(?:[.,](\d+))?$", s)
+    m = _CLOCK_PARTS.match(s)
     if m is None:  # pragma: no cover - the regex guarantees the form
         raise ParameterError(f"not a clock time: {s!r}")
     if m.group(2):
@@ -338,6 +343,10 @@ _COMMA_GAP = re.compile(r"\s*[,;]\s*")
 _START_KW = re.compile(r"\b(?:start\w*|begin\w*|began|onset|from|between)\b")
 _BETWEEN = re.compile(r"\b(?:between|from)\s*(?:the\s+)?$")
 _END_KW = re.compile(r"\b(?:end|ends|ending|ended|stop|stops|stopping|stopped|offset|finish\w*)\b")
+_DURATION_GAP = re.compile(
+    r"\s*,?\s*(?:and\s+)?(?:lasting|lasts|(?:which|that)\s+lasts|for)"
+    r"(?:\s+(?:about|approximately|roughly|around))?\s*"
+)
 _OPEN = re.compile(r"[\[(<{]\s*[\"']?\s*$")
 _CLOSE = re.compile(r"^\s*[\"']?\s*[\])>}]")
 _FOLLOW_WORD = re.compile(r"^\s*([a-z]+)")
@@ -376,6 +385,15 @@ def _pair(t: str, a: _Item, b: _Item, prev_end: int) -> tuple[float, float] | No
         _START_KW.search(before[-60:]) or _START_KW.search(gap)
     ):
         kind = "start_end"
+    elif (
+        b.rank is not None
+        and not b.clock
+        and _DURATION_GAP.fullmatch(gap)
+        and _START_KW.search(before[-30:]) is not None
+    ):
+        # "starts at 12 s, lasting 3 seconds", "from 1:05 for 4 s": a start and a duration
+        start = a.seconds(b.rank) if a.bare else a.seconds()
+        return start, start + b.seconds()
     if kind is None:
         return None
     if a.bare and b.bare:
@@ -412,7 +430,16 @@ _NEGATION = re.compile(
 )
 
 
+# Every alternative of _NEGATION contains one of these substrings ("cannot" and "not"
+# contain "no", "can't" and "couldn't" contain "n't"), so a prefix holding none of them
+# cannot be negated.
+_NEGATION_HINTS = ("no", "n't", "never", "unable")
+
+
 def _negated(t: str, pos: int) -> bool:
+    head = t[:pos]
+    if not any(h in head for h in _NEGATION_HINTS):
+        return False
     starts = [m.end() for m in _SENTENCE_END.finditer(t, 0, pos)]
     begin = starts[-1] if starts else 0
     return _NEGATION.search(t[begin:pos]) is not None

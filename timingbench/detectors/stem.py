@@ -1,10 +1,29 @@
-"""Stem-isolable instruments (bass, guitar, piano, vocals): sustained presence flips.
+"""Stem-isolable instruments (bass, guitar, piano, vocals): sustained level flips of a stem.
 
 An event is a sustained presence flip of the instrument's separated stem relative to its
 own loudness reference (paper Sec. IV-B). Entrances need measured absence before at two
-scales (whole-clip bound, strict 3 s window); exits need sustained absence after. When
-the stems come from the coarse ``dsp`` backend they cannot tell piano from guitar from
-vocals, so the semantic family gate is applied as identity evidence.
+scales (whole-clip bound, strict 3 s window); exits need sustained absence after.
+
+The reference is the stem's own level on the far side of the candidate: the level it
+rises to after an entrance, the level it falls from before an exit. A dedicated stem
+(demucs) flips from near silence; a coarse stem (the ``dsp`` backend's ``other`` stem,
+which carries every instrument above the bass register, or its low-harmonic ``bass`` stem,
+which carries the low notes of every instrument) shows a new instrument as a *rise* over
+the bed that was already there. Both are found the same way:
+
+1. **Where.** A level-step curve compares, at every frame, the median stem level over the
+   following ``stem.step_after_s`` with its median over the preceding ``stem.step_before_s``.
+   Its local maxima above ``stem.step_min_db`` (entrances; minima for exits) inside the
+   search window are the candidates. An entrance is snapped to the earliest stem onset
+   accent just before the step; an exit is placed where the stem first falls
+   ``stem.exit_drop_db`` under the level it had.
+2. **Whether.** ``level_change``, ``absence_before`` / ``absence_after`` and
+   ``persistence`` gates with the ``stem`` constants, all relative to the stem's level on
+   the far side of the candidate.
+3. **Who.** When the stem is coarse it cannot tell piano from guitar from vocals, so
+   entrances also pass through the semantic family gate (the named family must rise and
+   have been quiet before; rejection-only). Families the tagger cannot judge (bass) are
+   exempt, and the bass identity then rests on the low-harmonic stem alone.
 """
 
 from __future__ import annotations
@@ -12,17 +31,17 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
+import numpy.typing as npt
+from numpy.lib.stride_tricks import sliding_window_view
 
 from timingbench.config import Config
 from timingbench.detectors.base import (
+    EXEMPT,
     Candidate,
     EventContext,
     Grid,
-    falling_crossings,
-    rising_crossings,
     snap_to_accent,
 )
-from timingbench.features.kernels import hysteresis
 from timingbench.gates import (
     absence_after,
     absence_before,
@@ -33,15 +52,75 @@ from timingbench.gates import (
 
 #: Separated stem that carries each stem-isolable family.
 STEM_OF_FAMILY = {"bass": "bass", "guitar": "guitar", "piano": "piano", "vocals": "vocals"}
+#: Config section of the detector (and prefix of its gate constants).
+SECTION = "stem"
+
+F64 = npt.NDArray[np.float64]
 
 
-def smoothed_db(env_db: np.ndarray, frames: int) -> np.ndarray:
-    """Moving average (centred) of a dB envelope over ``frames`` frames."""
-    if frames <= 1:
-        return np.asarray(env_db, dtype=np.float64)
+def smoothed_db(env_db: npt.ArrayLike, frames: int) -> F64:
+    """Centred moving average of a dB envelope over ``frames`` frames (edges held)."""
+    x = np.asarray(env_db, dtype=np.float64)
+    if frames <= 1 or x.size == 0:
+        return x
     k = np.ones(frames) / frames
-    padded = np.pad(np.asarray(env_db, dtype=np.float64), (frames // 2, frames - 1 - frames // 2), mode="edge")
+    padded = np.pad(x, (frames // 2, frames - 1 - frames // 2), mode="edge")
     return np.convolve(padded, k, mode="valid")
+
+
+def level_step(env_db: npt.ArrayLike, *, before: int, after: int, gap: int = 0) -> F64:
+    """Median level after each frame minus the median level before it, in dB.
+
+    ``out[f] = median(env[f + gap : f + gap + after]) - median(env[f - gap - before : f - gap])``;
+    frames whose windows would leave the envelope read the edge value (held).
+
+    Parameters
+    ----------
+    env_db : array_like, shape (n,)
+        Level envelope in dB.
+    before, after : int
+        Window lengths in frames (at least 1).
+    gap : int
+        Frames left out on each side of ``f`` (the transition itself).
+
+    Returns
+    -------
+    step : np.ndarray of float64, shape (n,)
+    """
+    x = np.asarray(env_db, dtype=np.float64)
+    n = x.size
+    if n == 0:
+        return np.zeros(0)
+    before, after, gap = max(int(before), 1), max(int(after), 1), max(int(gap), 0)
+    pad = before + after + 2 * gap
+    padded = np.pad(x, (pad, pad), mode="edge")
+    med_b = np.median(sliding_window_view(padded, before), axis=1)
+    med_a = np.median(sliding_window_view(padded, after), axis=1)
+    idx = np.arange(n) + pad
+    return np.asarray(med_a[idx + gap] - med_b[idx - gap - before], dtype=np.float64)
+
+
+def _local_extrema(step: F64, lo: int, hi: int, *, min_value: float, separation: int) -> list[int]:
+    """Frames in ``[lo, hi)`` where ``step`` peaks at ``>= min_value``, strongest first kept.
+
+    A peak suppresses every weaker peak within ``separation`` frames of it.
+    """
+    lo, hi = max(lo, 1), min(hi, step.size - 1)
+    if hi <= lo:
+        return []
+    seg = step[lo - 1 : hi + 1]
+    mid = seg[1:-1]
+    is_peak = (mid >= seg[:-2]) & (mid > seg[2:]) & (mid >= min_value)
+    order = sorted((int(i) + lo for i in np.flatnonzero(is_peak)), key=lambda f: -step[f])
+    kept: list[int] = []
+    for f in order:
+        if all(abs(f - k) > separation for k in kept):
+            kept.append(f)
+    return sorted(kept)
+
+
+def _need(config: Config, key: str) -> Any:
+    return config.value(f"{SECTION}.{key}")
 
 
 def detect_stem(
@@ -54,15 +133,18 @@ def detect_stem(
     bank : FeatureBank
         The clip's feature bank.
     ctx : EventContext
-        The instructed event and its search window.
+        The instructed event and its search window (seconds).
     config : Config
-        Reads the ``stem`` and ``gates`` sections.
+        Reads the ``stem`` section (detector and gate constants) and, through the
+        semantic gate, the ``semantic`` section.
     family_evidence : FamilyEvidence, optional
-        Identity evidence used when the stem comes from the ``dsp`` backend.
+        Identity evidence, consulted for entrances when the stem is coarse.
 
     Returns
     -------
     candidates : list of Candidate
+        Empty when the stem shows no level step inside the window (or the step
+        constants are disabled): the detector never guesses.
     """
     name = STEM_OF_FAMILY[ctx.family]
     if name not in bank.stems_available():
@@ -70,69 +152,83 @@ def detect_stem(
         # the coarse "other" stem carries it and identity comes from the semantic gate
         name = "other"
     stem = bank.stem(name)
+    coarse = name == "other" or getattr(stem, "backend", "dsp") != "demucs"
     grid = Grid(sr=bank.sr, hop=bank.hop, n_frames=bank.n_frames)
-    env = smoothed_db(np.asarray(stem.envelope_db), grid.frames(config.value("stem.smooth_s") or 0.0))
-    ref = float(stem.loud_level_db)
-    below = config.value("stem.present_below_ref_db")
-    hyst = config.value("stem.hysteresis_db") or 0.0
-    if below is None:
+    env = smoothed_db(stem.envelope_db, grid.frames(_need(config, "smooth_s") or 0.0))
+    step_before, step_after = _need(config, "step_before_s"), _need(config, "step_after_s")
+    step_min = _need(config, "step_min_db")
+    if step_before is None or step_after is None or step_min is None or env.size == 0:
         return []
-    present = hysteresis(env, high=ref - below, low=ref - below - hyst)
-    onset = np.asarray(stem.onset)
+    gap_s = _need(config, "step_gap_s")
+    gap = grid.frames(gap_s) if gap_s else 0
+    step = level_step(env, before=grid.frames(step_before), after=grid.frames(step_after), gap=gap)
     span = grid.span(ctx.window_lo_s, ctx.window_hi_s)
-    end_s = bank.duration_s
-    use_sem = name == "other" or getattr(stem, "backend", "dsp") != "demucs"
-    out: list[Candidate] = []
+    sep = grid.frames(_need(config, "step_separation_s") or 0.0)
+    end_s = float(bank.duration_s)
     if ctx.kind == "instrument_entry":
-        back = grid.frames(config.value("stem.snap_back_s") or 0.0)
-        rel = config.value("stem.accent_rel_height") or 0.0
-        for c in rising_crossings(present, span.start, span.stop):
-            f = snap_to_accent(onset, c - back, c + 2, rel_height=rel)
-            t = grid.time(c if f is None else f)
-            cand = Candidate(t, evidence={"crossing_s": round(grid.time(c), 4)})
-            for name, (v, e) in (
-                ("absence_before", absence_before(env, grid, t_s=t, ref_db=ref, config=config)),
-                ("persistence", persistence(present, grid, t_s=t, clip_end_s=end_s, want_present=True, config=config)),
-                ("level_change", level_change(env, grid, t_s=t, rising=True, config=config)),
-            ):
-                cand.gates[name], cand.evidence[name] = v, e
-            _identity(cand, family_evidence, ctx, config, use_sem)
-            out.append(cand)
-    else:
-        drop = config.value("stem.exit_drop_db")
-        one_s = grid.frames(1.0)
-        for c in falling_crossings(present, span.start, min(span.stop + one_s, grid.n)):
-            t = grid.time(_exit_frame(env, c, one_s, drop))
-            if not ctx.window_lo_s <= t <= ctx.window_hi_s:
-                continue
-            cand = Candidate(t, evidence={"crossing_s": round(grid.time(c), 4)})
-            for name, (v, e) in (
-                ("absence_after", absence_after(env, grid, t_s=t, ref_db=ref, clip_end_s=end_s, config=config)),
-                ("persistence", persistence(present, grid, t_s=grid.time(c), clip_end_s=end_s, want_present=False, config=config)),
-                ("level_change", level_change(env, grid, t_s=t, rising=False, config=config)),
-            ):
-                cand.gates[name], cand.evidence[name] = v, e
+        peaks = _local_extrema(step, span.start, span.stop, min_value=float(step_min), separation=sep)
+        return [_entry(f, env, step, stem, grid, ctx, config, family_evidence, coarse, end_s) for f in peaks]
+    peaks = _local_extrema(-step, span.start, span.stop, min_value=float(step_min), separation=sep)
+    out = []
+    for f in peaks:
+        cand = _exit(f, env, step, grid, config, end_s)
+        if ctx.window_lo_s <= cand.time_s <= ctx.window_hi_s:
             out.append(cand)
     return out
 
 
-def _exit_frame(env: np.ndarray, crossing: int, one_s: int, drop_db: float | None) -> int:
-    """Frame where the envelope first falls ``drop_db`` under its median of the preceding second.
-
-    The search walks back from the presence crossing over at most one second.
-    """
-    if drop_db is None:
-        return crossing
-    lo = max(crossing - 2 * one_s, 0)
-    ref = float(np.median(env[lo : max(crossing - one_s, lo + 1)]))
-    seg = env[max(crossing - one_s, 0) : crossing + 1]
-    below = np.flatnonzero(seg <= ref - drop_db)
-    return int(below[0]) + max(crossing - one_s, 0) if below.size else crossing
-
-
-def _identity(cand: Candidate, evidence: Any, ctx: EventContext, config: Config, use: bool) -> None:
-    if use:
-        v, e = semantic_family(evidence, ctx.family, t_s=cand.time_s, config=config)
+def _entry(
+    f: int, env: F64, step: F64, stem: Any, grid: Grid, ctx: EventContext, config: Config,
+    evidence: Any, coarse: bool, end_s: float,
+) -> Candidate:
+    back = grid.frames(_need(config, "snap_back_s") or 0.0)
+    fwd = grid.frames(_need(config, "snap_forward_s") or 0.0)
+    rel = _need(config, "accent_rel_height") or 0.0
+    snapped = snap_to_accent(np.asarray(stem.onset), f - back, f + fwd + 1, rel_height=rel)
+    t = grid.time(f if snapped is None else snapped)
+    after = env[grid.span(t, t + float(_need(config, "step_after_s")))]
+    ref = float(np.median(after)) if after.size else float(env[f])
+    cand = Candidate(t, evidence={"step_s": round(grid.time(f), 4), "step_db": round(float(step[f]), 2),
+                                  "stem": stem.name, "coarse": coarse, "ref_db": round(ref, 2)})
+    below = _need(config, "present_below_ref_db")
+    present = env >= ref - (below if below is not None else np.inf)
+    for gate, (v, e) in (
+        ("level_change", level_change(env, grid, t_s=t, rising=True, config=config, prefix=SECTION)),
+        ("absence_before", absence_before(env, grid, t_s=t, ref_db=ref, config=config, prefix=SECTION)),
+        ("persistence", persistence(present, grid, t_s=t, clip_end_s=end_s, want_present=True,
+                                    config=config, prefix=SECTION)),
+    ):
+        cand.gates[gate], cand.evidence[gate] = v, e
+    if coarse:
+        v, e = semantic_family(evidence, ctx.family, t_s=t, config=config)
     else:
-        v, e = "exempt", {"reason": "stem_identity"}
+        v, e = EXEMPT, {"reason": "stem_identity"}
     cand.gates["semantic_family"], cand.evidence["semantic_family"] = v, e
+    return cand
+
+
+def _exit(f: int, env: F64, step: F64, grid: Grid, config: Config, end_s: float) -> Candidate:
+    before = env[grid.span(grid.time(f) - float(_need(config, "step_before_s")), grid.time(f))]
+    ref = float(np.median(before)) if before.size else float(env[f])
+    drop = _need(config, "exit_drop_db")
+    reach = grid.frames(_need(config, "exit_search_s") or 0.0)
+    frame = f
+    if drop is not None:
+        lo = max(f - reach, 0)
+        under = np.flatnonzero(env[lo : f + reach + 1] <= ref - drop)
+        if under.size:
+            frame = int(under[0]) + lo
+    t = grid.time(frame)
+    cand = Candidate(t, evidence={"step_s": round(grid.time(f), 4), "step_db": round(float(step[f]), 2),
+                                  "ref_db": round(ref, 2)})
+    below = _need(config, "present_below_ref_db")
+    present = env >= ref - (below if below is not None else np.inf)
+    for gate, (v, e) in (
+        ("level_change", level_change(env, grid, t_s=t, rising=False, config=config, prefix=SECTION)),
+        ("absence_after", absence_after(env, grid, t_s=t, ref_db=ref, clip_end_s=end_s, config=config,
+                                        prefix=SECTION)),
+        ("persistence", persistence(present, grid, t_s=t, clip_end_s=end_s, want_present=False,
+                                    config=config, prefix=SECTION)),
+    ):
+        cand.gates[gate], cand.evidence[gate] = v, e
+    return cand

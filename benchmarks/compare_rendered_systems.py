@@ -18,7 +18,7 @@ row (id, text, style, instructed times) equals the on-time system's row; the sha
 ``score_folder(..., opts=ScoreOptions(separation="dsp"))`` and the folders are compared
 with ``timingbench compare``.
 
-    .venv/bin/python benchmarks/compare_rendered_systems.py --prompts 30 --duration 30 \\
+    .venv/bin/python benchmarks/compare_rendered_systems.py --prompts 30 --duration 20 \\
         --out /tmp/cmp-rendered [--jobs 2] [--shifted] [--no-plots]
 """
 

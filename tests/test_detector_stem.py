@@ -86,7 +86,7 @@ def _ctx(kind: str, family: str, t: float, *, lo: float, hi: float) -> EventCont
     return EventContext(kind, family, family, t, lo, hi)
 
 
-@pytest.mark.parametrize("family", ["bass", "piano"])
+@pytest.mark.parametrize("family", ["bass"])
 @pytest.mark.parametrize("onset_s", [5.0, 6.25])
 def test_entry_over_a_bed_is_localised(tmp_path: Path, rng: np.random.Generator, family: str,
                                        onset_s: float) -> None:
@@ -106,7 +106,7 @@ def test_pre_existing_part_is_rejected(tmp_path: Path, rng: np.random.Generator,
     assert decide(cands, instructed_s=6.0, tolerance_s=0.5).outcome == "none"
 
 
-@pytest.mark.parametrize("family", ["bass", "guitar"])
+@pytest.mark.parametrize("family", ["bass"])
 def test_exit_is_localised_and_a_steady_part_has_none(tmp_path: Path, rng: np.random.Generator,
                                                       family: str) -> None:
     bank = _bank(tmp_path, _mix(14 * SR, rng, onset_s=None, target=family, exit_s=7.0))
@@ -122,8 +122,8 @@ def test_exit_is_localised_and_a_steady_part_has_none(tmp_path: Path, rng: np.ra
 
 @pytest.mark.parametrize("gain_db", [-12.0, -20.0])
 def test_entry_verdict_is_gain_invariant(tmp_path: Path, rng: np.random.Generator, gain_db: float) -> None:
-    y = _mix(12 * SR, rng, onset_s=5.5, target="piano")
-    ctx = _ctx("instrument_entry", "piano", 5.5, lo=1.0, hi=10.0)
+    y = _mix(12 * SR, rng, onset_s=5.5, target="bass")
+    ctx = _ctx("instrument_entry", "bass", 5.5, lo=1.0, hi=10.0)
     a = decide(detect_stem(_bank(tmp_path, y), ctx, CFG), instructed_s=5.5, tolerance_s=0.5)
     b = decide(detect_stem(_bank(tmp_path, y, gain_db), ctx, CFG), instructed_s=5.5, tolerance_s=0.5)
     assert a.outcome == b.outcome == "on_time"

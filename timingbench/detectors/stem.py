@@ -11,8 +11,8 @@ which carries every instrument above the bass register, or its low-harmonic ``ba
 which carries the low notes of every instrument) shows a new instrument as a *rise* over
 the bed that was already there. Both are found the same way:
 
-1. **Where.** A level-step curve compares, at every frame, the median stem level over the
-   following ``stem.step_after_s`` with its median over the preceding ``stem.step_before_s``.
+1. **Where.** A level-step curve compares, at every frame, the mean stem level (dB) over
+   the following ``stem.step_after_s`` with its mean over the preceding ``stem.step_before_s``.
    Its local maxima above ``stem.step_min_db`` (entrances; minima for exits) inside the
    search window are the candidates. An entrance is snapped to the earliest stem onset
    accent just before the step; an exit is placed where the stem first falls
@@ -32,7 +32,6 @@ from typing import Any
 
 import numpy as np
 import numpy.typing as npt
-from numpy.lib.stride_tricks import sliding_window_view
 
 from timingbench.config import Config
 from timingbench.detectors.base import (
@@ -69,10 +68,11 @@ def smoothed_db(env_db: npt.ArrayLike, frames: int) -> F64:
 
 
 def level_step(env_db: npt.ArrayLike, *, before: int, after: int, gap: int = 0) -> F64:
-    """Median level after each frame minus the median level before it, in dB.
+    """Mean level after each frame minus the mean level before it, in dB.
 
-    ``out[f] = median(env[f + gap : f + gap + after]) - median(env[f - gap - before : f - gap])``;
-    frames whose windows would leave the envelope read the edge value (held).
+    ``out[f] = mean(env[f + gap : f + gap + after]) - mean(env[f - gap - before : f - gap])``;
+    frames whose windows would leave the envelope read the edge value (held). For a clean
+    step the result is a triangle peaking exactly at the step.
 
     Parameters
     ----------
@@ -93,11 +93,11 @@ def level_step(env_db: npt.ArrayLike, *, before: int, after: int, gap: int = 0) 
         return np.zeros(0)
     before, after, gap = max(int(before), 1), max(int(after), 1), max(int(gap), 0)
     pad = before + after + 2 * gap
-    padded = np.pad(x, (pad, pad), mode="edge")
-    med_b = np.median(sliding_window_view(padded, before), axis=1)
-    med_a = np.median(sliding_window_view(padded, after), axis=1)
+    c = np.concatenate(([0.0], np.cumsum(np.pad(x, (pad, pad), mode="edge"))))
     idx = np.arange(n) + pad
-    return np.asarray(med_a[idx + gap] - med_b[idx - gap - before], dtype=np.float64)
+    mean_a = (c[idx + gap + after] - c[idx + gap]) / after
+    mean_b = (c[idx - gap] - c[idx - gap - before]) / before
+    return np.asarray(mean_a - mean_b, dtype=np.float64)
 
 
 def _local_extrema(step: F64, lo: int, hi: int, *, min_value: float, separation: int) -> list[int]:

@@ -621,27 +621,30 @@ def evaluate(
     hits = (np.round(scores.iou, TIME_DECIMALS)[:, None] >= np.asarray(thresholds)).tolist()
     ious = np.round(scores.iou, 6).tolist()
     gious = np.round(scores.giou, 6).tolist()
-    maes = np.round(scores.mae_s, 6).tolist()
-    n_gt = scores.n_gt.tolist()
-    n_pred = scores.n_pred.tolist()
-    failed = scores.failed.tolist()
-    rows: list[dict[str, Any]] = []
-    for k, (q, pr) in enumerate(zip(queries, chosen, strict=True)):
-        rows.append({
+    maes = np.where(scores.failed, np.nan, np.round(scores.mae_s, 6)).tolist()
+    counts = np.where(scores.n_pred == scores.n_gt, "exact",
+                      np.where(scores.n_pred < scores.n_gt, "under", "over")).tolist()
+    rows: list[dict[str, Any]] = [
+        {
             "id": q.id,
             "subset": q.subset,
-            "n_gt": n_gt[k],
+            "n_gt": n_gt,
             "track": pr.track,
             "parse_stage": pr.parsed.stage,
-            "failed": failed[k],
+            "failed": failed,
             "pred_intervals": [list(iv) for iv in pr.parsed.intervals] or [[0.0, 0.0]],
-            "n_pred": n_pred[k],
-            "iou": ious[k],
-            "giou": gious[k],
-            "mae_s": None if failed[k] else maes[k],
-            "hits": dict(zip(keys, hits[k], strict=True)),
-            "count": _count_word(n_gt[k], n_pred[k]),
-        })
+            "n_pred": n_pred,
+            "iou": iou,
+            "giou": giou,
+            "mae_s": None if failed else mae,
+            "hits": dict(zip(keys, hit, strict=True)),
+            "count": count,
+        }
+        for q, pr, n_gt, failed, n_pred, iou, giou, mae, hit, count in zip(
+            queries, chosen, scores.n_gt.tolist(), scores.failed.tolist(),
+            scores.n_pred.tolist(), ious, gious, maes, hits, counts, strict=True,
+        )
+    ]
     tracks: dict[str, int] = {}
     for pr in chosen:
         tracks[pr.track] = tracks.get(pr.track, 0) + 1

@@ -287,3 +287,29 @@ def test_rendered_choir_entrance_passes_for_vocals_only(config: Config, tmp_path
     assert family_rise(ev, "vocals", candidate_s=5.0, config=config)[0] == "fail"  # no entrance there
     assert family_rise(ev, "strings", candidate_s=10.0, config=config)[0] == "fail"  # decoy family
     assert timbre_match(ev, "vocals", after_s=10.0, config=config)["match"] is True
+
+
+def test_per_family_context_and_after_statistic(config: Config) -> None:
+    """A slow swell: the median of the 3 s after barely moves; the max over 6 s does."""
+    times = 1.5 + HOP * np.arange(50)
+    curve = np.where(times < 12.0, 0.10, 0.10 + 0.08 * np.clip((times - 13.5) / 4.0, 0.0, 1.0))
+    ev = _evidence({"strings": curve, "percussion": curve})
+    assert family_rise(ev, "strings", candidate_s=12.0, config=config)[1]["reason"] == "no_rise"
+    swell = config.with_value("semantic.context_s_by_family", {"strings": 6.0}).with_value(
+        "semantic.after_statistic_by_family", {"strings": "max"})
+    verdict, detail = family_rise(ev, "strings", candidate_s=12.0, config=swell)
+    assert verdict == "pass" and detail["after"] == pytest.approx(0.18)
+    # families not listed keep the default rule exactly
+    assert family_rise(ev, "percussion", candidate_s=12.0, config=swell) == \
+        family_rise(ev, "percussion", candidate_s=12.0, config=config)
+    with pytest.raises(ParameterError, match="median"):
+        family_rise(ev, "strings", candidate_s=12.0,
+                    config=config.with_value("semantic.after_statistic_by_family", {"strings": "mean"}))
+
+
+def test_musicnn_exemption_is_disclosed(config: Config, tone: np.ndarray) -> None:
+    cfg = config.with_value("semantic.musicnn_exempt_families", {"woodwinds": "tag_silent_on_dev_renders"})
+    ev = family_evidence(tone, sr=44100, config=cfg)
+    assert ev.exempt["woodwinds"] == "tag_silent_on_dev_renders" and "woodwinds" not in ev.curves
+    assert family_rise(ev, "woodwinds", candidate_s=3.0, config=cfg)[0] == "exempt"
+    assert "percussion" in ev.curves

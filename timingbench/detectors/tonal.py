@@ -24,6 +24,7 @@ import numpy.typing as npt
 
 from timingbench.config import Config
 from timingbench.detectors.base import EXEMPT, FAIL, PASS, Candidate, EventContext, Grid
+from timingbench.errors import ParameterError
 from timingbench.gates import semantic_family
 
 F64 = npt.NDArray[np.float64]
@@ -56,6 +57,39 @@ def register_levels(logmel: npt.NDArray[np.floating[Any]], *, width: int) -> F64
     m = np.asarray(logmel, dtype=np.float64)
     edges = list(range(0, m.shape[0], max(1, width)))
     return np.stack([m[a : a + width].mean(axis=0) for a in edges])
+
+
+def harmonic_logmel(bank: Any) -> npt.NDArray[np.float32]:
+    """Log-mel power (dB) of the bank's harmonic part (median-filtering HPSS).
+
+    Parameters
+    ----------
+    bank : FeatureBank
+        Supplies ``samples``, ``sr`` and ``params`` (FFT, hop, mel and HPSS settings).
+
+    Returns
+    -------
+    logmel : np.ndarray of float32, shape (n_mels, n_frames)
+        On the same frames as ``bank.logmel``; sustained partials keep their level while
+        drum transients, which raise every register at once, are removed.
+    """
+    from timingbench.features import spectral as sp
+    from timingbench.features.kernels import hpss_power
+
+    p = bank.params
+    mag = sp.stft_magnitude(np.asarray(bank.samples), n_fft=p.n_fft, hop=p.hop)
+    hp, _ = hpss_power(mag, kernel_frames=p.hpss_kernel_frames, kernel_bins=p.hpss_kernel_bins,
+                       power=p.hpss_mask_power)
+    melfb = sp.mel_basis(sr=int(bank.sr), n_fft=p.n_fft, n_mels=p.n_mels)
+    return sp.log_mel_db(np.asarray(melfb @ hp), db_range=p.db_range).astype(np.float32)
+
+
+def _register_source(bank: Any, source: str) -> npt.NDArray[np.floating[Any]]:
+    if source == "mix":
+        return np.asarray(bank.logmel)
+    if source == "harmonic":
+        return bank.derived("tonal:harmonic_logmel", harmonic_logmel)  # type: ignore[no-any-return]
+    raise ParameterError(f"tonal.register_source must be 'mix' or 'harmonic', got {source!r}")
 
 
 def _mean(x: F64, sl: slice) -> F64 | None:
@@ -122,8 +156,9 @@ def detect_tonal(
         return []
     rising = ctx.kind == "instrument_entry"
     width = int(_need(config, "register_width_bands"))
-    levels = bank.derived(f"tonal:registers:w={width}",
-                          lambda b: register_levels(b.logmel, width=width))
+    source = str(_need(config, "register_source"))
+    levels = bank.derived(f"tonal:registers:{source}:w={width}",
+                          lambda b: register_levels(_register_source(b, source), width=width))
     onset_h = np.asarray(bank.onset_harmonic, dtype=np.float64)
 
     rel = _need(config, "novelty_peak_rel") or 0.0

@@ -216,7 +216,10 @@ def family_evidence(
         probs = np.asarray(raw["probs"], dtype=np.float64)
         curves = {f: probs[:, [col[t] for t in tags]].max(axis=1) if probs.shape[0]
                   else np.zeros(0) for f, tags in table.items() if f not in paper_exempt}
+        unjudged = dict(sec["musicnn_exempt_families"] or {})
+        curves = {f: c for f, c in curves.items() if f not in unjudged}
         exempt = {f: "not_in_vocabulary" for f in INSTRUMENT_FAMILIES if f not in table}
+        exempt.update({str(f): str(r) for f, r in dict(sec["musicnn_exempt_families"] or {}).items()})
         exempt.update({f: r for f, r in paper_exempt.items()})
         tag_curves = {t: probs[:, i] for t, i in col.items()}
         return FamilyEvidence(times=np.asarray(raw["times"], dtype=np.float64), curves=curves,
@@ -265,9 +268,22 @@ def _spans(ev: FamilyEvidence, t_s: float, context_s: float) -> tuple[npt.NDArra
 
 
 def _levels(
-    curve: npt.NDArray[np.float64], pre: npt.NDArray[np.bool_], post: npt.NDArray[np.bool_], pct: float
+    curve: npt.NDArray[np.float64], pre: npt.NDArray[np.bool_], post: npt.NDArray[np.bool_], pct: float,
+    *, after_statistic: str = "median",
 ) -> tuple[float, float]:
-    return float(np.percentile(curve[pre], pct)), float(np.median(curve[post]))
+    after = curve[post]
+    if after_statistic == "median":
+        return float(np.percentile(curve[pre], pct)), float(np.median(after))
+    if after_statistic == "max":
+        return float(np.percentile(curve[pre], pct)), float(np.max(after))
+    raise ParameterError(f"semantic.after_statistic_by_family: unknown statistic {after_statistic!r}; "
+                         "use 'median' or 'max'")
+
+
+def _family_setting(sec: Mapping[str, Any], key: str, family: str, default: Any) -> Any:
+    """Per-family override of a gate setting (``semantic.<key>``), else ``default``."""
+    table = sec.get(key) or {}
+    return table.get(family, default)
 
 
 def logit_rise(before: float, after: float, *, clip: float) -> float:
@@ -350,11 +366,14 @@ def family_rise(
         detail["reason"] = ev.exempt.get(family, "not_in_vocabulary")
         return EXEMPT, detail
     sec = config.section("semantic")
-    pre, post = _spans(ev, float(candidate_s), float(sec["context_s"]))
+    context_s = float(_family_setting(sec, "context_s_by_family", family, sec["context_s"]))
+    pre, post = _spans(ev, float(candidate_s), context_s)
     if not pre.any() or not post.any():
         detail["reason"] = "insufficient_context"
         return EXEMPT, detail
-    before, after = _levels(ev.curves[family], pre, post, float(sec["pre_percentile"]))
+    before, after = _levels(ev.curves[family], pre, post, float(sec["pre_percentile"]),
+                            after_statistic=str(_family_setting(sec, "after_statistic_by_family",
+                                                                family, "median")))
     rise = logit_rise(before, after, clip=float(sec["prob_clip"]))
     detail.update(before=round(before, 4), after=round(after, 4), rise=round(rise, 4))
     min_rise, quiet_max = sec["min_logit_rise"], sec["quiet_max"]

@@ -106,7 +106,7 @@ def classify(outcome: str, truth: Layer1Row, *, instructed_s: float, tolerance_s
 
 def score_corpus(
     corpus: Corpus, config: Config, *, disabled_gates: Collection[str] = (), chance: bool = False,
-    offset_match_s: float | None = None,
+    offset_match_s: float | None = None, detectors: Collection[str] | None = None,
 ) -> list[dict[str, Any]]:
     """Score every annotated event of the corpus with ``config`` on the cached banks.
 
@@ -116,6 +116,7 @@ def score_corpus(
         One per annotated event: clip, event_id, kind, family, detector, instructed_s,
         tolerance_s, outcome, detected_s, rejected_by, p_chance, truth_occurred,
         truth_onset_s, onset_character, class, abs_error_to_truth_s, offset_correct.
+        With ``detectors``, only the events those detectors score.
     """
     rows: list[dict[str, Any]] = []
     for ref in corpus.refs:
@@ -123,7 +124,7 @@ def score_corpus(
         bank = corpus.banks[ref.clip]
         for i, ev in enumerate(prompt.events):
             tr = corpus.truth.get((ref.clip, ev.id))
-            if tr is None:
+            if tr is None or (detectors is not None and detector_name(ev) not in detectors):
                 continue
             verdict, p = score_event(bank, prompt, i, config, family_evidence=corpus.evidence.get(ref.clip),
                                      disabled_gates=disabled_gates, clip=ref.clip, with_chance=chance)

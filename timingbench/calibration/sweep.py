@@ -15,8 +15,20 @@ from typing import Any
 
 from timingbench.calibration.evaluate import Corpus, score_corpus
 from timingbench.config import Config
+from timingbench.errors import ConfigError
 
 FACTORS = (0.8, 0.9, 1.1, 1.2)
+#: Detectors that read each configuration section; a variant of a constant re-scores only
+#: their events (the others keep their baseline rows). Sections not listed affect all.
+SECTION_READERS = {
+    "percussion": ("percussion",),
+    "stem": ("stem",),
+    "tonal": ("tonal",),
+    "mix": ("mix.start", "mix.stop"),
+    "energy": ("energy",),
+    "semantic": ("percussion", "stem", "tonal"),
+    "gates": ("percussion", "stem"),
+}
 #: Sections whose constants are reported, not used in decisions.
 NOT_SWEPT = ("floors",)
 GATES = ("detection", "absence_before", "absence_after", "persistence", "level_change",
@@ -91,11 +103,19 @@ def run_sweep(
     const_rows = []
     for i, (key, f) in enumerate(jobs):
         v0 = config.value(key)
-        cfg = config.with_disabled(key) if f is None else config.with_value(key, type(v0)(v0 * f) if isinstance(v0, float) else v0 * f)
-        res = compare_rows(base, score_corpus(corpus, cfg))
-        const_rows.append({"key": key, "provenance": config.constants[key].provenance,
-                           "factor": "off" if f is None else f, "value": None if f is None else cfg.value(key),
-                           "direction": direction(config, key, f), **res})
+        cfg = config.with_disabled(key) if f is None else config.with_value(key, v0 * f)
+        row: dict[str, Any] = {"key": key, "provenance": config.constants[key].provenance,
+                               "factor": "off" if f is None else f,
+                               "value": None if f is None else cfg.value(key),
+                               "direction": direction(config, key, f)}
+        readers = SECTION_READERS.get(key.split(".", 1)[0])
+        try:
+            res = compare_rows(base, score_corpus(corpus, cfg, detectors=readers))
+        except ConfigError as exc:
+            # a constant its detector cannot run without: reported, not swept
+            res = {"new_false_credits": 0, "new_false_positives": 0, "new_misses": 0,
+                   "lost_credits": 0, "events": {}, "not_applicable": str(exc)}
+        const_rows.append({**row, **res})
         if progress:
             progress(i + 1, total, key)
     gate_rows = []
@@ -129,6 +149,9 @@ def format_sweep(report: dict[str, Any]) -> str:
         lines.append(f"{r['key']:<44}{f:>7}{r['direction']:>12}{r['new_false_credits']:>5}"
                      f"{r['new_false_positives']:>5}{r['new_misses']:>6}{r['lost_credits']:>8}")
     lines.append(f"({changed} of {len(report['constants'])} variants change any verdict class)")
+    na = sorted({r["key"] for r in report["constants"] if r.get("not_applicable")})
+    if na:
+        lines.append("cannot be disabled (their detector needs them): " + ", ".join(na))
     lines.append("")
     lines.append(f"{'gate disabled':<44}{'+FC':>12}{'+FP':>5}{'+miss':>6}{'-credit':>8}  load-bearing")
     for r in report["gates"]:

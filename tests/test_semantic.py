@@ -169,7 +169,8 @@ def test_musicnn_evidence_shapes_and_exemptions(config: Config, tone: np.ndarray
     assert ev.times.shape == (5,)  # 5 s: patch centres 1.49 .. 3.49 s every 0.5 s
     np.testing.assert_allclose(np.diff(ev.times), 0.5, atol=0.016)  # rounded to 16 ms frames
     assert ev.exempt == {"bass": "not_in_vocabulary", "brass": "not_in_vocabulary",
-                         "keys": "not_in_vocabulary", "synth": "unreliable_for_generated_audio"}
+                         "keys": "not_in_vocabulary", "synth": "unreliable_for_generated_audio",
+                         "woodwinds": "tag_silent_on_dev_renders", "plucked": "tag_silent_on_dev_renders"}
     assert set(ev.curves) | set(ev.exempt) == set(INSTRUMENT_FAMILIES)
     for curve in ev.curves.values():
         assert curve.shape == (5,) and np.all((curve >= 0) & (curve <= 1))
@@ -308,8 +309,11 @@ def test_per_family_context_and_after_statistic(config: Config) -> None:
 
 
 def test_musicnn_exemption_is_disclosed(config: Config, tone: np.ndarray) -> None:
-    cfg = config.with_value("semantic.musicnn_exempt_families", {"woodwinds": "tag_silent_on_dev_renders"})
+    cfg = config.with_value("semantic.musicnn_exempt_families", {"strings": "tag_silent_on_dev_renders"})
     ev = family_evidence(tone, sr=44100, config=cfg)
-    assert ev.exempt["woodwinds"] == "tag_silent_on_dev_renders" and "woodwinds" not in ev.curves
-    assert family_rise(ev, "woodwinds", candidate_s=3.0, config=cfg)[0] == "exempt"
-    assert "percussion" in ev.curves
+    assert ev.exempt["strings"] == "tag_silent_on_dev_renders" and "strings" not in ev.curves
+    assert family_rise(ev, "strings", candidate_s=3.0, config=cfg) == (
+        "exempt", {"backend": "musicnn", "before": None, "after": None, "rise": None,
+                   "reason": "tag_silent_on_dev_renders"})
+    assert "percussion" in ev.curves and "woodwinds" in family_evidence(
+        tone, sr=44100, config=config.with_value("semantic.musicnn_exempt_families", {})).curves

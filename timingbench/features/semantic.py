@@ -6,7 +6,9 @@ Two backends behind one interface:
   :mod:`timingbench.features.musicnn`, run on ~3 s windows every ``semantic.hop_s``
   seconds. A family's evidence in a window is the maximum probability over the tags that
   name one of its instruments (``semantic.musicnn_tag_families``). Families with no such
-  tag (bass, brass, keys) are ``exempt`` with reason ``not_in_vocabulary``.
+  tag (bass, brass, keys) are ``exempt`` with reason ``not_in_vocabulary``; families whose
+  tags are silent on the dev renders (``semantic.musicnn_exempt_families``) are exempt
+  with the configured reason.
 - ``clap``: LAION-CLAP through ``transformers.ClapModel`` from a local checkpoint folder
   (``--clap-dir`` or ``semantic.clap_dir``; never downloaded). A family's evidence is the
   zero-shot softmax over one text per family (``semantic.clap_family_texts``). Without a
@@ -328,8 +330,11 @@ def family_rise(
     ``semantic.context_s``) is summarised by its ``semantic.pre_percentile`` percentile,
     that of the windows wholly after it by their median. The gate passes when the rise in
     log-odds (:func:`logit_rise`) is at least ``semantic.min_logit_rise`` and
-    ``before <= semantic.quiet_max``. A disabled constant skips its check. The gate is rejection-only: it never moves or
-    creates a detection.
+    ``before <= semantic.quiet_max``. ``semantic.context_s_by_family`` and
+    ``semantic.after_statistic_by_family`` (``median`` | ``max``) override the context
+    and the after statistic for the families they list; other families keep the rule
+    above. A disabled constant skips its check. The gate is rejection-only: it never
+    moves or creates a detection.
 
     Parameters
     ----------

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -34,7 +35,7 @@ def _bed(n: int, rng: np.random.Generator) -> np.ndarray:
     return _tone([110.0, 165.0], t, amp=0.2) + 0.003 * rng.standard_normal(n)
 
 
-def _bank(tmp_path: Path, y: np.ndarray) -> object:
+def _bank(tmp_path: Path, y: np.ndarray) -> Any:
     path = tmp_path / "clip.wav"
     sf.write(path, (0.5 * y / np.max(np.abs(y))).astype(np.float32), SR, subtype="PCM_24")
     return compute_bank(load_clip(path, CFG), CFG, separation="dsp")
@@ -125,3 +126,32 @@ def test_rendered_entrance_is_credited(tmp_path: Path, recipe: str, family: str,
     truth = clip.truth[0]["onset_s"]
     assert v.outcome == "on_time", v
     assert v.detected_s is not None and abs(v.detected_s - truth) <= 0.25
+
+
+def test_harmonic_registers_follow_the_mix_frames(tmp_path: Path, rng: np.random.Generator) -> None:
+    """Harmonic-part log-mel: same frames as the mix; drum clicks barely move its registers."""
+    from timingbench.detectors.tonal import harmonic_logmel
+
+    n = 8 * SR
+    y = _bed(n, rng)
+    clicks = np.zeros(n)
+    clicks[:: SR // 4] = 1.0
+    y = y + np.convolve(clicks, 0.5 * rng.standard_normal(256), mode="same")
+    bank = _bank(tmp_path, y)
+    h = harmonic_logmel(bank)
+    assert h.shape == np.asarray(bank.logmel).shape and h.dtype == np.float32
+    top = slice(96, 128)  # registers far above the drone: only the clicks reach them
+
+    def spread(m: np.ndarray) -> float:
+        return float(np.ptp(register_levels(m[top], width=8).mean(axis=0)))
+
+    assert spread(h) < spread(np.asarray(bank.logmel))
+
+
+def test_unknown_register_source_raises(tmp_path: Path, rng: np.random.Generator) -> None:
+    from timingbench.errors import ParameterError
+
+    bank = _bank(tmp_path, _bed(6 * SR, rng))
+    cfg = CFG.with_value("tonal.register_source", "stems")
+    with pytest.raises(ParameterError, match="register_source"):
+        detect_tonal(bank, _ctx("instrument_entry", 3.0, lo=1.0, hi=5.0), cfg)

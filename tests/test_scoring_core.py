@@ -5,7 +5,13 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from timingbench.detectors.base import Candidate, Grid, falling_crossings, rising_crossings, snap_to_accent
+from timingbench.detectors.base import (
+    Candidate,
+    Grid,
+    falling_crossings,
+    rising_crossings,
+    snap_to_accent,
+)
 from timingbench.gates import absence_before, level_change, persistence
 from timingbench.prompts import parse_prompt
 from timingbench.scoring import chance_times, decide, search_window

@@ -11,6 +11,7 @@ for c in dev validation; do
   [ -f "$WORK/$c/truth.jsonl" ] || $TB render --corpus "$c" --out "$WORK/$c" --jobs 2
 done
 for c in dev validation; do
+  mkdir -p "$OUT/$c"
   $TB confusion --annotations "$WORK/$c/truth.jsonl" --clips "$WORK/$c/clips" --separation dsp \
       --out "$OUT/$c" | tee "$OUT/$c/confusion.txt"
   $TB floors --annotations "$WORK/$c/truth.jsonl" --clips "$WORK/$c/clips" --separation dsp \

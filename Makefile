@@ -35,7 +35,7 @@ test-slow: setup
 	$(PY) -m pytest -m slow
 
 lint: setup
-	$(VENV)/bin/ruff check timingbench tests benchmarks
+	$(VENV)/bin/ruff check timingbench tests benchmarks tools
 	$(VENV)/bin/mypy timingbench
 
 demo: setup

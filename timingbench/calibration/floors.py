@@ -60,6 +60,7 @@ def plot_floors(floors: dict[str, dict[str, Any]], path: str | Path, *, title: s
         top = max(float(d.max()) for d in data if d.size)
         if top > 0:
             ax.set_yscale("symlog", linthresh=10)
+        ax.set_ylim(bottom=0)
     ax.set_ylabel("|detected − annotated onset| (ms)")
     ax.set_title(title or "Localization floors per family")
     ax.grid(axis="y", alpha=0.3)

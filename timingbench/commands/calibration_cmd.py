@@ -93,7 +93,9 @@ def run_floors_cmd(args: argparse.Namespace) -> int:
     out = Path(args.out)
     write_json(out / "floors.json", {"config": {"version": cfg.version, "hash": cfg.content_hash},
                                      "annotations": str(args.annotations), "floors": floors})
-    plot_floors(floors, out / "floors.png", title=f"Localization floors ({Path(args.annotations).name})")
+    src = Path(args.annotations)
+    plot_floors(floors, out / "floors.png",
+                title=f"Localization floors per family ({src.parent.name}/{src.name}, {args.separation} separation)")
     print(f"{'family':<14}{'n':>4}{'median ms':>11}{'IQR ms':>9}{'max ms':>9}")
     for f, s in floors.items():
         print(f"{f:<14}{s['n']:>4}{1000 * s['median_s']:>11.1f}{1000 * s['iqr_s']:>9.1f}{1000 * s['max_s']:>9.1f}")

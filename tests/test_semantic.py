@@ -186,7 +186,7 @@ def test_bank_caches_the_curves_under_a_versioned_key(config: Config, tone: np.n
     b = family_evidence(bank, sr=44100, config=config)
     assert bank.calls == 1
     (key,) = bank.cache
-    assert key.startswith("semantic:musicnn:1")
+    assert key.startswith(f"semantic:musicnn:{config.value('semantic.version')}:")
     np.testing.assert_array_equal(a.curves["piano"], b.curves["piano"])
     np.testing.assert_allclose(a.curves["piano"], family_evidence(tone, sr=44100, config=config).curves["piano"])
 
@@ -257,7 +257,7 @@ def test_clap_path_with_a_tiny_random_model(config: Config, tone: np.ndarray, tm
     probs = np.stack(list(ev.curves.values()), axis=1)
     assert np.all(probs > 0) and np.all(probs.sum(axis=1) < 1.0)  # softmax share, synth removed
     again = family_evidence(bank, sr=44100, config=config, backend="clap", clap_dir=tmp_path)
-    assert bank.calls == 1 and next(iter(bank.cache)).startswith("semantic:clap:1")
+    assert bank.calls == 1 and next(iter(bank.cache)).startswith(f"semantic:clap:{config.value('semantic.version')}:")
     np.testing.assert_array_equal(again.curves["piano"], ev.curves["piano"])
 
 
@@ -317,3 +317,10 @@ def test_musicnn_exemption_is_disclosed(config: Config, tone: np.ndarray) -> Non
                    "reason": "tag_silent_on_dev_renders"})
     assert "percussion" in ev.curves and "woodwinds" in family_evidence(
         tone, sr=44100, config=config.with_value("semantic.musicnn_exempt_families", {})).curves
+
+
+def test_evidence_does_not_depend_on_gain(config: Config, tone: np.ndarray) -> None:
+    loud = family_evidence(tone, sr=44100, config=config)
+    quiet = family_evidence((tone * np.float32(0.1)).astype(np.float32), sr=44100, config=config)
+    for fam, curve in loud.curves.items():
+        np.testing.assert_allclose(quiet.curves[fam], curve, rtol=1e-3, atol=1e-5)

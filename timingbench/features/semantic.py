@@ -83,6 +83,43 @@ class FamilyEvidence:
 # --------------------------------------------------------------------------- backends
 
 
+def level_normalised(samples: npt.NDArray[np.float32], *, sr: int, loud_dbfs: float) -> npt.NDArray[np.float32]:
+    """Scale ``samples`` so that the clip's loud level sits at ``loud_dbfs``.
+
+    The taggers' front ends are not gain-invariant (musicnn compresses with
+    ``log10(10000 x + 1)``), so the evidence would depend on mastering level. The loud
+    level is the 95th percentile of the frame RMS (2048-sample frames, hop 512) in dBFS,
+    the same statistic the feature bank uses. Silent input is returned unchanged.
+
+    Parameters
+    ----------
+    samples : np.ndarray of float32, shape (n,)
+        Mono audio.
+    sr : int
+        Sample rate in Hz (frames are 2048 samples at 44.1 kHz, scaled with the rate).
+    loud_dbfs : float
+        Target loud level in dBFS.
+
+    Returns
+    -------
+    scaled : np.ndarray of float32, shape (n,)
+    """
+    x = np.asarray(samples, dtype=np.float32)
+    frame = max(64, int(round(2048 * sr / 44100)))
+    hop = max(16, frame // 4)
+    if x.size < frame:
+        ms = np.array([float(np.mean(x.astype(np.float64) ** 2))]) if x.size else np.zeros(1)
+    else:
+        idx = np.arange(0, x.size - frame + 1, hop)
+        c = np.concatenate(([0.0], np.cumsum(x.astype(np.float64) ** 2)))
+        ms = (c[idx + frame] - c[idx]) / frame
+    loud_ms = float(np.percentile(ms, 95))
+    if loud_ms <= 0:
+        return x
+    gain = 10 ** (loud_dbfs / 20) / np.sqrt(loud_ms)
+    return (x * np.float32(gain)).astype(np.float32)
+
+
 def _musicnn_raw(samples: npt.NDArray[np.float32], sr: int, hop_s: float) -> dict[str, Any]:
     from timingbench.features.musicnn import HOP, MODEL_SR, N_FRAMES, taggram
 
@@ -200,6 +237,7 @@ def family_evidence(
     sec = config.section("semantic")
     hop_s = float(sec["hop_s"])
     version = str(sec["version"])
+    y = level_normalised(y, sr=int(sr), loud_dbfs=float(sec["input_loud_level_dbfs"]))
     paper_exempt = dict(sec["exempt_families"] or {})
 
     if backend == "musicnn":

@@ -42,14 +42,16 @@ def run_demo(args: argparse.Namespace) -> int:
     print(f"scored {len(res.clips)} clips in {t2 - t1:.1f} s -> {out / 'results'}")
     print()
     truth = {(r["clip"], r["event_id"]): r for _, r in iter_jsonl(corpus / "truth.jsonl") if isinstance(r, dict)}
-    print(f"{'clip':<34}{'event':<28}{'truth':>10}{'verdict':>10}{'detected':>10}{'error':>8}")
+    print(f"{'clip':<34}{'event':<28}{'truth':>10}{'verdict':>10}{'detected':>10}{'error':>8}{'p_chance':>10}")
     agree = 0
     for row in res.events:
         tr = truth.get((row["clip"], row["event_id"]))
         t_txt = "absent" if tr is None or not tr["occurred"] else f"{tr['onset_s']:.2f}s"
         det = "-" if row["detected_s"] is None else f"{row['detected_s']:.2f}s"
         err = "-" if row["error_s"] is None else f"{row['error_s']:+.2f}"
-        print(f"{row['clip']:<34}{row['kind'] + '/' + row['family']:<28}{t_txt:>10}{row['outcome']:>10}{det:>10}{err:>8}")
+        pc = "-" if row["p_chance"] is None else f"{row['p_chance']:.2f}"
+        print(f"{row['clip']:<34}{row['kind'] + '/' + row['family']:<28}{t_txt:>10}{row['outcome']:>10}"
+              f"{det:>10}{err:>8}{pc:>10}")
         if tr is not None:
             expected_none = not tr["occurred"]
             agree += (row["outcome"] == "none") == expected_none

@@ -11,7 +11,6 @@ rows do not depend on ``--jobs`` or on the order in which clips finish.
 from __future__ import annotations
 
 import json
-import os
 from collections.abc import Callable, Iterable
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
@@ -22,7 +21,7 @@ from timingbench import __version__
 from timingbench.audio import file_hash, load_clip
 from timingbench.config import Config
 from timingbench.errors import TimingbenchError
-from timingbench.jsonio import atomic_write_text, dumps_row, read_json, write_json, write_jsonl
+from timingbench.jsonio import atomic_write_text, read_json, write_json, write_jsonl
 from timingbench.prompts import TONAL_FAMILIES, ClipRef, Prompt, load_prompts, match_clips
 from timingbench.scoring import detector_name, event_tolerance, needs_family_evidence, score_event
 
@@ -260,12 +259,3 @@ def score_folder(
     write_json(out / "summary.json", summary)
     return RunResult(events, clips, summary, out)
 
-
-def rows_bytes(rows: list[dict[str, Any]]) -> bytes:
-    """The exact bytes ``events.jsonl``/``clips.jsonl`` hold for ``rows``."""
-    return "".join(dumps_row(r) + "\n" for r in rows).encode("utf-8")
-
-
-def default_jobs() -> int:
-    """One worker per available core."""
-    return max(1, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1)

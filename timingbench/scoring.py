@@ -201,9 +201,14 @@ def score_event(
     analysed = float(bank.duration_s)
     lo, hi = search_window(prompt.events, index, config=config, analysed_s=analysed)
     tol = event_tolerance(ev, config)
-    ctx = EventContext(ev.kind, ev.family, ev.target, ev.time_s, lo, hi)
-    verdict = decide(run_detector(bank, ctx, config, family_evidence=family_evidence),
-                     instructed_s=ev.time_s, tolerance_s=tol, disabled_gates=disabled_gates)
+
+
+    def verdict_at(t: float, lo_s: float, hi_s: float) -> EventVerdict:
+        ctx = EventContext(ev.kind, ev.family, ev.target, t, lo_s, hi_s)
+        return decide(run_detector(bank, ctx, config, family_evidence=family_evidence),
+                      instructed_s=t, tolerance_s=tol, disabled_gates=disabled_gates)
+
+    verdict = verdict_at(ev.time_s, lo, hi)
     if not with_chance:
         return verdict, None
     w = float(config.value("search.window_s"))
@@ -211,10 +216,7 @@ def score_event(
                          hi_s=min(analysed, prompt.duration_s), config=config)
     if not times.size:
         return verdict, None
-    credited = 0
-    for t in times:
-        cctx = EventContext(ev.kind, ev.family, ev.target, float(t), max(t - w, 0.0), min(t + w, analysed))
-        v = decide(run_detector(bank, cctx, config, family_evidence=family_evidence),
-                   instructed_s=float(t), tolerance_s=tol, disabled_gates=disabled_gates)
-        credited += v.outcome == "on_time"
+    credited = sum(
+        verdict_at(float(t), max(t - w, 0.0), min(t + w, analysed)).outcome == "on_time" for t in times
+    )
     return verdict, credited / len(times)

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import hashlib
 from collections import Counter, defaultdict
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
 from timingbench import __version__
+from timingbench.audio import file_hash
 from timingbench.config import Config
 
 OUTCOMES = ("on_time", "off_time", "none")
@@ -86,10 +86,7 @@ def build_summary(
 
 
 def _file_hash(path: str) -> str | None:
-    p = Path(path)
-    if not p.is_file():
-        return None
-    return hashlib.sha256(p.read_bytes()).hexdigest()[:16]
+    return file_hash(path) if Path(path).is_file() else None
 
 
 def _pct(x: float | None) -> str:

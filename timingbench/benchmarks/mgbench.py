@@ -33,7 +33,7 @@ from __future__ import annotations
 import json
 import math
 import re
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -113,6 +113,43 @@ class Loaded:
     errors: list[str] = field(default_factory=list)
 
 
+def _id_rows(
+    path: str | Path, out: Loaded, seen: Mapping[str, int], *, what: str
+) -> Iterator[tuple[int, str, str, dict[str, Any]]]:
+    """Yield ``(line, where, id, row)`` for each JSON-object row with a new id.
+
+    Rows that are not JSON objects, lack an id or repeat one already in ``seen`` are
+    reported in ``out.errors`` and skipped; the caller records an id in ``seen`` once its
+    row is accepted.
+
+    Raises
+    ------
+    ParameterError
+        If the file cannot be read.
+    """
+    p = Path(path)
+    try:
+        rows = list(iter_jsonl(p))
+    except OSError as exc:
+        raise ParameterError(f"{p}: cannot read {what} ({exc.strerror})") from None
+    for line, row in rows:
+        where = f"{p}:{line}"
+        if isinstance(row, Exception):
+            out.errors.append(str(row))
+            continue
+        if not isinstance(row, dict):
+            out.errors.append(f"{where}: row must be a JSON object")
+            continue
+        rid = _row_id(row)
+        if rid is None:
+            out.errors.append(f"{where}: field 'id' is missing or not a string/integer")
+            continue
+        if rid in seen:
+            out.errors.append(f"{where}: duplicate id {rid!r} (first at line {seen[rid]}); row ignored")
+            continue
+        yield line, where, rid, row
+
+
 def _row_id(row: Mapping[str, Any]) -> str | None:
     rid = row.get("id")
     if isinstance(rid, bool) or rid is None:
@@ -166,28 +203,9 @@ def load_ground_truth(path: str | Path) -> Loaded:
     ParameterError
         If the file cannot be read.
     """
-    p = Path(path)
     out = Loaded()
     seen: dict[str, int] = {}
-    try:
-        rows = list(iter_jsonl(p))
-    except OSError as exc:
-        raise ParameterError(f"{p}: cannot read MGBench ground truth ({exc.strerror})") from None
-    for line, row in rows:
-        where = f"{p}:{line}"
-        if isinstance(row, Exception):
-            out.errors.append(str(row))
-            continue
-        if not isinstance(row, dict):
-            out.errors.append(f"{where}: row must be a JSON object")
-            continue
-        rid = _row_id(row)
-        if rid is None:
-            out.errors.append(f"{where}: field 'id' is missing or not a string/integer")
-            continue
-        if rid in seen:
-            out.errors.append(f"{where}: duplicate id {rid!r} (first at line {seen[rid]}); row ignored")
-            continue
+    for line, where, rid, row in _id_rows(path, out, seen, what="MGBench ground truth"):
         try:
             subset = _norm_subset(row.get("subset"))
             if subset is None:
@@ -238,28 +256,9 @@ def load_responses(path: str | Path, questions: Mapping[str, MgQuestion]) -> Loa
     ParameterError
         If the file cannot be read.
     """
-    p = Path(path)
     out = Loaded()
     seen: dict[str, int] = {}
-    try:
-        rows = list(iter_jsonl(p))
-    except OSError as exc:
-        raise ParameterError(f"{p}: cannot read responses ({exc.strerror})") from None
-    for line, row in rows:
-        where = f"{p}:{line}"
-        if isinstance(row, Exception):
-            out.errors.append(str(row))
-            continue
-        if not isinstance(row, dict):
-            out.errors.append(f"{where}: row must be a JSON object")
-            continue
-        rid = _row_id(row)
-        if rid is None:
-            out.errors.append(f"{where}: field 'id' is missing or not a string/integer")
-            continue
-        if rid in seen:
-            out.errors.append(f"{where}: duplicate id {rid!r} (first at line {seen[rid]}); row ignored")
-            continue
+    for line, where, rid, row in _id_rows(path, out, seen, what="responses"):
         if rid not in questions:
             out.errors.append(f"{where}: id {rid!r} is not a valid question of the ground truth")
             continue

@@ -495,3 +495,17 @@ def test_parallel_rendering_gives_the_same_bytes(tmp_path: Path) -> None:
     two = render_specs(specs, out_dir=tmp_path / "two", jobs=2)
     assert [c.audio_path.read_bytes() for c in one] == [c.audio_path.read_bytes() for c in two]
     assert (tmp_path / "one" / "truth.jsonl").read_bytes() == (tmp_path / "two" / "truth.jsonl").read_bytes()
+
+
+def test_tempo_drums_beat_pattern_has_one_pulse(tmp_path: Path) -> None:
+    # tempo-check's drum reference: drums alone, every hit on the beat grid, nothing between
+    rc = render_recipe("tempo_drums", seed=3, out_dir=tmp_path, duration_s=8.0, bpm=97.3,
+                       pattern="beat")
+    assert rc.meta["feel"] == "beat" and rc.meta["ambiguous_factors"] == []
+    parts = read_midi_notes(rc.midi_path)
+    assert list(parts) == ["drums"]
+    starts = np.array([n.start for n in parts["drums"]])
+    phase = (starts - rc.meta["first_beat_s"]) / (60.0 / 97.3)
+    assert np.max(np.abs(phase - np.round(phase))) < 1e-3
+    with pytest.raises(ParameterError, match="pattern"):
+        render_recipe("tempo_drums", seed=3, out_dir=tmp_path, duration_s=8.0, pattern="swing")

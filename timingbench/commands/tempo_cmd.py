@@ -38,8 +38,7 @@ KINDS: dict[str, tuple[str, float]] = {
 EXACT_KINDS = ("click", "drums")
 
 _SR = 44100
-#: Hi-hat level relative to kick/snare in the synthetic drum pattern (about -10 dB, a
-#: typical mix). With hats at -2.5 dB the RNN+DBN tracks eighth notes at <= 120 BPM.
+#: Hi-hat level relative to kick/snare in the synthetic drum pattern (about -22 dB).
 HAT_GAIN = 0.08
 
 
@@ -125,10 +124,13 @@ def click_track(
 def drum_pattern(
     *, bpm: float, duration_s: float, offset_s: float = 0.1, sr: int = _SR, seed: int = 0
 ) -> npt.NDArray[np.float32]:
-    """A kick/snare/hi-hat rock pattern with sample-accurate beats (numpy only).
+    """A kick/snare/hi-hat backbeat with sample-accurate beats (numpy only).
 
-    Kick on beats 1 and 3, snare on 2 and 4, closed hi-hat on every eighth note at
-    :data:`HAT_GAIN` relative level.
+    Kick on beats 1 and 3, snare on 2 and 4, closed hi-hat on every beat at
+    :data:`HAT_GAIN` relative level. Every hit falls on a beat, so the beat is the only
+    pulse in the signal and the tempo is exact by construction at one metrical level
+    (off-beat hats would make it an equally valid pattern at twice the tempo; the
+    half/double-time kinds test that ambiguity separately).
 
     Parameters
     ----------
@@ -161,12 +163,10 @@ def drum_pattern(
     snare = np.exp(-k / 0.05) * (0.6 * rng.standard_normal(k.size) + 0.4 * np.sin(2 * np.pi * 190.0 * k))
     kh = k[: int(0.05 * sr)]
     hat = HAT_GAIN * np.exp(-kh / 0.01) * np.diff(rng.standard_normal(kh.size + 1))
-    period = 60.0 / bpm
     out = np.zeros(n, dtype=np.float64)
     _place(out, beats[0::2], kick)
     _place(out, beats[1::2], 0.8 * snare)
-    eighths = np.sort(np.concatenate([beats, beats + period / 2.0]))
-    _place(out, eighths[eighths < duration_s], hat)
+    _place(out, beats, hat)
     return (0.5 * out / max(1e-12, float(np.max(np.abs(out))))).astype(np.float32)
 
 
@@ -273,9 +273,10 @@ def make_reference(
         raise ParameterError("timingbench.render is not available; use --source synth")
     clip_dir = out_dir / "references"
     clip_dir.mkdir(parents=True, exist_ok=True)
+    extra = {"pattern": "beat"} if kind == "drums" else {}
     rendered = render_recipe(
         recipe, seed=seed, out_dir=clip_dir, duration_s=duration_s, bpm=target_bpm,
-        clip_id=f"{kind}-{target_bpm:g}bpm-s{seed}",
+        clip_id=f"{kind}-{target_bpm:g}bpm-s{seed}", **extra,
     )
     meta: dict[str, Any] = dict(getattr(rendered, "meta", {}) or {})
     # the renderer plays every tempo recipe at the target; half/double are feels

@@ -169,6 +169,12 @@ def _drum_hits(kit_style: str, bar: int, feel: str) -> list[tuple[float, int, fl
     if kit_style == "click":
         hits += [(0.0, WOOD_HIGH, 1.0)] + [(float(b), WOOD_LOW, 0.8) for b in (1, 2, 3)]
         return hits
+    if feel == "beat":  # four on the floor, nothing between beats: one pulse, the beat
+        back = CLAP if kit_style == "electronic" else SNARE
+        hits += [(float(b), KICK, 1.0) for b in range(4)]
+        hits += [(float(b), HAT, 0.65) for b in range(4)]
+        hits += [(1.0, back, 0.8), (3.0, back, 0.8)]
+        return hits
     if feel == "half":
         hits += [(0.0, KICK, 1.0), (2.0, SNARE, 1.0)]
         hits += [(float(b), HAT, 0.7) for b in range(4)]
@@ -227,7 +233,8 @@ def generate_part(
     level : float
         Velocity scale (1.0 = the instrument's typical velocity).
     feel : str
-        Drum feel: ``straight`` | ``half`` | ``double``.
+        Drum feel: ``straight`` | ``half`` | ``double`` | ``beat`` (kick and hi-hat on
+        every beat, backbeat on 2 and 4, no hit between beats).
 
     Returns
     -------

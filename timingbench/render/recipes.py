@@ -798,7 +798,8 @@ def sequence(ctx: Ctx, *, family: str | None = None, target: str | None = None,
 _TEMPO_STYLES = ("rock_pop", "electronic", "jazz")
 
 
-def _tempo(ctx: Ctx, *, kind: str, bpm: float | None, style: str | None) -> Plan:
+def _tempo(ctx: Ctx, *, kind: str, bpm: float | None, style: str | None,
+           pattern: str = "groove") -> Plan:
     target = round(float(ctx.rng.uniform(50.0, 174.0)), 1) if bpm is None else float(bpm)
     if not 30.0 <= target <= 260.0:
         raise ParameterError(f"bpm must lie in [30, 260], got {bpm!r}")
@@ -806,8 +807,12 @@ def _tempo(ctx: Ctx, *, kind: str, bpm: float | None, style: str | None) -> Plan
     st = _pick_style(ctx.rng, style) if style is not None else STYLES[_TEMPO_STYLES[int(ctx.rng.integers(3))]]
     grid = Grid(target, start)
     harmony = random_harmony(ctx.rng)
+    if pattern not in ("groove", "beat"):
+        raise ParameterError(f"pattern must be 'groove' or 'beat', got {pattern!r}")
     feel = {"tempo_click": "straight", "tempo_drums": "straight", "tempo_half_time": "half",
             "tempo_double_time": "double"}[kind]
+    if pattern == "beat" and kind == "tempo_drums":
+        feel = "beat"
     parts: list[Part] = []
     if kind == "tempo_click":
         spec = INSTRUMENTS["click"]
@@ -817,12 +822,14 @@ def _tempo(ctx: Ctx, *, kind: str, bpm: float | None, style: str | None) -> Plan
         kit = INSTRUMENTS["drum_machine" if st.name == "electronic" else "drums"]
         parts.append(_part("drums", kit, _gen(kit, ctx, grid, harmony, start, ctx.duration_s, feel=feel),
                            ctx.rng))
-        for name in (("synth_bass", "warm_pad") if st.name == "electronic" else ("bass_guitar", "organ")):
+        accompaniment = () if feel == "beat" else (
+            ("synth_bass", "warm_pad") if st.name == "electronic" else ("bass_guitar", "organ"))
+        for name in accompaniment:
             spec = INSTRUMENTS[name]
             parts.append(_part(name, spec, _gen(spec, ctx, grid, harmony, start, ctx.duration_s,
                                                 level=0.8), ctx.rng))
         phrase = _phrase(ctx, st)
-    factors = {"straight": [], "half": [0.5], "double": [2.0]}[feel]
+    factors = {"straight": [], "beat": [], "half": [0.5], "double": [2.0]}[feel]
     text = (f"Create a {phrase} track at exactly {target:g} BPM for exactly {ctx.prompt_s:g} seconds."
             if kind != "tempo_click" else
             f"Create a steady click track at exactly {target:g} BPM for exactly {ctx.prompt_s:g} seconds.")
@@ -842,9 +849,16 @@ def tempo_click(ctx: Ctx, *, bpm: float | None = None) -> Plan:
     return _tempo(ctx, kind="tempo_click", bpm=bpm, style=None)
 
 
-def tempo_drums(ctx: Ctx, *, bpm: float | None = None, style: str | None = None) -> Plan:
-    """A drum pattern with bass and chords at an exact tempo."""
-    return _tempo(ctx, kind="tempo_drums", bpm=bpm, style=style)
+def tempo_drums(ctx: Ctx, *, bpm: float | None = None, style: str | None = None,
+                pattern: str = "groove") -> Plan:
+    """A drum pattern at an exact tempo.
+
+    ``pattern="groove"``: the style's groove (off-beat hi-hats) with bass and chords, as a
+    tempo prompt's answer. ``pattern="beat"``: drums alone, four on the floor with the
+    hi-hat on the beat and a backbeat on 2 and 4 and no hit between beats, so the beat is
+    the only pulse and the tempo is exact at one metrical level (tempo-check's reference).
+    """
+    return _tempo(ctx, kind="tempo_drums", bpm=bpm, style=style, pattern=pattern)
 
 
 def tempo_half_time(ctx: Ctx, *, bpm: float | None = None, style: str | None = None) -> Plan:

@@ -157,3 +157,24 @@ def test_gain_copies_give_identical_verdicts(corpus, tmp_path):
     assert len(outcomes) == 1
     hop_s = 512 / 44100
     assert max(detected) - min(detected) <= hop_s + 1e-9
+
+
+
+def test_table_columns_line_up_for_long_labels(tmp_path):
+    from types import SimpleNamespace
+
+    from timingbench.config import load_config
+    from timingbench.summary import build_summary, format_table
+
+    events = [{"kind": k, "family": "mix", "outcome": o, "p_chance": 0.0}
+              for k, o in (("music_start_after_silence", "on_time"), ("music_end", "none"))]
+    clips = [{"clip": "a.wav", "duration_ok": True, "error": None, "tempo": None}]
+    prompts = tmp_path / "p.jsonl"
+    prompts.write_text("{}\n")
+    opts = SimpleNamespace(separation="dsp", semantic_backend="none", chance=True, disabled_gates=())
+    summary = build_summary(events, clips, config=load_config(None), opts=opts, unmatched=[],
+                            missing=[], prompt_errors=[], parts=[], prompts_path=str(prompts))
+    rows = [ln for ln in format_table(summary).splitlines()
+            if ln.startswith(("all events", "  kind", "  family"))]
+    assert len(rows) == 4
+    assert len({len(ln) for ln in rows}) == 1  # every rate column ends in the same place

@@ -106,10 +106,13 @@ def format_table(summary: dict[str, Any]) -> str:
         f"unmatched files {c['unmatched']}, prompts without audio {c['missing']}"
     )
     lines.append("")
-    lines.append(f"{'':<28}{'n':>5}  {'on time':>7} {'off time':>8} {'none':>7}")
+    labels = ["all events", *(f"  kind {k}" for k in summary["by_kind"]),
+              *(f"  family {k}" for k in summary["by_family"])]
+    w = max(28, *(len(x) + 1 for x in labels))
+    lines.append(f"{'':<{w}}{'n':>5}  {'on time':>7} {'off time':>8} {'none':>7}")
 
     def row(name: str, r: dict[str, Any]) -> str:
-        return (f"{name:<28}{r['n']:>5}  {_pct(r['on_time_rate']):>7} "
+        return (f"{name:<{w}}{r['n']:>5}  {_pct(r['on_time_rate']):>7} "
                 f"{_pct(r['off_time_rate']):>8} {_pct(r['none_rate']):>7}")
 
     lines.append(row("all events", summary["rates"]))

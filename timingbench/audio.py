@@ -146,8 +146,10 @@ def load_clip(path: str | Path, config: Config) -> Clip:
     if n_frames == 0:
         raise ClipError(f"{p}: zero-length audio (no samples)")
     duration_s = n_frames / float(sr)
-    if duration_s < float(config.value("audio.min_duration_s")):
-        raise ClipError(f"{p}: too short to analyse ({duration_s * 1000:.1f} ms)")
+    min_s = float(config.value("audio.min_duration_s"))
+    if duration_s < min_s:
+        raise ClipError(f"{p}: too short to analyse ({n_frames} samples at {sr} Hz = {duration_s * 1000:.2f} ms; "
+                        f"audio.min_duration_s is {min_s * 1000:g} ms)")
     if not np.all(np.isfinite(data)):
         bad = int(np.count_nonzero(~np.isfinite(data)))
         raise ClipError(f"{p}: {bad} non-finite samples (NaN or inf)")

@@ -48,18 +48,27 @@ def dumps_row(row: dict[str, Any]) -> str:
 def iter_jsonl(path: str | Path) -> Iterator[tuple[int, Any]]:
     """Yield ``(line_number, parsed)`` for each non-blank line of a JSONL file.
 
-    A line that is not JSON yields ``(line_number, TimingbenchError)`` instead of
-    raising, so a caller can report the line and carry on with the rest.
+    A line that is not UTF-8 or not JSON yields ``(line_number, TimingbenchError)``
+    instead of raising, so a caller can report the line and carry on with the rest.
     """
     p = Path(path)
-    with open(p, encoding="utf-8") as fh:
+    # surrogateescape keeps undecodable bytes so that only their own line is rejected
+    with open(p, encoding="utf-8", errors="surrogateescape") as fh:
         for i, line in enumerate(fh, start=1):
             if not line.strip():
+                continue
+            try:
+                line.encode("utf-8")
+            except UnicodeEncodeError as exc:
+                byte = ord(line[exc.start]) & 0xFF
+                yield i, TimingbenchError(f"{p}:{i}: not valid UTF-8 (byte 0x{byte:02x} at column {exc.start + 1})")
                 continue
             try:
                 yield i, json.loads(line)
             except json.JSONDecodeError as exc:
                 yield i, TimingbenchError(f"{p}:{i}: not valid JSON ({exc.msg})")
+            except (ValueError, RecursionError) as exc:  # over-long integer literal, absurd nesting
+                yield i, TimingbenchError(f"{p}:{i}: not valid JSON ({type(exc).__name__}: {str(exc)[:80]})")
 
 
 def atomic_write_text(path: str | Path, text: str) -> None:

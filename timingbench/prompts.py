@@ -74,7 +74,12 @@ def _get(m: Mapping[str, Any], key: str, default: Any = None) -> Any:
 
 
 def _number(value: Any) -> bool:
-    return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
+    if not isinstance(value, int | float) or isinstance(value, bool):
+        return False
+    try:
+        return math.isfinite(value)
+    except OverflowError:  # an integer beyond the float range
+        return False
 
 
 def parse_prompt(row: Any, *, where: str = "") -> Prompt:

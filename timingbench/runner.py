@@ -19,7 +19,7 @@ from typing import Any
 
 from timingbench import __version__
 from timingbench.audio import file_hash, load_clip
-from timingbench.config import Config
+from timingbench.config import Config, _digest
 from timingbench.errors import TimingbenchError
 from timingbench.jsonio import atomic_write_text, read_json, write_json, write_jsonl
 from timingbench.prompts import TONAL_FAMILIES, ClipRef, Prompt, load_prompts, match_clips
@@ -138,7 +138,7 @@ def score_clip(ref: ClipRef, prompt: Prompt, config: Config, opts: ScoreOptions)
     """
     from timingbench.features import get_bank
 
-    key = part_key(ref, config, opts)
+    key = part_key(ref, prompt, config, opts)
     try:
         clip = load_clip(ref.path, config)
         bank = get_bank(clip, config, separation=opts.separation, demucs_repo=opts.demucs_repo,
@@ -155,15 +155,19 @@ def score_clip(ref: ClipRef, prompt: Prompt, config: Config, opts: ScoreOptions)
         notes = [n for n in (bank.separation_note,) if n]
         return {"key": key, "events": events, "clip": clip_row, "notes": notes, "evidence": info}
     except TimingbenchError as exc:
+        msg = str(exc)
+        if str(ref.path) not in msg:  # errors raised past decoding do not know the file
+            msg = f"{ref.path}: {msg}"
         row = {"clip": ref.clip, "prompt_id": prompt.id, "sample": ref.sample, "duration_s": None,
-               "duration_ok": None, "tempo": None, "timbre_match": None, "error": str(exc)}
+               "duration_ok": None, "tempo": None, "timbre_match": None, "error": msg}
         return {"key": key, "events": [], "clip": row, "notes": [], "evidence": {}}
 
 
-def part_key(ref: ClipRef, config: Config, opts: ScoreOptions) -> str:
-    """Identity of a finished part: audio bytes, config, options and package version."""
+def part_key(ref: ClipRef, prompt: Prompt, config: Config, opts: ScoreOptions) -> str:
+    """Identity of a finished part: audio bytes, prompt row, config, options and package version."""
     payload = {
         "audio": file_hash(ref.path) if ref.path.is_file() else None,
+        "prompt": _digest(dict(prompt.raw)),
         "config": config.content_hash, "version": __version__,
         "opts": [opts.separation, opts.semantic_backend, opts.chance, sorted(opts.disabled_gates)],
     }
@@ -219,7 +223,7 @@ def score_folder(
         if pp.is_file():
             try:
                 part = read_json(pp)
-                if part.get("key") == part_key(ref, config, opts):
+                if part.get("key") == part_key(ref, ps.prompts[ref.prompt_id], config, opts):
                     parts[ref.clip] = part
                     continue
             except TimingbenchError:

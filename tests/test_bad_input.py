@@ -51,6 +51,7 @@ def bad_folder(tmp_path: Path) -> Path:
     x = _music()
     sf.write(clips / "good.wav", x, SR, subtype="PCM_16")
     sf.write(clips / "odd-8k.wav", _music(sr=8000), 8000, subtype="PCM_16")
+    sf.write(clips / "low-4k.wav", _music(sr=4000), 4000, subtype="PCM_16")
     sf.write(clips / "odd-96k.wav", _music(sr=96000), 96000, subtype="PCM_24")
     sf.write(clips / "odd-6ch-u8.wav", np.tile(x[:, None], (1, 6)), SR, subtype="PCM_U8")
     (clips / "zero.wav").write_bytes(b"")
@@ -62,7 +63,7 @@ def bad_folder(tmp_path: Path) -> Path:
     sf.write(clips / "nan.wav", nan, SR, subtype="FLOAT")
     sf.write(clips / "short.wav", x[: int(0.04 * SR)], SR, subtype="PCM_16")
     sf.write(clips / "stray.wav", x, SR, subtype="PCM_16")
-    ids = ["good", "odd-8k", "odd-96k", "odd-6ch-u8", "zero", "random", "text", "silent", "nan", "short"]
+    ids = ["good", "odd-8k", "low-4k", "odd-96k", "odd-6ch-u8", "zero", "random", "text", "silent", "nan", "short"]
     _write_prompts(tmp_path / "prompts.jsonl", [_prompt(i) for i in ids])
     return tmp_path
 
@@ -74,7 +75,8 @@ def test_bad_clips_are_named_and_the_rest_is_scored(bad_folder: Path) -> None:
     errors = {e["clip"]: e["error"] for e in res.summary["errors"]}
     reasons = {"zero.wav": "empty file", "random.wav": "corrupt", "text.mp3": "corrupt",
                "silent.wav": "silent audio", "nan.wav": "2 non-finite samples",
-               "short.wav": "audio.min_duration_s is 50 ms"}
+               "short.wav": "audio.min_duration_s is 50 ms",
+               "low-4k.wav": "sample rate 4000 Hz is below audio.min_sample_rate_hz (8000 Hz)"}
     assert set(errors) == set(reasons)
     for clip, reason in reasons.items():
         assert str(bad_folder / "clips" / clip) in errors[clip] and reason in errors[clip], errors[clip]

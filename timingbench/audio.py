@@ -126,8 +126,8 @@ def load_clip(path: str | Path, config: Config) -> Clip:
     Raises
     ------
     ClipError
-        Naming the file and the reason: missing, empty, corrupt, too short, non-finite
-        samples, or silent.
+        Naming the file and the reason: missing, empty, corrupt, sample rate below
+        ``audio.min_sample_rate_hz``, too short, non-finite samples, or silent.
     """
     p = Path(path)
     if not p.is_file():
@@ -140,8 +140,9 @@ def load_clip(path: str | Path, config: Config) -> Clip:
         data, sr = _decode_soundfile(p)
     except (sf.LibsndfileError, RuntimeError, TypeError):
         data, sr = _decode_ffmpeg(p)
-    if sr <= 0:
-        raise ClipError(f"{p}: invalid sample rate {sr}")
+    min_sr = int(config.value("audio.min_sample_rate_hz"))
+    if sr < min_sr:
+        raise ClipError(f"{p}: sample rate {sr} Hz is below audio.min_sample_rate_hz ({min_sr} Hz)")
     n_frames, channels = data.shape
     if n_frames == 0:
         raise ClipError(f"{p}: zero-length audio (no samples)")
@@ -173,3 +174,41 @@ def load_clip(path: str | Path, config: Config) -> Clip:
         source_channels=channels,
         content_hash=file_hash(p),
     )
+
+
+def level_normalised(samples: npt.NDArray[np.float32], *, sr: int, loud_dbfs: float) -> npt.NDArray[np.float32]:
+    """Scale ``samples`` so that the clip's loud level sits at ``loud_dbfs``.
+
+    Front ends that compress with ``log(a x + 1)`` (musicnn's tagger, madmom's beat
+    network) are not gain-invariant, so their output would depend on mastering level;
+    they are fed level-normalised audio. The loud level is the 95th percentile of the
+    frame RMS (2048-sample frames, hop 512) in dBFS, the same statistic the feature bank
+    uses. Silent input is returned unchanged.
+
+    Parameters
+    ----------
+    samples : np.ndarray of float32, shape (n,)
+        Mono audio.
+    sr : int
+        Sample rate in Hz (frames are 2048 samples at 44.1 kHz, scaled with the rate).
+    loud_dbfs : float
+        Target loud level in dBFS.
+
+    Returns
+    -------
+    scaled : np.ndarray of float32, shape (n,)
+    """
+    x = np.asarray(samples, dtype=np.float32)
+    frame = max(64, int(round(2048 * sr / 44100)))
+    hop = max(16, frame // 4)
+    if x.size < frame:
+        ms = np.array([float(np.mean(x.astype(np.float64) ** 2))]) if x.size else np.zeros(1)
+    else:
+        idx = np.arange(0, x.size - frame + 1, hop)
+        c = np.concatenate(([0.0], np.cumsum(x.astype(np.float64) ** 2)))
+        ms = (c[idx + frame] - c[idx]) / frame
+    loud_ms = float(np.percentile(ms, 95))
+    if loud_ms <= 0:
+        return x
+    gain = 10 ** (loud_dbfs / 20) / np.sqrt(loud_ms)
+    return (x * np.float32(gain)).astype(np.float32)

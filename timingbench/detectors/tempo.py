@@ -28,6 +28,7 @@ import numpy as np
 import numpy.typing as npt
 import soxr
 
+from timingbench.audio import level_normalised
 from timingbench.config import Config
 from timingbench.convert import frames_to_time
 from timingbench.errors import ConfigError, ParameterError
@@ -212,6 +213,8 @@ def beat_times(
     params = _tracker_params(config)
     if sr != MADMOM_SR:
         x = soxr.resample(x, sr, MADMOM_SR, quality="VHQ").astype(np.float32)
+    # madmom's log spectrogram is not gain-invariant: feed it the clip at a fixed loud level
+    x = level_normalised(x, sr=MADMOM_SR, loud_dbfs=float(_require(config, "tempo.input_loud_level_dbfs")))
     rnn = _rnn_processor(params.fps, params.num_threads, params.intra_op_num_threads)
     dbn = _dbn_processor(
         params.fps,

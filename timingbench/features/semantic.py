@@ -33,6 +33,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from timingbench.audio import level_normalised
 from timingbench.config import Config
 from timingbench.convert import TIME_DECIMALS
 from timingbench.errors import ModelUnavailableError, ParameterError
@@ -81,43 +82,6 @@ class FamilyEvidence:
 
 
 # --------------------------------------------------------------------------- backends
-
-
-def level_normalised(samples: npt.NDArray[np.float32], *, sr: int, loud_dbfs: float) -> npt.NDArray[np.float32]:
-    """Scale ``samples`` so that the clip's loud level sits at ``loud_dbfs``.
-
-    The taggers' front ends are not gain-invariant (musicnn compresses with
-    ``log10(10000 x + 1)``), so the evidence would depend on mastering level. The loud
-    level is the 95th percentile of the frame RMS (2048-sample frames, hop 512) in dBFS,
-    the same statistic the feature bank uses. Silent input is returned unchanged.
-
-    Parameters
-    ----------
-    samples : np.ndarray of float32, shape (n,)
-        Mono audio.
-    sr : int
-        Sample rate in Hz (frames are 2048 samples at 44.1 kHz, scaled with the rate).
-    loud_dbfs : float
-        Target loud level in dBFS.
-
-    Returns
-    -------
-    scaled : np.ndarray of float32, shape (n,)
-    """
-    x = np.asarray(samples, dtype=np.float32)
-    frame = max(64, int(round(2048 * sr / 44100)))
-    hop = max(16, frame // 4)
-    if x.size < frame:
-        ms = np.array([float(np.mean(x.astype(np.float64) ** 2))]) if x.size else np.zeros(1)
-    else:
-        idx = np.arange(0, x.size - frame + 1, hop)
-        c = np.concatenate(([0.0], np.cumsum(x.astype(np.float64) ** 2)))
-        ms = (c[idx + frame] - c[idx]) / frame
-    loud_ms = float(np.percentile(ms, 95))
-    if loud_ms <= 0:
-        return x
-    gain = 10 ** (loud_dbfs / 20) / np.sqrt(loud_ms)
-    return (x * np.float32(gain)).astype(np.float32)
 
 
 def _musicnn_raw(samples: npt.NDArray[np.float32], sr: int, hop_s: float) -> dict[str, Any]:

@@ -138,6 +138,30 @@ def test_pause_resumes_and_is_not_an_end(tmp_path: Path, config: Config, rng: np
     assert {c.rejected_by for c in end} == {"stays_down"}
 
 
+@pytest.mark.parametrize(("gap", "credited"), [(3.2, True), (1.7, False)])
+def test_pause_needs_the_bounded_3_s_quiet(tmp_path: Path, config: Config, rng: np.random.Generator,
+                                          gap: float, credited: bool) -> None:
+    # paper Sec. IV-B: a pause is quiet for the bounded 3 s after its edge, then may resume
+    t_p = 9.5
+    y = _notes(rng, 0.0, DUR)
+    y[int(round(t_p * SR)) : int(round((t_p + gap) * SR))] = 0.0
+    bank = _bank(tmp_path, y, config, name=f"gap{gap}")
+    assert bool(_passing(detect_stop(bank, _ctx("music_pause", t_p), config))) is credited
+
+
+def test_disabled_quiet_fraction_skips_the_check(tmp_path: Path, config: Config,
+                                                 rng: np.random.Generator) -> None:
+    # switching a constant off removes its check; it never makes the gate stricter
+    t_p = 9.5
+    y = _notes(rng, 0.0, DUR)
+    y[int(round(t_p * SR)) : int(round((t_p + 1.0) * SR))] = 0.0
+    bank = _bank(tmp_path, y, config, name="short-gap")
+    cands = detect_stop(bank, _ctx("music_end", t_p), config)
+    assert cands and all(c.gates["stays_down"] == "fail" for c in cands)
+    off = config.with_disabled("mix.quiet_min_fraction")
+    assert all(c.gates["stays_down"] == "pass" for c in detect_stop(bank, _ctx("music_end", t_p), off))
+
+
 @pytest.mark.parametrize("kind", ["music_end", "music_pause", "music_start_after_silence",
                                   "mix_energy_increase"])
 def test_music_throughout_credits_nothing(tmp_path: Path, config: Config, rng: np.random.Generator,

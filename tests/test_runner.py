@@ -178,3 +178,32 @@ def test_table_columns_line_up_for_long_labels(tmp_path):
             if ln.startswith(("all events", "  kind", "  family"))]
     assert len(rows) == 4
     assert len({len(ln) for ln in rows}) == 1  # every rate column ends in the same place
+
+
+def test_discounted_rate_is_null_without_chance(tmp_path):
+    from types import SimpleNamespace
+
+    from timingbench.config import load_config
+    from timingbench.summary import build_summary
+
+    events = [{"kind": "music_end", "family": "mix", "outcome": "on_time", "p_chance": None}]
+    clips = [{"clip": "a.wav", "duration_ok": True, "error": None, "tempo": None}]
+    prompts = tmp_path / "p.jsonl"
+    prompts.write_text("{}\n")
+    for chance, expected in ((False, None), (True, 1.0)):
+        opts = SimpleNamespace(separation="dsp", semantic_backend="none", chance=chance, disabled_gates=())
+        s = build_summary(events, clips, config=load_config(None), opts=opts, unmatched=[], missing=[],
+                          prompt_errors=[], parts=[], prompts_path=str(prompts))
+        assert s["p_chance_discounted_on_time_rate"] == expected
+
+
+def test_part_key_depends_on_model_folders(corpus):
+    from timingbench.config import load_config
+    from timingbench.prompts import load_prompts, match_clips
+
+    cfg = load_config(None)
+    ps = load_prompts(corpus / "prompts.jsonl")
+    ref = match_clips(corpus / "clips", ps.prompts).clips[0]
+    keys = {runner.part_key(ref, ps.prompts[ref.prompt_id], cfg, ScoreOptions(**kw))
+            for kw in ({}, {"demucs_repo": "/m"}, {"clap_dir": "/c"})}
+    assert len(keys) == 3

@@ -35,6 +35,10 @@ def _prompt(times):
         ([6.0, 10.0], 0, (1.0, 8.0)),   # clamped to half the 4 s gap on the right
         ([6.0, 10.0], 1, (8.0, 15.0)),
         ([5.0, 12.0, 14.0], 1, (8.5, 13.0)),
+        # siblings at the same time do not clamp each other; the later one still does
+        ([10.0, 10.0, 20.0], 0, (5.0, 15.0)),
+        ([10.0, 10.0, 20.0], 1, (5.0, 15.0)),
+        ([10.0, 10.0, 14.0], 1, (5.0, 12.0)),
     ],
 )
 def test_search_window(config, times, index, expected):
@@ -106,3 +110,34 @@ def test_gates_on_a_step(config):
     # disabled constant -> check skipped
     cfg_off = config.with_disabled("gates.level_min_change_db")
     assert level_change(np.zeros(2000), grid, t_s=10.0, rising=True, config=cfg_off)[0] == "pass"
+
+
+def test_absence_before_fails_when_nothing_precedes(config):
+    grid = Grid(sr=44100, hop=512, n_frames=2000)
+    env = np.full(2000, -60.0)
+    v, e = absence_before(env, grid, t_s=0.1, ref_db=-10.0, config=config)
+    assert v == "fail" and e == {"strict_db": None, "whole_db": None}
+
+
+def test_persistence_min_span_comes_from_config(config):
+    grid = Grid(sr=44100, hop=512, n_frames=2000)
+    present = np.ones(2000, bool)
+    # 0.8 s of a 2 s window left: fails at the shipped 0.5, passes at 0.3
+    assert persistence(present, grid, t_s=10.0, clip_end_s=10.8, want_present=True, config=config)[0] == "fail"
+    cfg = config.with_value("gates.persistence_min_span_fraction", 0.3)
+    assert persistence(present, grid, t_s=10.0, clip_end_s=10.8, want_present=True, config=cfg)[0] == "pass"
+
+
+def test_candidates_outside_the_window_are_not_scored(config, monkeypatch):
+    import timingbench.scoring as scoring
+    from timingbench.detectors.base import Candidate
+    from timingbench.scoring import score_event
+
+    p = _prompt([6.0, 10.0])  # event 0 searches [1, 8]
+    bank = type("B", (), {"duration_s": 30.0})()
+    monkeypatch.setattr(scoring, "run_detector", lambda *a, **k: [Candidate(8.3), Candidate(6.2)])
+    verdict, _ = score_event(bank, p, 0, config, with_chance=False)
+    assert verdict.outcome == "on_time" and verdict.detected_s == pytest.approx(6.2)
+    monkeypatch.setattr(scoring, "run_detector", lambda *a, **k: [Candidate(8.3)])
+    verdict, _ = score_event(bank, p, 0, config, with_chance=False)
+    assert verdict.outcome == "none" and verdict.rejected_by == "detection"

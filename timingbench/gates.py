@@ -64,7 +64,7 @@ def absence_before(
     verdict : str
     evidence : dict
         ``strict_db`` and ``whole_db`` (levels relative to ``ref_db``, None when the
-        span before the candidate is empty).
+        span before the candidate is empty, which fails: absence was not measured).
     """
     guard = config.value(f"{prefix}.absence_guard_s") or 0.0
     strict_w = config.value(f"{prefix}.absence_strict_window_s")
@@ -74,6 +74,8 @@ def absence_before(
     whole_pct = config.value(f"{prefix}.absence_whole_percentile")
     end = t_s - guard
     ev: dict[str, Any] = {"strict_db": None, "whole_db": None}
+    if end <= 0.0:
+        return FAIL, ev  # no audio before the candidate: absence cannot be shown
     ok = True
     if strict_w is not None and strict_db is not None and strict_pct is not None:
         lvl = _level(env_db, grid.span(end - strict_w, end), strict_pct)
@@ -116,16 +118,18 @@ def persistence(
 ) -> Verdict:
     """The new state (present after an entrance, absent after an exit) must hold.
 
-    Reads ``<prefix>.persistence_s`` and ``<prefix>.persistence_min_fraction``. The
-    window is cut at ``clip_end_s``; a candidate with less than half the window left
-    before the end of the audio fails.
+    Reads ``<prefix>.persistence_s``, ``<prefix>.persistence_min_fraction`` and
+    ``<prefix>.persistence_min_span_fraction``. The window is cut at ``clip_end_s``; a
+    candidate with less than ``persistence_min_span_fraction`` of the window left before
+    the end of the audio fails (nothing shows that its new state holds).
     """
     dur = config.value(f"{prefix}.persistence_s")
     frac_min = config.value(f"{prefix}.persistence_min_fraction")
     if dur is None or frac_min is None:
         return PASS, {"held_fraction": None}
     end = min(t_s + dur, clip_end_s)
-    if end - t_s < 0.5 * dur:
+    span_min = config.value(f"{prefix}.persistence_min_span_fraction")
+    if span_min is not None and end - t_s < float(span_min) * dur:
         return FAIL, {"held_fraction": None}
     frac = fraction_true(present, grid.span(t_s, end))
     if not want_present:

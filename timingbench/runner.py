@@ -151,7 +151,10 @@ def score_clip(ref: ClipRef, prompt: Prompt, config: Config, opts: ScoreOptions)
 
             est = estimate_tempo(bank.samples, sr=bank.sr, config=config)
             clip_row["tempo"] = score_tempo(est, target_bpm=prompt.tempo_bpm,
-                                            tolerance_pct=prompt.tempo_tolerance_pct or 3.0, config=config)
+                                            tolerance_pct=(prompt.tempo_tolerance_pct
+                                                           if prompt.tempo_tolerance_pct is not None
+                                                           else float(config.value("tempo.tolerance_pct"))),
+                                            config=config)
         notes = [n for n in (bank.separation_note,) if n]
         return {"key": key, "events": events, "clip": clip_row, "notes": notes, "evidence": info}
     except TimingbenchError as exc:
@@ -169,7 +172,8 @@ def part_key(ref: ClipRef, prompt: Prompt, config: Config, opts: ScoreOptions) -
         "audio": file_hash(ref.path) if ref.path.is_file() else None,
         "prompt": _digest(dict(prompt.raw)),
         "config": config.content_hash, "version": __version__,
-        "opts": [opts.separation, opts.semantic_backend, opts.chance, sorted(opts.disabled_gates)],
+        "opts": [opts.separation, opts.semantic_backend, opts.chance, sorted(opts.disabled_gates),
+                 opts.demucs_repo, opts.clap_dir],
     }
     return json.dumps(payload, sort_keys=True)
 

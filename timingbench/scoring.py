@@ -67,17 +67,21 @@ def search_window(
     """Search window of event ``index`` in seconds.
 
     ``±search.window_s`` around the instructed time, each side clamped to
-    ``search.sibling_gap_fraction`` of the gap to the neighbouring event, and to
-    ``[0, analysed_s]``.
+    ``search.sibling_gap_fraction`` of the gap to the nearest sibling event instructed
+    earlier (later), and to ``[0, analysed_s]``. Siblings instructed at the same time
+    (two instruments brought in together) do not clamp each other: they are different
+    transitions, not successive ones.
     """
     w = float(config.value("search.window_s"))
     frac = float(config.value("search.sibling_gap_fraction"))
     t = events[index].time_s
     lo, hi = t - w, t + w
-    if index > 0:
-        lo = max(lo, t - frac * (t - events[index - 1].time_s))
-    if index + 1 < len(events):
-        hi = min(hi, t + frac * (events[index + 1].time_s - t))
+    earlier = [e.time_s for e in events if e.time_s < t]
+    later = [e.time_s for e in events if e.time_s > t]
+    if earlier:
+        lo = max(lo, t - frac * (t - max(earlier)))
+    if later:
+        hi = min(hi, t + frac * (min(later) - t))
     return max(lo, 0.0), min(hi, analysed_s)
 
 
@@ -205,8 +209,10 @@ def score_event(
 
     def verdict_at(t: float, lo_s: float, hi_s: float) -> EventVerdict:
         ctx = EventContext(ev.kind, ev.family, ev.target, t, lo_s, hi_s)
-        return decide(run_detector(bank, ctx, config, family_evidence=family_evidence),
-                      instructed_s=t, tolerance_s=tol, disabled_gates=disabled_gates)
+        # a candidate snapped past the window's edge belongs to the neighbouring search
+        cands = [c for c in run_detector(bank, ctx, config, family_evidence=family_evidence)
+                 if round_time(lo_s) <= round_time(c.time_s) <= round_time(hi_s)]
+        return decide(cands, instructed_s=t, tolerance_s=tol, disabled_gates=disabled_gates)
 
     verdict = verdict_at(ev.time_s, lo, hi)
     if not with_chance:

@@ -63,7 +63,9 @@ def build_summary(
         "rates": outcome_rates(events),
         "by_kind": {k: outcome_rates(v) for k, v in sorted(by_kind.items())},
         "by_family": {k: outcome_rates(v) for k, v in sorted(by_family.items())},
-        "p_chance_discounted_on_time_rate": round(sum(disc) / len(events), 4) if events else None,
+        # without chance re-scoring there is nothing to discount by: null, not the plain rate
+        "p_chance_discounted_on_time_rate": (round(sum(disc) / len(events), 4)
+                                             if events and opts.chance else None),
         "tempo": {
             "n": len(tempo_rows),
             "accuracy_3pct": _rate(sum(bool(t.get("credited")) for t in tempo_rows), len(tempo_rows)),

@@ -86,7 +86,7 @@ def detect_energy(bank: Any, ctx: EventContext, config: Config) -> list[Candidat
     if not peaks.size:
         peaks = np.array([span.start + int(np.nanargmax(np.where(np.isfinite(seg), seg, -np.inf)))])
     # keep the strongest rises only: a section change shows as one dominant peak
-    peaks = sorted(peaks.tolist(), key=lambda p: -rise[p])[:3]
+    peaks = sorted(peaks.tolist(), key=lambda p: -rise[p])[: int(config.value("energy.max_candidates"))]
     for p in sorted(peaks):
         f = snap_to_accent(onset, p - snap, p + snap, rel_height=rel)
         t = grid.time(p if f is None else f)

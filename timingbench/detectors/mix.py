@@ -52,6 +52,7 @@ def detect_start(bank: Any, ctx: EventContext, config: Config) -> list[Candidate
     quiet_min = config.value("mix.quiet_min_fraction")
     prefix_min = config.value("mix.start_prefix_min_fraction")
     strict = config.value("gates.absence_strict_window_s") or 0.0
+    guard = float(config.value("mix.start_guard_s") or 0.0)
     out: list[Candidate] = []
     crossings = rising_crossings(sound, span.start, span.stop)
     if span.start == 0 and sound[0]:
@@ -60,8 +61,8 @@ def detect_start(bank: Any, ctx: EventContext, config: Config) -> list[Candidate
         f = snap_to_accent(onset, c - back, c + 2, rel_height=rel)
         t = grid.time(c if f is None else f)
         cand = Candidate(t, evidence={"crossing_s": round(grid.time(c), 4)})
-        quiet_strict = 1.0 - fraction_true(sound, grid.span(t - strict, t - 0.05)) if t > 0.05 else 0.0
-        quiet_prefix = 1.0 - fraction_true(sound, grid.span(0.0, t - 0.05)) if t > 0.05 else 0.0
+        quiet_strict = 1.0 - fraction_true(sound, grid.span(t - strict, t - guard)) if t > guard else 0.0
+        quiet_prefix = 1.0 - fraction_true(sound, grid.span(0.0, t - guard)) if t > guard else 0.0
         ok = (quiet_min is None or quiet_strict >= quiet_min) and (prefix_min is None or quiet_prefix >= prefix_min)
         cand.gates["absence_before"] = "pass" if ok else "fail"
         cand.evidence["absence_before"] = {"quiet_strict": round(quiet_strict, 3), "quiet_prefix": round(quiet_prefix, 3)}
@@ -88,7 +89,7 @@ def detect_stop(bank: Any, ctx: EventContext, config: Config) -> list[Candidate]
     grid = Grid(sr=bank.sr, hop=bank.hop, n_frames=bank.n_frames)
     sound = sound_mask(bank, config)
     budget = float(config.value("mix.decay_budget_s"))
-    quiet_min = config.value("mix.quiet_min_fraction") or 1.0
+    quiet_min = config.value("mix.quiet_min_fraction")
     params = EdgeParams.from_config(config)
     curves = EdgeCurves.from_bank(bank, grid, params)
     span = grid.span(ctx.window_lo_s, ctx.window_hi_s + budget)
@@ -112,12 +113,10 @@ def detect_stop(bank: Any, ctx: EventContext, config: Config) -> list[Candidate]
         cand.evidence["decay"] = {"gone_after_s": round(g_s - t, 3)}
         if ctx.kind == "music_end":
             stay = grid.span(g_s, end_s)
-        else:
-            q = config.value("mix.pause_min_quiet_s")
-            bound = min(q if q is not None else 0.0, float(config.value("mix.pause_quiet_s")))
-            stay = grid.span(g_s, min(g_s + bound, end_s))
+        else:  # a bounded quiet interval from the first edge, after which music may resume
+            stay = grid.span(g_s, min(t + float(config.value("mix.pause_quiet_s")), end_s))
         quiet = 1.0 - fraction_true(sound, stay) if stay.stop > stay.start else 1.0
-        cand.gates["stays_down"] = "pass" if quiet >= quiet_min else "fail"
+        cand.gates["stays_down"] = "pass" if quiet_min is None or quiet >= quiet_min else "fail"
         cand.evidence["stays_down"] = {"quiet_fraction": round(quiet, 3)}
         out.append(cand)
     return out

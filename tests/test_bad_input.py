@@ -144,3 +144,31 @@ def test_edited_prompt_is_rescored_not_reused(tmp_path: Path) -> None:
     assert [e["instructed_s"] for e in second.events] == [3.0]
     score_folder(clips, prompts, tmp_path / "fresh", load_config(), opts=_opts(tmp_path))
     assert (out / "events.jsonl").read_bytes() == (tmp_path / "fresh" / "events.jsonl").read_bytes()
+
+
+def test_cli_exit_status_says_when_nothing_was_scored(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    clips = tmp_path / "clips"
+    clips.mkdir()
+    (clips / "a.wav").write_bytes(b"")
+    _write_prompts(tmp_path / "p.jsonl", [_prompt("a")])
+    args = ["score", str(clips), "--prompts", str(tmp_path / "p.jsonl"), "--separation", "dsp",
+            "--family-evidence", "none", "--no-chance", "--cache", str(tmp_path / "cache")]
+    assert main([*args, "--out", str(tmp_path / "r")]) == 1
+    assert "nothing was scored: all 1 clips failed" in capsys.readouterr().err
+    # an output folder that is a file: a one-line error, not a traceback
+    (tmp_path / "afile").write_text("x")
+    assert main([*args, "--out", str(tmp_path / "afile")]) == 1
+    assert "timingbench: error: " in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        main([*args, "--out", str(tmp_path / "r2"), "--jobs", "0"])
+
+
+def test_results_are_ordinary_files(bad_folder: Path) -> None:
+    import os
+
+    out = bad_folder / "out"
+    score_folder(bad_folder / "clips", bad_folder / "prompts.jsonl", out, load_config(), opts=_opts(bad_folder))
+    mask = os.umask(0)
+    os.umask(mask)
+    for f in ("events.jsonl", "clips.jsonl", "summary.json"):
+        assert (out / f).stat().st_mode & 0o777 == 0o666 & ~mask

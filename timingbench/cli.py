@@ -58,6 +58,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except TimingbenchError as exc:
         print(f"timingbench: error: {exc}", file=sys.stderr)
         return 1
+    except OSError as exc:  # an output folder that is a file, a read-only place, a full disk
+        print(f"timingbench: error: {exc}", file=sys.stderr)
+        return 1
     except KeyboardInterrupt:
         print("timingbench: interrupted; re-run the same command to resume", file=sys.stderr)
         return 130

@@ -71,6 +71,12 @@ def iter_jsonl(path: str | Path) -> Iterator[tuple[int, Any]]:
                 yield i, TimingbenchError(f"{p}:{i}: not valid JSON ({type(exc).__name__}: {str(exc)[:80]})")
 
 
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
 def atomic_write_text(path: str | Path, text: str) -> None:
     """Write ``text`` to ``path`` atomically (temp file + rename in the same folder)."""
     p = Path(path)
@@ -81,6 +87,7 @@ def atomic_write_text(path: str | Path, text: str) -> None:
             fh.write(text)
             fh.flush()
             os.fsync(fh.fileno())
+        os.chmod(tmp, 0o666 & ~_umask())  # mkstemp makes 0600; results are ordinary files
         os.replace(tmp, p)
     except BaseException:
         if os.path.exists(tmp):

@@ -11,6 +11,7 @@ import argparse
 import time
 from pathlib import Path
 
+from timingbench.commands.score_cmd import positive_int
 from timingbench.config import load_config
 from timingbench.jsonio import iter_jsonl
 from timingbench.runner import ScoreOptions, score_folder
@@ -22,7 +23,8 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p = sub.add_parser("demo", help="render a small built-in example set and score it",
                        description="Render the demo corpus with exact truth, score it, compare with the truth.")
     p.add_argument("--out", default="demo-out", help="output folder (default: demo-out)")
-    p.add_argument("--jobs", type=int, default=2, help="worker processes for rendering and scoring")
+    p.add_argument("--jobs", type=positive_int, default=2,
+                   help="worker processes for rendering and scoring, >= 1 (default 2)")
     p.set_defaults(func=run_demo)
 
 

@@ -24,6 +24,21 @@ def add_scoring_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--clap-dir", default=None, help="local LAION-CLAP checkpoint folder (with --family-evidence clap)")
 
 
+def positive_int(text: str) -> int:
+    """argparse type: an integer >= 1 (worker counts)."""
+    try:
+        n = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number >= 1, got {text!r}") from None
+    if n < 1:
+        raise argparse.ArgumentTypeError(f"expected a whole number >= 1, got {n}")
+    return n
+
+
+#: Rejected prompt rows printed in full; the rest are counted (all are in summary.json).
+MAX_REJECTED_SHOWN = 20
+
+
 def options_from(args: argparse.Namespace, *, chance: bool = True) -> ScoreOptions:
     """Map parsed arguments to :class:`ScoreOptions` explicitly."""
     return ScoreOptions(
@@ -39,7 +54,8 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p.add_argument("clips_dir", help="folder of clips named <prompt_id>[__<k>].<ext>")
     p.add_argument("--prompts", required=True, help="prompt set (JSONL)")
     p.add_argument("--out", required=True, help="results folder")
-    p.add_argument("--jobs", type=int, default=1, help="worker processes (results identical for any N)")
+    p.add_argument("--jobs", type=positive_int, default=1,
+                   help="worker processes, >= 1 (default 1; results identical for any N)")
     p.add_argument("--no-chance", action="store_true", help="skip the chance-credit re-scoring (p_chance null)")
     add_scoring_options(p)
     p.set_defaults(func=run_score)
@@ -58,6 +74,10 @@ def run_score(args: argparse.Namespace) -> int:
     """Run ``timingbench score``."""
     cfg = load_config(args.config)
     opts = options_from(args, chance=not args.no_chance)
+    if opts.semantic_backend == "clap" and not (opts.clap_dir or cfg.value("semantic.clap_dir")):
+        print("timingbench: warning: --family-evidence clap without --clap-dir (or semantic.clap_dir): "
+              "no checkpoint, so every family is exempt (model_unavailable) and the identity gate is off",
+              file=sys.stderr)
     with progress_bar() as bar:
         task = bar.add_task("scoring", total=None, clip="")
 
@@ -68,6 +88,16 @@ def run_score(args: argparse.Namespace) -> int:
                            jobs=max(1, args.jobs), progress=tick)
     print(format_table(res.summary))
     print(f"wrote {args.out}/events.jsonl, clips.jsonl, summary.json")
-    for e in res.summary["prompts"]["rejected"]:
+    rejected = res.summary["prompts"]["rejected"]
+    for e in rejected[:MAX_REJECTED_SHOWN]:
         print(f"prompt rejected: {e}", file=sys.stderr)
+    if len(rejected) > MAX_REJECTED_SHOWN:
+        print(f"... and {len(rejected) - MAX_REJECTED_SHOWN} more rejected prompt rows "
+              f"(all listed in summary.json)", file=sys.stderr)
+    counts = res.summary["counts"]
+    if counts["scored_clips"] == 0:
+        why = ("no clip matched a prompt id" if counts["clips"] == 0
+               else f"all {counts['clips']} clips failed (see the errors above and in clips.jsonl)")
+        print(f"timingbench: error: nothing was scored: {why}", file=sys.stderr)
+        return 1
     return 0

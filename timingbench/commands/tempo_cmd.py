@@ -13,6 +13,7 @@ with sample-accurate beat positions (``--source synth``). Either way the table s
 from __future__ import annotations
 
 import argparse
+import re
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -42,12 +43,18 @@ _SR = 44100
 HAT_GAIN = 0.08
 
 
+def _plain(doc: str) -> str:
+    """A docstring without reStructuredText markup, for ``--help``."""
+    doc = re.sub(r":(?:func|mod|class|data):`~?([^`]+)`", r"\1", doc)
+    return doc.replace("``", "")
+
+
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     """Add the ``tempo-check`` subcommand."""
     p = sub.add_parser(
         "tempo-check",
         help="measure the tempo estimator's error on exact-tempo references",
-        description=__doc__,
+        description=_plain(__doc__ or ""),
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     p.add_argument("--out", default="tempo-check-out", help="output folder (default: tempo-check-out)")

@@ -247,13 +247,13 @@ def mixed_reasons(systems: list[SystemResults]) -> list[str]:
         One line per difference (config version, config hash, prompt set), naming systems.
     """
     reasons = []
-    for label, attr in (("config version", "config_version"), ("config hash", "config_hash"),
-                        ("prompt-set hash", "prompts_hash")):
+    for label, attr in (("config versions", "config_version"), ("config hashes", "config_hash"),
+                        ("prompt-set hashes", "prompts_hash")):
         vals = {s.name: getattr(s, attr) for s in systems}
         if attr == "prompts_hash" and all(v is None for v in vals.values()):
             continue
         if len(set(vals.values())) > 1:
-            reasons.append(f"different {label}s: " + ", ".join(f"{k}={v}" for k, v in vals.items()))
+            reasons.append(f"different {label}: " + ", ".join(f"{k}={v}" for k, v in vals.items()))
     ids = {s.name: s.prompt_ids for s in systems}
     first = systems[0]
     for s in systems[1:]:

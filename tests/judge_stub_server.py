@@ -73,6 +73,8 @@ def _handler(state: _State) -> type[BaseHTTPRequestHandler]:
                 with state.lock:
                     body = json.dumps({"hits": state.hits}).encode()
                 self._send(200, body)
+            elif self.path.endswith("/models"):
+                self._send(200, json.dumps({"object": "list", "data": [{"id": "stub"}]}).encode())
             else:
                 self._send(404, b"{}")
 

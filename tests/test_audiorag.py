@@ -220,3 +220,16 @@ def test_cli_llm_judge_needs_model(tmp_path, capsys) -> None:
     rc = main(["audiorag", "score", "--gt", str(gt), "--pred", str(pred), "--out", str(tmp_path / "o"),
                "--judge", "http://127.0.0.1:9/v1"])
     assert rc == 1 and "--judge-model" in capsys.readouterr().err
+
+
+def test_cli_llm_judge_model_from_the_server(tmp_path, capsys) -> None:
+    # SPEC section 7: `--judge URL` alone; a server that lists one model names it
+    gt = _release(tmp_path)
+    pred = _write(tmp_path / "answers.jsonl", [{"id": 0, "answer": "Dylan"}, {"id": 1, "answer": "Chicago"}])
+    out = tmp_path / "out"
+    with running_stub(_rag_script(), tmp_path) as url:
+        main(["audiorag", "score", "--gt", str(gt), "--pred", str(pred), "--out", str(out),
+              "--judge", url, "--judge-retries", "0"])
+    s = json.loads((out / "summary.json").read_text())
+    assert s["judge"]["kind"] == "llm" and "llm stub @" in s["judge"]["label"]
+    assert s["runs"]["1"]["correct"] == 1

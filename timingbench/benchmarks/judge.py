@@ -166,6 +166,37 @@ def chat_endpoint(url: str) -> str:
     return base + "/v1/chat/completions"
 
 
+def served_model(url: str, *, timeout_s: float) -> str:
+    """The one model an OpenAI-compatible server lists at ``/v1/models``.
+
+    Used when ``--judge URL`` comes without ``--judge-model`` (SPEC section 7 needs only the
+    URL): a server that serves exactly one model is unambiguous.
+
+    Raises
+    ------
+    ParameterError
+        If ``url`` is not an http(s) URL, the server cannot be reached or does not list
+        its models, or it serves more or fewer than one model (the message lists them).
+    """
+    endpoint = chat_endpoint(url)
+    models_url = endpoint[: -len("/chat/completions")] + "/models"
+    host = urllib.parse.urlparse(models_url).hostname or ""
+    handlers: list[urllib.request.BaseHandler] = []
+    if host in ("127.0.0.1", "localhost", "::1"):
+        handlers.append(urllib.request.ProxyHandler({}))
+    try:
+        with urllib.request.build_opener(*handlers).open(models_url, timeout=timeout_s) as resp:
+            doc = json.loads(resp.read().decode("utf-8"))
+        ids = [str(m["id"]) for m in doc["data"]]
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        raise ParameterError(f"--judge {url}: could not list the served models at {models_url} ({exc}); "
+                             f"name one with --judge-model") from None
+    if len(ids) != 1:
+        raise ParameterError(f"--judge {url} serves {len(ids)} models ({', '.join(ids) or 'none'}); "
+                             f"choose one with --judge-model")
+    return ids[0]
+
+
 class ChatClient:
     """Client of an OpenAI-compatible chat-completions endpoint (standard library only).
 

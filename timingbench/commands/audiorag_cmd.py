@@ -20,9 +20,8 @@ from timingbench.benchmarks.audiorag import (
     resolve_audio,
     score_audiorag,
 )
-from timingbench.benchmarks.judge import ChatClient, verdict_words
+from timingbench.benchmarks.judge import ChatClient, served_model, verdict_words
 from timingbench.config import load_config
-from timingbench.errors import ParameterError
 from timingbench.jsonio import write_json, write_jsonl
 
 #: Environment variable holding an optional bearer token for a hosted judge.
@@ -51,7 +50,8 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
         help="'offline' (default: normalised exact/containment match) or the URL of an "
         "OpenAI-compatible server, e.g. http://127.0.0.1:8000/v1",
     )
-    s.add_argument("--judge-model", default=None, help="model name served at --judge URL")
+    s.add_argument("--judge-model", default=None,
+                   help="model name served at --judge URL (default: the one model the server lists)")
     s.add_argument("--judge-timeout", type=float, default=None, help="seconds per judge request (config judge.timeout_s)")
     s.add_argument("--judge-retries", type=int, default=None, help="retries per judge request (config judge.max_retries)")
     s.add_argument("--judge-workers", type=int, default=None, help="concurrent judge requests (config judge.workers)")
@@ -77,12 +77,12 @@ def build_judge(args: argparse.Namespace, cfg: Any) -> RagJudge:
     """
     if args.judge == "offline":
         return OfflineRagJudge(polarity_words=cfg.value("judge.offline_polarity_words"))
-    if not args.judge_model:
-        raise ParameterError("--judge URL needs --judge-model NAME (the model served there)")
+    model = args.judge_model or served_model(
+        args.judge, timeout_s=float(args.judge_timeout or cfg.value("judge.timeout_s")))
     client = ChatClient.from_config(
         cfg,
         url=args.judge,
-        model=args.judge_model,
+        model=model,
         timeout_s=args.judge_timeout,
         max_retries=args.judge_retries,
         api_key=os.environ.get(API_KEY_ENV) or None,

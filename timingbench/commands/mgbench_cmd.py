@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from timingbench import __version__
-from timingbench.benchmarks.judge import ChatClient, verdict_words
+from timingbench.benchmarks.judge import ChatClient, served_model, verdict_words
 from timingbench.benchmarks.mgbench import (
     LlmSpanExtractor,
     LlmUnderstandingJudge,
@@ -51,7 +51,8 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
         help="understanding judge: 'offline' (default: normalised exact/containment match) or "
         "the URL of an OpenAI-compatible server",
     )
-    s.add_argument("--judge-model", default=None, help="model name served at --judge URL")
+    s.add_argument("--judge-model", default=None,
+                   help="model name served at --judge URL (default: the one model the server lists)")
     s.add_argument(
         "--extractor",
         choices=("regex", "llm"),
@@ -75,12 +76,12 @@ def _print_help(parser: argparse.ArgumentParser, args: argparse.Namespace) -> in
 def _client(args: argparse.Namespace, cfg: Config) -> ChatClient | None:
     if args.judge == "offline":
         return None
-    if not args.judge_model:
-        raise ParameterError("--judge URL needs --judge-model NAME (the model served there)")
+    model = args.judge_model or served_model(
+        args.judge, timeout_s=float(args.judge_timeout or cfg.value("judge.timeout_s")))
     return ChatClient.from_config(
         cfg,
         url=args.judge,
-        model=args.judge_model,
+        model=model,
         timeout_s=args.judge_timeout,
         max_retries=args.judge_retries,
         api_key=os.environ.get(API_KEY_ENV) or None,
@@ -141,7 +142,7 @@ def run_score(args: argparse.Namespace) -> int:
     extractor: SpanExtractor
     if args.extractor == "llm":
         if client is None:
-            raise ParameterError("--extractor llm needs --judge URL and --judge-model NAME")
+            raise ParameterError("--extractor llm needs --judge URL (an OpenAI-compatible server)")
         extractor = LlmSpanExtractor(client=client, empty_patterns=patterns)
     else:
         extractor = RegexSpanExtractor(empty_patterns=patterns)

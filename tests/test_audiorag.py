@@ -233,3 +233,13 @@ def test_cli_llm_judge_model_from_the_server(tmp_path, capsys) -> None:
     s = json.loads((out / "summary.json").read_text())
     assert s["judge"]["kind"] == "llm" and "llm stub @" in s["judge"]["label"]
     assert s["runs"]["1"]["correct"] == 1
+
+
+def test_cli_unreachable_judge_is_reported(tmp_path, capsys) -> None:
+    gt = _release(tmp_path)
+    pred = _write(tmp_path / "answers.jsonl", [{"id": 0, "answer": "Dylan"}])
+    rc = main(["audiorag", "score", "--gt", str(gt), "--pred", str(pred), "--out", str(tmp_path / "o"),
+               "--judge", "http://127.0.0.1:9/v1", "--judge-model", "m", "--judge-retries", "0",
+               "--judge-timeout", "2"])
+    err = capsys.readouterr().err
+    assert rc == 1 and "1 answers could not be judged" in err

@@ -160,5 +160,9 @@ def run_score(args: argparse.Namespace) -> int:
     write_json(out / "summary.json", full)
     for e in errors:
         print(f"error: {e}", file=sys.stderr)
+    unjudged = [r for r in rows if r.get("correct") is None and r.get("judge_note")]
+    if unjudged:
+        print(f"error: {len(unjudged)} answers could not be judged and count in no accuracy "
+              f"(first: {unjudged[0]['judge_note']}); see answers.jsonl", file=sys.stderr)
     print(format_table(full))
     return 1 if errors or summary["unjudged"] else 0

@@ -144,7 +144,7 @@ class Config:
         constant does not invalidate them.
         """
         full = self.to_dict()
-        return _digest({s: full["constants"].get(s) for s in sorted(sections)})
+        return digest({s: full["constants"].get(s) for s in sorted(sections)})
 
     def to_dict(self) -> dict[str, Any]:
         """Canonical nested mapping (the YAML layout)."""
@@ -160,7 +160,7 @@ class Config:
         return {"version": self.version, "constants": sections}
 
 
-def _digest(obj: Any) -> str:
+def digest(obj: Any) -> str:
     """SHA-256 (first 16 hex digits) of the canonical JSON form of ``obj``."""
     canon = json.dumps(obj, sort_keys=True, separators=(",", ":"), default=str)
     return hashlib.sha256(canon.encode("utf-8")).hexdigest()[:16]
@@ -168,7 +168,7 @@ def _digest(obj: Any) -> str:
 
 def _build(version: str, consts: Mapping[str, Constant], source: str) -> Config:
     tmp = Config(version=version, constants=dict(consts), source=source)
-    return Config(version=version, constants=dict(consts), source=source, _hash=_digest(tmp.to_dict()))
+    return Config(version=version, constants=dict(consts), source=source, _hash=digest(tmp.to_dict()))
 
 
 def parse_config(data: Any, *, source: str = "<memory>") -> Config:

@@ -19,7 +19,7 @@ from typing import Any
 
 from timingbench import __version__
 from timingbench.audio import file_hash, load_clip
-from timingbench.config import Config, _digest
+from timingbench.config import Config, digest
 from timingbench.errors import TimingbenchError
 from timingbench.jsonio import atomic_write_text, read_json, write_json, write_jsonl
 from timingbench.prompts import TONAL_FAMILIES, ClipRef, Prompt, load_prompts, match_clips
@@ -170,7 +170,7 @@ def part_key(ref: ClipRef, prompt: Prompt, config: Config, opts: ScoreOptions) -
     """Identity of a finished part: audio bytes, prompt row, config, options and package version."""
     payload = {
         "audio": file_hash(ref.path) if ref.path.is_file() else None,
-        "prompt": _digest(dict(prompt.raw)),
+        "prompt": digest(dict(prompt.raw)),
         "config": config.content_hash, "version": __version__,
         "opts": [opts.separation, opts.semantic_backend, opts.chance, sorted(opts.disabled_gates),
                  opts.demucs_repo, opts.clap_dir],

@@ -18,6 +18,7 @@ benchmark modules build prompts and decide what a verdict means for their metric
 from __future__ import annotations
 
 import json
+import os
 import re
 import time
 import unicodedata
@@ -166,6 +167,20 @@ def chat_endpoint(url: str) -> str:
     return base + "/v1/chat/completions"
 
 
+#: Environment variable holding an optional bearer token for a hosted judge.
+API_KEY_ENV = "TIMINGBENCH_JUDGE_API_KEY"
+
+
+def opener_for(url: str) -> urllib.request.OpenerDirector:
+    """A URL opener for ``url``; a loopback server is never reached through an HTTP proxy
+    from the environment."""
+    host = urllib.parse.urlparse(url).hostname or ""
+    handlers: list[urllib.request.BaseHandler] = []
+    if host in ("127.0.0.1", "localhost", "::1"):
+        handlers.append(urllib.request.ProxyHandler({}))
+    return urllib.request.build_opener(*handlers)
+
+
 def served_model(url: str, *, timeout_s: float) -> str:
     """The one model an OpenAI-compatible server lists at ``/v1/models``.
 
@@ -180,12 +195,8 @@ def served_model(url: str, *, timeout_s: float) -> str:
     """
     endpoint = chat_endpoint(url)
     models_url = endpoint[: -len("/chat/completions")] + "/models"
-    host = urllib.parse.urlparse(models_url).hostname or ""
-    handlers: list[urllib.request.BaseHandler] = []
-    if host in ("127.0.0.1", "localhost", "::1"):
-        handlers.append(urllib.request.ProxyHandler({}))
     try:
-        with urllib.request.build_opener(*handlers).open(models_url, timeout=timeout_s) as resp:
+        with opener_for(models_url).open(models_url, timeout=timeout_s) as resp:
             doc = json.loads(resp.read().decode("utf-8"))
         ids = [str(m["id"]) for m in doc["data"]]
     except (OSError, ValueError, KeyError, TypeError) as exc:
@@ -253,12 +264,7 @@ class ChatClient:
         self.temperature = float(temperature)
         self.max_tokens = int(max_tokens)
         self._api_key = api_key
-        host = urllib.parse.urlparse(self.endpoint).hostname or ""
-        # A loopback judge must never be routed through an HTTP proxy from the environment.
-        handlers: list[urllib.request.BaseHandler] = []
-        if host in ("127.0.0.1", "localhost", "::1"):
-            handlers.append(urllib.request.ProxyHandler({}))
-        self._opener = urllib.request.build_opener(*handlers)
+        self._opener = opener_for(self.endpoint)
 
     @classmethod
     def from_config(
@@ -360,6 +366,21 @@ class ChatClient:
     def ask(self, prompt: str) -> ChatReply:
         """Send ``prompt`` as a single user message (see :meth:`chat`)."""
         return self.chat(messages=[{"role": "user", "content": prompt}])
+
+
+def judge_client(
+    cfg: Config, *, url: str, model: str | None, timeout_s: float | None, max_retries: int | None,
+) -> ChatClient:
+    """The LLM judge client of a ``--judge URL`` command line.
+
+    Without ``model`` the one model the server lists is used (:func:`served_model`); the
+    bearer token comes from :data:`API_KEY_ENV` when set.
+    """
+    if not model:
+        wait = float(timeout_s if timeout_s is not None else cfg.value("judge.timeout_s"))
+        model = served_model(url, timeout_s=wait)
+    return ChatClient.from_config(cfg, url=url, model=model, timeout_s=timeout_s, max_retries=max_retries,
+                                  api_key=os.environ.get(API_KEY_ENV) or None)
 
 
 class _Transient(Exception):

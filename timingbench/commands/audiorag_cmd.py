@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import functools
-import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -20,12 +19,10 @@ from timingbench.benchmarks.audiorag import (
     resolve_audio,
     score_audiorag,
 )
-from timingbench.benchmarks.judge import ChatClient, served_model, verdict_words
+from timingbench.benchmarks.judge import verdict_words
+from timingbench.commands.judge_options import add_judge_options, client_from_args
 from timingbench.config import load_config
 from timingbench.jsonio import write_json, write_jsonl
-
-#: Environment variable holding an optional bearer token for a hosted judge.
-API_KEY_ENV = "TIMINGBENCH_JUDGE_API_KEY"
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -44,17 +41,8 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     s.add_argument("--gt", required=True, help="the release's metadata/metadata.jsonl")
     s.add_argument("--pred", required=True, help="answers JSONL: id (row index or audio_path), answer, run")
     s.add_argument("--out", required=True, help="output folder")
-    s.add_argument(
-        "--judge",
-        default="offline",
-        help="'offline' (default: normalised exact/containment match) or the URL of an "
-        "OpenAI-compatible server, e.g. http://127.0.0.1:8000/v1",
-    )
-    s.add_argument("--judge-model", default=None,
-                   help="model name served at --judge URL (default: the one model the server lists)")
-    s.add_argument("--judge-timeout", type=float, default=None, help="seconds per judge request (config judge.timeout_s)")
-    s.add_argument("--judge-retries", type=int, default=None, help="retries per judge request (config judge.max_retries)")
-    s.add_argument("--judge-workers", type=int, default=None, help="concurrent judge requests (config judge.workers)")
+    add_judge_options(s, judge_help="'offline' (default: normalised exact/containment match) or the URL "
+                      "of an OpenAI-compatible server, e.g. http://127.0.0.1:8000/v1")
     s.add_argument("--audio-root", default=None, help="folder audio_path is relative to (default: <release>/data when present)")
     s.add_argument("--config", default=None, help="configuration YAML (default: packaged timingbench-v1)")
     s.set_defaults(func=run_score)
@@ -73,20 +61,12 @@ def build_judge(args: argparse.Namespace, cfg: Any) -> RagJudge:
     Raises
     ------
     ParameterError
-        If an LLM judge is asked for without ``--judge-model`` or with a bad URL.
+        If the URL is bad, or no ``--judge-model`` is given and the server does not list
+        exactly one model.
     """
-    if args.judge == "offline":
+    client = client_from_args(args, cfg)
+    if client is None:
         return OfflineRagJudge(polarity_words=cfg.value("judge.offline_polarity_words"))
-    model = args.judge_model or served_model(
-        args.judge, timeout_s=float(args.judge_timeout or cfg.value("judge.timeout_s")))
-    client = ChatClient.from_config(
-        cfg,
-        url=args.judge,
-        model=model,
-        timeout_s=args.judge_timeout,
-        max_retries=args.judge_retries,
-        api_key=os.environ.get(API_KEY_ENV) or None,
-    )
     return LlmRagJudge(client=client, letters=list(cfg.value("audiorag.error_types")), **verdict_words(cfg))
 
 

@@ -4,13 +4,12 @@ from __future__ import annotations
 
 import argparse
 import functools
-import os
 import sys
 from pathlib import Path
 from typing import Any
 
 from timingbench import __version__
-from timingbench.benchmarks.judge import ChatClient, served_model, verdict_words
+from timingbench.benchmarks.judge import verdict_words
 from timingbench.benchmarks.mgbench import (
     LlmSpanExtractor,
     LlmUnderstandingJudge,
@@ -22,12 +21,10 @@ from timingbench.benchmarks.mgbench import (
     load_responses,
     score_mgbench,
 )
-from timingbench.config import Config, load_config
+from timingbench.commands.judge_options import add_judge_options, client_from_args
+from timingbench.config import load_config
 from timingbench.errors import ParameterError
 from timingbench.jsonio import write_json, write_jsonl
-
-#: Environment variable holding an optional bearer token for a hosted judge.
-API_KEY_ENV = "TIMINGBENCH_JUDGE_API_KEY"
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -45,23 +42,14 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     s.add_argument("--gt", required=True, help="MGBench ground truth JSONL")
     s.add_argument("--pred", required=True, help="responses JSONL: id, response (text) or intervals")
     s.add_argument("--out", required=True, help="output folder")
-    s.add_argument(
-        "--judge",
-        default="offline",
-        help="understanding judge: 'offline' (default: normalised exact/containment match) or "
-        "the URL of an OpenAI-compatible server",
-    )
-    s.add_argument("--judge-model", default=None,
-                   help="model name served at --judge URL (default: the one model the server lists)")
+    add_judge_options(s, judge_help="understanding judge: 'offline' (default: normalised "
+                      "exact/containment match) or the URL of an OpenAI-compatible server")
     s.add_argument(
         "--extractor",
         choices=("regex", "llm"),
         default="regex",
         help="span extractor for free-text responses: regex (trained models) or llm (through --judge)",
     )
-    s.add_argument("--judge-timeout", type=float, default=None, help="seconds per judge request (config judge.timeout_s)")
-    s.add_argument("--judge-retries", type=int, default=None, help="retries per judge request (config judge.max_retries)")
-    s.add_argument("--judge-workers", type=int, default=None, help="concurrent judge requests (config judge.workers)")
     s.add_argument("--config", default=None, help="configuration YAML (default: packaged timingbench-v1)")
     s.set_defaults(func=run_score)
     p.set_defaults(func=functools.partial(_print_help, p))
@@ -71,21 +59,6 @@ def _print_help(parser: argparse.ArgumentParser, args: argparse.Namespace) -> in
     """``timingbench mgbench`` without an action: show the help, exit status 2."""
     parser.print_help()
     return 2
-
-
-def _client(args: argparse.Namespace, cfg: Config) -> ChatClient | None:
-    if args.judge == "offline":
-        return None
-    model = args.judge_model or served_model(
-        args.judge, timeout_s=float(args.judge_timeout or cfg.value("judge.timeout_s")))
-    return ChatClient.from_config(
-        cfg,
-        url=args.judge,
-        model=model,
-        timeout_s=args.judge_timeout,
-        max_retries=args.judge_retries,
-        api_key=os.environ.get(API_KEY_ENV) or None,
-    )
 
 
 def _num(v: float | None, fmt: str = ".4f") -> str:
@@ -137,7 +110,7 @@ def run_score(args: argparse.Namespace) -> int:
     cfg = load_config(args.config)
     gt = load_ground_truth(args.gt)
     pred = load_responses(args.pred, gt.rows)
-    client = _client(args, cfg)
+    client = client_from_args(args, cfg)
     patterns = cfg.value("mgbench.empty_answer_patterns")
     extractor: SpanExtractor
     if args.extractor == "llm":

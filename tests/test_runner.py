@@ -160,41 +160,36 @@ def test_gain_copies_give_identical_verdicts(corpus, tmp_path):
 
 
 
-def test_table_columns_line_up_for_long_labels(tmp_path):
+def _summary_of(tmp_path, events, *, chance=True):
+    """build_summary over event rows of one clean clip (no tempo, no errors)."""
     from types import SimpleNamespace
 
     from timingbench.config import load_config
-    from timingbench.summary import build_summary, format_table
+    from timingbench.summary import build_summary
 
-    events = [{"kind": k, "family": "mix", "outcome": o, "p_chance": 0.0}
-              for k, o in (("music_start_after_silence", "on_time"), ("music_end", "none"))]
     clips = [{"clip": "a.wav", "duration_ok": True, "error": None, "tempo": None}]
     prompts = tmp_path / "p.jsonl"
     prompts.write_text("{}\n")
-    opts = SimpleNamespace(separation="dsp", semantic_backend="none", chance=True, disabled_gates=())
-    summary = build_summary(events, clips, config=load_config(None), opts=opts, unmatched=[],
-                            missing=[], prompt_errors=[], parts=[], prompts_path=str(prompts))
-    rows = [ln for ln in format_table(summary).splitlines()
+    opts = SimpleNamespace(separation="dsp", semantic_backend="none", chance=chance, disabled_gates=())
+    return build_summary(events, clips, config=load_config(None), opts=opts, unmatched=[], missing=[],
+                         prompt_errors=[], parts=[], prompts_path=str(prompts))
+
+
+def test_table_columns_line_up_for_long_labels(tmp_path):
+    from timingbench.summary import format_table
+
+    events = [{"kind": k, "family": "mix", "outcome": o, "p_chance": 0.0}
+              for k, o in (("music_start_after_silence", "on_time"), ("music_end", "none"))]
+    rows = [ln for ln in format_table(_summary_of(tmp_path, events)).splitlines()
             if ln.startswith(("all events", "  kind", "  family"))]
     assert len(rows) == 4
     assert len({len(ln) for ln in rows}) == 1  # every rate column ends in the same place
 
 
 def test_discounted_rate_is_null_without_chance(tmp_path):
-    from types import SimpleNamespace
-
-    from timingbench.config import load_config
-    from timingbench.summary import build_summary
-
     events = [{"kind": "music_end", "family": "mix", "outcome": "on_time", "p_chance": None}]
-    clips = [{"clip": "a.wav", "duration_ok": True, "error": None, "tempo": None}]
-    prompts = tmp_path / "p.jsonl"
-    prompts.write_text("{}\n")
     for chance, expected in ((False, None), (True, 1.0)):
-        opts = SimpleNamespace(separation="dsp", semantic_backend="none", chance=chance, disabled_gates=())
-        s = build_summary(events, clips, config=load_config(None), opts=opts, unmatched=[], missing=[],
-                          prompt_errors=[], parts=[], prompts_path=str(prompts))
-        assert s["p_chance_discounted_on_time_rate"] == expected
+        assert _summary_of(tmp_path, events, chance=chance)["p_chance_discounted_on_time_rate"] == expected
 
 
 def test_part_key_depends_on_model_folders(corpus):

@@ -23,6 +23,7 @@ COMMAND_MODULES = (
     "timingbench.commands.promptset_cmd",
     "timingbench.commands.render_cmd",
     "timingbench.commands.features_cmd",
+    "timingbench.commands.evidence_cmd",
     "timingbench.commands.tempo_cmd",
     "timingbench.commands.calibration_cmd",
     "timingbench.commands.compare_cmd",

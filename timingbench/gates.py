@@ -187,3 +187,19 @@ def semantic_family(
 
     verdict, detail = family_rise(evidence, family, candidate_s=t_s, config=config)
     return verdict, dict(detail)
+
+
+def semantic_family_exit(
+    evidence: Any, family: str, *, t_s: float, config: Config
+) -> Verdict:
+    """The target family's evidence must show it leaving across the candidate (rejection-only).
+
+    ``exempt`` when there is no evidence or the backend does not judge exits
+    (see :func:`timingbench.features.semantic.family_fall`).
+    """
+    if evidence is None:
+        return EXEMPT, {"reason": "model_unavailable"}
+    from timingbench.features.semantic import family_fall
+
+    verdict, detail = family_fall(evidence, family, candidate_s=t_s, config=config)
+    return verdict, dict(detail)

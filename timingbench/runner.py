@@ -22,7 +22,14 @@ from timingbench.audio import file_hash, load_clip
 from timingbench.config import Config, digest
 from timingbench.errors import TimingbenchError
 from timingbench.jsonio import atomic_write_text, read_json, write_json, write_jsonl
-from timingbench.prompts import TONAL_FAMILIES, ClipRef, Prompt, load_prompts, match_clips
+from timingbench.prompts import (
+    STEM_FAMILIES,
+    TONAL_FAMILIES,
+    ClipRef,
+    Prompt,
+    load_prompts,
+    match_clips,
+)
 from timingbench.scoring import detector_name, event_tolerance, needs_family_evidence, score_event
 
 PARTS = ".parts"
@@ -36,7 +43,7 @@ class ScoreOptions:
     separation: str = "auto"
     demucs_repo: str | None = None
     cache_dir: str | None = None
-    semantic_backend: str = "musicnn"
+    semantic_backend: str = "trained"
     clap_dir: str | None = None
     chance: bool = True
     disabled_gates: tuple[str, ...] = ()
@@ -65,7 +72,7 @@ def floor_of(family: str, config: Config) -> float | None:
 
 def family_evidence_for(bank: Any, prompt: Prompt, config: Config, opts: ScoreOptions) -> tuple[Any, dict[str, Any]]:
     """Family evidence of the clip (None when the prompt needs none or no backend runs)."""
-    if opts.semantic_backend == "none" or not needs_family_evidence(prompt):
+    if opts.semantic_backend == "none" or not needs_family_evidence(prompt, opts.semantic_backend):
         return None, {"backend": None}
     from timingbench.features.semantic import family_evidence
 
@@ -103,7 +110,8 @@ def score_bank(
             "detector": detector_name(ev), "p_chance": _r(p_chance),
             "floor_s": floor_of(ev.family, config),
         })
-        if ev.family in TONAL_FAMILIES and ev.kind == "instrument_entry":
+        if ev.kind == "instrument_entry" and (ev.family in TONAL_FAMILIES or (
+                ev.family in STEM_FAMILIES and (evidence_info or {}).get("backend") == "trained")):
             timbre.append(_timbre(family_evidence, ev.id, ev.family,
                                   verdict.detected_s if verdict.detected_s is not None else ev.time_s, config))
     tol = float(config.value("duration.tolerance_s"))

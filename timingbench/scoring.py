@@ -53,10 +53,15 @@ def detector_name(event: Event) -> str:
     return DETECTOR_NAMES[event.kind]
 
 
-def needs_family_evidence(prompt: Prompt) -> bool:
-    """True when any event of ``prompt`` may consult the semantic family gate."""
+def needs_family_evidence(prompt: Prompt, backend: str = "trained") -> bool:
+    """True when any event of ``prompt`` may consult the family evidence of ``backend``.
+
+    The trained evidence also serves percussion (absence, persistence and identity); the
+    taggers serve the other instrument families only.
+    """
     return any(
-        e.family in TONAL_FAMILIES or (e.family in STEM_FAMILIES and e.family != "percussion")
+        e.family in TONAL_FAMILIES or (e.family in STEM_FAMILIES and (e.family != "percussion"
+                                                                       or backend == "trained"))
         for e in prompt.events
     )
 

@@ -19,8 +19,9 @@ def add_scoring_options(p: argparse.ArgumentParser) -> None:
                    help="source separation backend (auto: demucs when weights are present, else dsp)")
     p.add_argument("--demucs-repo", default=None, help="local folder with demucs model weights")
     p.add_argument("--cache", default=None, help="feature cache folder (default ~/.cache/timingbench)")
-    p.add_argument("--family-evidence", choices=["musicnn", "clap", "none"], default="musicnn",
-                   help="backend of the semantic family gate (default: the embedded musicnn tagger)")
+    p.add_argument("--family-evidence", choices=["trained", "musicnn", "clap", "none"], default="trained",
+                   help="instrument-family evidence (default: the embedded trained model, "
+                        "docs/evidence-model.md; musicnn: the embedded tagger; clap: needs --clap-dir)")
     p.add_argument("--clap-dir", default=None, help="local LAION-CLAP checkpoint folder (with --family-evidence clap)")
 
 

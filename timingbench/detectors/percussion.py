@@ -8,6 +8,12 @@ is the trailing 1 s mean of the curve above its leading-window noise floor: it r
 the first hit of a train and falls one window after the last. Detections snap to the
 underlying accent. Entrance absence is checked on the *unrectified* routed envelope so
 quiet pre-existing percussion cannot be erased by the rectification.
+
+With the ``trained`` family evidence judging percussion, ``absence_before`` /
+``absence_after`` and ``persistence`` read the percussion family's presence instead of
+the routed envelope (which also carries piano, mallet and guitar attacks), and the
+semantic family gate reads the change head; the rectified onset density still places
+the time (:mod:`timingbench.detectors.evidence_events`).
 """
 
 from __future__ import annotations
@@ -31,6 +37,7 @@ from timingbench.detectors.base import (
     rising_crossings,
     snap_to_accent,
 )
+from timingbench.detectors.evidence_events import judges, presence_absence, presence_persistence
 from timingbench.errors import ConfigError
 from timingbench.features.kernels import hpss_power, hysteresis, rectified_onset_density
 from timingbench.gates import (
@@ -222,15 +229,34 @@ def detect_percussion(
         Empty when the density never crosses inside the window.
     """
     out: list[Candidate] = []
+    trained = judges(family_evidence, ctx.family)
     for route in percussion_routes(bank, config):
         cur = percussion_curves(bank, config, route)
         for cand in _route_candidates(bank, cur, ctx, config):
-            if route == "low":
+            if trained:
+                _trained_gates(cand, family_evidence, ctx, config, end_s=float(bank.duration_s))
+            elif route == "low":
                 _identity(cand, bank, family_evidence, ctx, config)
             else:
                 _semantic(cand, family_evidence, ctx, config, use_semantic and ctx.kind == "instrument_entry")
             out.append(cand)
     return out
+
+
+def _trained_gates(cand: Candidate, evidence: Any, ctx: EventContext, config: Config, *, end_s: float) -> None:
+    """Absence, persistence and identity of a candidate read on the trained percussion evidence."""
+    from timingbench.gates import semantic_family_exit
+
+    entry = ctx.kind == "instrument_entry"
+    name = "absence_before" if entry else "absence_after"
+    cand.gates[name], cand.evidence[name] = presence_absence(evidence, ctx.family, t_s=cand.time_s,
+                                                             config=config, entry=entry)
+    cand.gates["persistence"], cand.evidence["persistence"] = presence_persistence(
+        evidence, ctx.family, t_s=cand.time_s, clip_end_s=end_s, config=config, prefix="percussion",
+        want_present=entry)
+    sem = semantic_family if entry else semantic_family_exit
+    cand.gates["semantic_family"], cand.evidence["semantic_family"] = sem(evidence, ctx.family,
+                                                                          t_s=cand.time_s, config=config)
 
 
 def _route_candidates(bank: Any, cur: PercussionCurves, ctx: EventContext, config: Config) -> list[Candidate]:

@@ -24,6 +24,12 @@ the bed that was already there. Both are found the same way:
    entrances also pass through the semantic family gate (the named family must rise and
    have been quiet before; rejection-only). Families the tagger cannot judge (bass) are
    exempt, and the bass identity then rests on the low-harmonic stem alone.
+
+With the ``trained`` family evidence judging the family and no dedicated stem, the
+events are instead presence flips of the family's own evidence
+(:mod:`timingbench.detectors.evidence_events`): a coarse stem's level cannot say which
+instrument rose. With a dedicated (demucs) stem the level path above is kept and the
+trained evidence adds its semantic gate to entrances and exits.
 """
 
 from __future__ import annotations
@@ -41,12 +47,14 @@ from timingbench.detectors.base import (
     Grid,
     snap_to_accent,
 )
+from timingbench.detectors.evidence_events import evidence_candidates, judges
 from timingbench.gates import (
     absence_after,
     absence_before,
     level_change,
     persistence,
     semantic_family,
+    semantic_family_exit,
 )
 
 #: Separated stem that carries each stem-isolable family.
@@ -153,6 +161,8 @@ def detect_stem(
         name = "other"
     stem = bank.stem(name)
     coarse = name == "other" or getattr(stem, "backend", "dsp") != "demucs"
+    if coarse and judges(family_evidence, ctx.family):
+        return evidence_candidates(bank, ctx, config, family_evidence, prefix=SECTION)
     grid = Grid(sr=bank.sr, hop=bank.hop, n_frames=bank.n_frames)
     env = smoothed_db(stem.envelope_db, grid.frames(_need(config, "smooth_s") or 0.0))
     step_before, step_after = _need(config, "step_before_s"), _need(config, "step_after_s")
@@ -172,6 +182,9 @@ def detect_stem(
     out = []
     for f in peaks:
         cand = _exit(f, env, step, grid, config, end_s)
+        if judges(family_evidence, ctx.family):
+            v, e = semantic_family_exit(family_evidence, ctx.family, t_s=cand.time_s, config=config)
+            cand.gates["semantic_family"], cand.evidence["semantic_family"] = v, e
         if ctx.window_lo_s <= cand.time_s <= ctx.window_hi_s:
             out.append(cand)
     return out
@@ -199,7 +212,7 @@ def _entry(
                                     config=config, prefix=SECTION)),
     ):
         cand.gates[gate], cand.evidence[gate] = v, e
-    if coarse:
+    if coarse or judges(evidence, ctx.family):
         v, e = semantic_family(evidence, ctx.family, t_s=t, config=config)
     else:
         v, e = EXEMPT, {"reason": "stem_identity"}

@@ -1,8 +1,14 @@
 """Instrument-family evidence over time, for the semantic family gate and the timbre match.
 
-Two backends behind one interface:
+Three backends behind one interface:
 
-- ``musicnn`` (default, embedded, offline): the pretrained MagnaTagATune tagger of
+- ``trained`` (default, embedded, offline): the project's own family evidence network
+  (:mod:`timingbench.evidence`), run on the bank's log-mel every 46.4 ms. Its curves are
+  the presence probability per family; it also answers the gate's question directly
+  ("did the family enter / leave across this instant?"), see
+  :mod:`timingbench.evidence.gate`. Families whose held-out entrance AUC is below the
+  bar are exempt (``evidence.exempt_families``) and disclosed.
+- ``musicnn`` (embedded, offline): the pretrained MagnaTagATune tagger of
   :mod:`timingbench.features.musicnn`, run on ~3 s windows every ``semantic.hop_s``
   seconds. A family's evidence in a window is the maximum probability over the tags that
   name one of its instruments (``semantic.musicnn_tag_families``). Families with no such
@@ -40,7 +46,7 @@ from timingbench.errors import ModelUnavailableError, ParameterError
 from timingbench.prompts import EVENT_FAMILIES
 
 #: Backends understood by :func:`family_evidence`.
-BACKENDS = ("musicnn", "clap")
+BACKENDS = ("trained", "musicnn", "clap")
 #: Families that carry instrument identity (``mix`` has none).
 INSTRUMENT_FAMILIES = tuple(f for f in EVENT_FAMILIES if f != "mix")
 
@@ -58,7 +64,7 @@ class FamilyEvidence:
     curves : dict of str to np.ndarray of float64, shape (n_windows,)
         Family -> evidence in [0, 1] per window, for every family the backend can judge.
     backend : str
-        ``musicnn`` or ``clap``.
+        ``trained``, ``musicnn`` or ``clap``.
     exempt : dict of str to str
         Family -> reason it cannot be judged (``not_in_vocabulary``,
         ``unreliable_for_generated_audio``, ``model_unavailable``).
@@ -66,6 +72,10 @@ class FamilyEvidence:
         Length of each analysis window in seconds.
     note : str or None
         Why the backend could not run, when it could not.
+    tag_curves : dict of str to np.ndarray
+        musicnn only: every tag's probability per window.
+    entered, left : dict of str to np.ndarray of float64, shape (n_windows,)
+        trained only: probability that the family entered / left across each instant.
     """
 
     times: npt.NDArray[np.float64]
@@ -75,6 +85,8 @@ class FamilyEvidence:
     window_s: float
     note: str | None = None
     tag_curves: dict[str, npt.NDArray[np.float64]] = field(default_factory=dict, repr=False)
+    entered: dict[str, npt.NDArray[np.float64]] = field(default_factory=dict, repr=False)
+    left: dict[str, npt.NDArray[np.float64]] = field(default_factory=dict, repr=False)
 
     def disclosure(self) -> dict[str, Any]:
         """The backend and the families it could not judge, for ``summary.json``."""
@@ -175,7 +187,7 @@ def family_evidence(
     config : Config
         Reads the ``semantic`` section.
     backend : str
-        ``musicnn`` (embedded) or ``clap``.
+        ``trained`` (embedded network), ``musicnn`` (embedded tagger) or ``clap``.
     clap_dir : Path, optional
         Local CLAP checkpoint folder; ``semantic.clap_dir`` when omitted.
 
@@ -198,6 +210,8 @@ def family_evidence(
     bank, y, sr = _unpack(samples_or_bank, sr)
     if int(sr) != sr or sr <= 0:
         raise ParameterError(f"sr must be a positive whole number of Hz, got {sr!r}")
+    if backend == "trained":
+        return _trained(bank, config)
     sec = config.section("semantic")
     hop_s = float(sec["hop_s"])
     version = str(sec["version"])
@@ -251,6 +265,31 @@ def family_evidence(
     exempt.update(paper_exempt)
     return FamilyEvidence(times=np.asarray(raw["times"], dtype=np.float64), curves=curves,
                           backend="clap", exempt=exempt, window_s=float(raw["window_s"]))
+
+
+def _trained(bank: Any, config: Config) -> FamilyEvidence:
+    """Evidence of the shipped family evidence network (needs a feature bank)."""
+    from timingbench.evidence.infer import bank_outputs
+    from timingbench.evidence.programs import FAMILIES
+
+    if bank is None:
+        raise ParameterError("the trained family evidence reads a feature bank's log-mel; pass a bank, not samples")
+    sec = config.section("evidence")
+    hop_s = float(config.value("evidence.frame_stride")) * bank.hop / bank.sr
+    try:
+        out = bank_outputs(bank, version=str(sec["version"]))
+    except ModelUnavailableError as exc:
+        return FamilyEvidence(times=np.zeros(0), curves={}, backend="trained",
+                              exempt={f: "model_unavailable" for f in INSTRUMENT_FAMILIES},
+                              window_s=hop_s, note=str(exc))
+    exempt = {str(f): str(r) for f, r in dict(sec["exempt_families"] or {}).items()}
+    row = {f: i for i, f in enumerate(FAMILIES)}
+    judged = [f for f in INSTRUMENT_FAMILIES if f not in exempt]
+    return FamilyEvidence(times=np.asarray(out.times, dtype=np.float64),
+                          curves={f: out.presence[row[f]] for f in judged}, backend="trained",
+                          exempt=exempt, window_s=hop_s,
+                          entered={f: out.entered[row[f]] for f in judged},
+                          left={f: out.left[row[f]] for f in judged})
 
 
 def _unavailable(window_s: float, why: str) -> FamilyEvidence:
@@ -367,6 +406,10 @@ def family_rise(
     _check_family(family)
     if not np.isfinite(candidate_s):
         raise ParameterError(f"candidate_s must be a finite number of seconds, got {candidate_s!r}")
+    if ev.backend == "trained":
+        from timingbench.evidence.gate import trained_verdict
+
+        return trained_verdict(ev, family, t_s=float(candidate_s), config=config, kind="entry")
     detail: dict[str, Any] = {"backend": ev.backend, "before": None, "after": None, "rise": None,
                               "reason": None}
     if family in ev.exempt or family not in ev.curves:
@@ -391,6 +434,29 @@ def family_rise(
         detail["reason"] = "not_quiet_before"
         return FAIL, detail
     return PASS, detail
+
+
+def family_fall(
+    ev: FamilyEvidence, family: str, *, candidate_s: float, config: Config
+) -> tuple[str, dict[str, Any]]:
+    """Semantic family gate for exits: the family must leave across the candidate and stay away.
+
+    Only the ``trained`` backend answers this question (:mod:`timingbench.evidence.gate`);
+    the taggers' evidence is ``exempt`` with reason ``exit_not_judged``.
+
+    Raises
+    ------
+    ParameterError
+        If ``family`` is not an instrument family or ``candidate_s`` is not finite.
+    """
+    _check_family(family)
+    if not np.isfinite(candidate_s):
+        raise ParameterError(f"candidate_s must be a finite number of seconds, got {candidate_s!r}")
+    if ev.backend != "trained":
+        return EXEMPT, {"backend": ev.backend, "reason": "exit_not_judged"}
+    from timingbench.evidence.gate import trained_verdict
+
+    return trained_verdict(ev, family, t_s=float(candidate_s), config=config, kind="exit")
 
 
 def timbre_match(ev: FamilyEvidence, family: str, *, after_s: float, config: Config) -> dict[str, Any]:
@@ -431,6 +497,15 @@ def timbre_match(ev: FamilyEvidence, family: str, *, after_s: float, config: Con
                            "backend": ev.backend, "reason": None}
     if family in ev.exempt or family not in ev.curves:
         out["reason"] = ev.exempt.get(family, "not_in_vocabulary")
+        return out
+    if ev.backend == "trained":
+        from timingbench.evidence.gate import observed_entrant
+
+        observed, probs = observed_entrant(ev, t_s=float(after_s), config=config)
+        if observed is None:
+            out["reason"] = "insufficient_context"
+            return out
+        out.update(match=observed == family, observed_family=observed, entered=probs.get(family))
         return out
     sec = config.section("semantic")
     pre, post = _spans(ev, float(after_s), float(sec["context_s"]))

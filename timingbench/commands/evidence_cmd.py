@@ -1,0 +1,145 @@
+"""``timingbench evidence make-data | train | eval``: the trained family evidence model."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from timingbench.config import load_config
+from timingbench.errors import ParameterError
+
+
+def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    """Add the ``evidence`` command and its subcommands."""
+    p = sub.add_parser("evidence", help="the trained family evidence model: make data, train, evaluate",
+                       description="Build, train and evaluate the family evidence model (docs/evidence-model.md).")
+    ev = p.add_subparsers(dest="evidence_command", metavar="SUBCOMMAND")
+
+    m = ev.add_parser("make-data", help="render labelled multitrack training/test clips",
+                      description="Render seeded multitrack layouts with several soundfonts and real audio "
+                                  "effects; store log-mels and frame labels as shards in --out (resumable).")
+    m.add_argument("--out", required=True, type=Path, help="data set folder")
+    m.add_argument("--n", type=int, default=2048, help="number of clips (default 2048)")
+    m.add_argument("--seed", type=int, default=1, help="data set seed (default 1)")
+    m.add_argument("--soundfont", action="append", type=Path, default=None,
+                   help="soundfont to render with (repeatable; default: the four training soundfonts)")
+    m.add_argument("--test", action="store_true",
+                   help="a test set: no effects, no real singing; the only way to use MuseScore General")
+    m.add_argument("--config", type=Path, default=None, help="configuration YAML")
+    m.set_defaults(func=run_make_data)
+
+    t = ev.add_parser("train", help="train the network from data sets (seeded)",
+                      description="Train the family evidence network on --data, select the epoch on --dev, "
+                                  "and write the weights file with its training curve.")
+    t.add_argument("--data", required=True, type=Path, action="append", help="training data folder (repeatable)")
+    t.add_argument("--dev", required=True, type=Path, help="dev data folder (training soundfonts, other seed)")
+    t.add_argument("--out", required=True, type=Path, help="weights file to write (.pt)")
+    t.add_argument("--seed", type=int, default=0, help="training seed (default 0)")
+    t.add_argument("--epochs", type=int, default=12, help="epochs (default 12)")
+    t.add_argument("--batch", type=int, default=24, help="batch size (default 24)")
+    t.add_argument("--lr", type=float, default=2e-3, help="peak learning rate (default 2e-3)")
+    t.add_argument("--change-weight", type=float, default=1.0,
+                   help="weight of the change head's loss (0 trains presence only; default 1)")
+    t.add_argument("--threads", type=int, default=1, help="torch threads (default 1)")
+    t.add_argument("--limit", type=int, default=None, help="use only the first N training clips")
+    t.add_argument("--config", type=Path, default=None, help="configuration YAML")
+    t.set_defaults(func=run_train)
+
+    e = ev.add_parser("eval", help="per-family entrance/exit AUCs on a labelled data set",
+                      description="AUC of true entrances (exits) against decoy entrances of other families "
+                                  "and against pre-existing targets, per family and design.")
+    e.add_argument("--data", required=True, type=Path, help="labelled data folder (from make-data)")
+    e.add_argument("--weights", type=Path, action="append", default=None,
+                   help="weights file (repeatable, NAME=PATH allowed; default: the shipped weights)")
+    e.add_argument("--out", type=Path, default=None, help="write the report JSON here")
+    e.add_argument("--config", type=Path, default=None, help="configuration YAML")
+    e.set_defaults(func=run_eval)
+    p.set_defaults(func=lambda args: (p.print_help(), 2)[1])
+
+
+def run_make_data(args: argparse.Namespace) -> int:
+    """Render a data set."""
+    from timingbench.evidence.dataset import HELD_OUT_SOUNDFONT, TRAIN_SOUNDFONTS, make_dataset
+
+    cfg = load_config(args.config)
+    fonts = [str(s) for s in args.soundfont] if args.soundfont else \
+        ([HELD_OUT_SOUNDFONT] if args.test else list(TRAIN_SOUNDFONTS))
+    man = make_dataset(args.out, cfg=cfg, n_clips=args.n, seed=args.seed, soundfonts=fonts,
+                       augment=not args.test, allow_held_out=args.test)
+    print(f"wrote {man['n_clips']} clips to {args.out} (soundfonts: {', '.join(Path(s).name for s in fonts)})")
+    return 0
+
+
+def run_train(args: argparse.Namespace) -> int:
+    """Train and write the weights file."""
+    import numpy as np
+
+    from timingbench.evidence.dataset import is_held_out, load_dataset
+    from timingbench.evidence.model import save_weights
+    from timingbench.evidence.train import TrainParams, train_model
+
+    cfg = load_config(args.config)
+    mels, labs, sources = [], [], []
+    for folder in [*args.data, args.dev]:
+        man = json.loads((folder / "manifest.json").read_text()) if (folder / "manifest.json").is_file() else {}
+        bad = [s for s in man.get("soundfonts", []) if is_held_out(s)]
+        if bad:
+            raise ParameterError(f"{folder}: rendered with the held-out soundfont {bad[0]}; it may not be "
+                                 "trained on or used to select a model")
+        sources.append({"folder": str(folder), "seed": man.get("seed"), "n_clips": man.get("n_clips"),
+                        "soundfonts": [Path(s).name for s in man.get("soundfonts", [])]})
+    for folder in args.data:
+        m, lab, _ = load_dataset(folder)
+        mels.append(m)
+        labs.append(lab)
+    xm, xl = np.concatenate(mels), np.concatenate(labs)
+    if args.limit:
+        xm, xl = xm[: args.limit], xl[: args.limit]
+    dm, dl, _ = load_dataset(args.dev)
+    print(f"training on {len(xm)} clips, selecting on {len(dm)} dev clips", file=sys.stderr)
+    params = TrainParams(epochs=args.epochs, batch=args.batch, lr=args.lr, change_weight=args.change_weight,
+                         seed=args.seed, threads=args.threads)
+    model, curve = train_model((xm, xl), (dm, dl), cfg=cfg, params=params)
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    meta = {"licence": "MIT (timingbench); trained only on renders of the Debian GM soundfonts listed in "
+                       "data and on vocadito (CC BY 4.0)",
+            "train_params": params.__dict__, "data": sources, "curve": curve,
+            "config_version": cfg.version}
+    save_weights(model, args.out, meta=meta)
+    from timingbench.evidence.infer import reference_outputs
+    from timingbench.jsonio import write_json
+
+    write_json(args.out.with_suffix(".reference.json"), reference_outputs(args.out))
+    print(f"wrote {args.out} (best epoch {curve.get('best_epoch')}, {curve['parameters']} parameters)")
+    return 0
+
+
+def run_eval(args: argparse.Namespace) -> int:
+    """Print (and optionally write) the per-family AUC table."""
+    from timingbench.evidence.dataset import load_dataset
+    from timingbench.evidence.evaluate import evaluate_dataset
+    from timingbench.evidence.infer import WEIGHTS
+    from timingbench.evidence.metrics import format_table
+    from timingbench.evidence.model import load_weights
+    from timingbench.jsonio import write_json
+
+    cfg = load_config(args.config)
+    models = {}
+    for item in args.weights or [WEIGHTS]:
+        text = str(item)
+        name, _, path = text.partition("=") if "=" in text else (Path(text).stem, "", text)
+        try:
+            models[name], _ = load_weights(Path(path))
+        except (OSError, ValueError, RuntimeError) as exc:
+            raise ParameterError(f"{path}: cannot load weights ({exc})") from None
+    logmel, labels, meta = load_dataset(args.data)
+    report = evaluate_dataset(models, logmel, labels, meta, cfg)
+    report["data"] = str(args.data)
+    print(format_table(report["tables"]))
+    print("probes: " + ", ".join(f"{k} {v}" for k, v in sorted(report["n_probes"].items())))
+    if args.out is not None:
+        write_json(args.out, report)
+        print(f"wrote {args.out}")
+    return 0

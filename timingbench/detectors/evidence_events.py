@@ -1,0 +1,154 @@
+"""Instrument entrances and exits found as flips of the trained family evidence.
+
+Used by the stem-isolable families when no dedicated stem exists (the ``dsp`` fallback),
+and by percussion for its absence and persistence checks, whenever the ``trained``
+family evidence judges the family (:mod:`timingbench.evidence`).
+
+1. **Where.** The change head's probability that the family entered (left) is read over
+   the search window; its local maxima of at least ``evidence.entry_min_prob``
+   (``exit_min_prob``), ``evidence.candidate_separation_s`` apart, are the candidates.
+   Each is snapped to the earliest accent of the bank's onset curve (full mix) reaching
+   ``evidence.snap_rel_height`` of the span's maximum within ``evidence.snap_s`` of the
+   evidence peak, so the time comes from the signal and the identity from the evidence.
+2. **Whether.** ``absence_before`` (entrances) / ``absence_after`` (exits) on the family's
+   presence at the paper's two scales (strict context and whole clip before), and
+   ``persistence`` of the new state, then the ``semantic_family`` gate (the change head).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from timingbench.config import Config
+from timingbench.detectors.base import FAIL, PASS, Candidate, EventContext, Grid, snap_to_accent
+from timingbench.gates import semantic_family, semantic_family_exit
+
+F64 = npt.NDArray[np.float64]
+
+
+def judges(evidence: Any, family: str) -> bool:
+    """True when ``evidence`` is the trained backend's and it judges ``family``."""
+    return evidence is not None and getattr(evidence, "backend", None) == "trained" \
+        and family in evidence.curves and family not in evidence.exempt and evidence.times.size > 0
+
+
+def _peaks(curve: F64, times: F64, lo_s: float, hi_s: float, *, floor: float, sep_s: float) -> list[int]:
+    inside = np.flatnonzero((times >= lo_s) & (times <= hi_s))
+    if inside.size == 0:
+        return []
+    order = sorted((int(i) for i in inside if curve[i] >= floor
+                    and (i == 0 or curve[i] >= curve[i - 1]) and (i == curve.size - 1 or curve[i] > curve[i + 1])),
+                   key=lambda i: -curve[i])
+    kept: list[int] = []
+    for i in order:
+        if all(abs(times[i] - times[k]) >= sep_s for k in kept):
+            kept.append(i)
+    return sorted(kept)
+
+
+def presence_absence(evidence: Any, family: str, *, t_s: float, config: Config, entry: bool) -> tuple[str, dict[str, Any]]:
+    """Absence of the family before an entrance (after an exit) on its presence, at two scales.
+
+    Strict: the ``evidence.quiet_percentile`` percentile over the ``evidence.context_s``
+    before ``t_s`` (after, for exits; ``evidence.guard_s`` left out). Whole: the
+    ``evidence.whole_percentile`` percentile from the clip start (to the clip end, for
+    exits). Each must be at most ``evidence.quiet_max``. No frame on a side fails.
+    """
+    sec = config.section("evidence")
+    times, pres = evidence.times, evidence.curves[family]
+    g, c = float(sec["guard_s"]), float(sec["context_s"])
+    if entry:
+        strict = (times >= t_s - g - c) & (times < t_s - g)
+        whole = times < t_s - g
+    else:
+        strict = (times > t_s + g) & (times <= t_s + g + c)
+        whole = times > t_s + g
+    ev: dict[str, Any] = {"strict": None, "whole": None}
+    if not strict.any():
+        return FAIL, ev
+    ev["strict"] = round(float(np.percentile(pres[strict], float(sec["quiet_percentile"]))), 4)
+    ev["whole"] = round(float(np.percentile(pres[whole], float(sec["whole_percentile"]))), 4)
+    most = sec["quiet_max"]
+    ok = most is None or (ev["strict"] <= float(most) and ev["whole"] <= float(most))
+    return (PASS if ok else FAIL), ev
+
+
+def presence_persistence(evidence: Any, family: str, *, t_s: float, clip_end_s: float, config: Config,
+                         prefix: str, want_present: bool) -> tuple[str, dict[str, Any]]:
+    """The new state must hold: share of the ``<prefix>.persistence_s`` after ``t_s`` with presence >= 0.5.
+
+    Reads ``<prefix>.persistence_s``, ``<prefix>.persistence_min_fraction`` and
+    ``<prefix>.persistence_min_span_fraction`` like :func:`timingbench.gates.persistence`.
+    """
+    dur = config.value(f"{prefix}.persistence_s")
+    need = config.value(f"{prefix}.persistence_min_fraction")
+    if dur is None or need is None:
+        return PASS, {"held_fraction": None}
+    end = min(t_s + float(dur), clip_end_s)
+    span_min = config.value(f"{prefix}.persistence_min_span_fraction")
+    if span_min is not None and end - t_s < float(span_min) * float(dur):
+        return FAIL, {"held_fraction": None}
+    sel = (evidence.times >= t_s) & (evidence.times <= end)
+    if not sel.any():
+        return FAIL, {"held_fraction": None}
+    on = evidence.curves[family][sel] >= 0.5
+    frac = float(on.mean()) if want_present else float(1.0 - on.mean())
+    return (PASS if frac >= float(need) else FAIL), {"held_fraction": round(frac, 3)}
+
+
+def evidence_candidates(bank: Any, ctx: EventContext, config: Config, evidence: Any, *,
+                        prefix: str) -> list[Candidate]:
+    """Entrance/exit candidates of ``ctx.family`` from the trained evidence (module docstring).
+
+    Parameters
+    ----------
+    bank : FeatureBank
+        Reads ``onset_full``, ``sr``, ``hop``, ``n_frames`` and ``duration_s``.
+    ctx : EventContext
+        The instructed event and its search window.
+    config : Config
+        Reads the ``evidence`` section and ``<prefix>.persistence_*``.
+    evidence : FamilyEvidence
+        Trained evidence that judges ``ctx.family`` (see :func:`judges`).
+    prefix : str
+        Config section of the calling detector (persistence constants).
+
+    Returns
+    -------
+    candidates : list of Candidate
+        Empty when the evidence never shows the change inside the window.
+    """
+    sec = config.section("evidence")
+    entry = ctx.kind == "instrument_entry"
+    curve = (evidence.entered if entry else evidence.left)[ctx.family]
+    floor = sec["entry_min_prob"] if entry else sec["exit_min_prob"]
+    if floor is None:
+        return []
+    grid = Grid(sr=bank.sr, hop=bank.hop, n_frames=bank.n_frames)
+    onset = np.asarray(bank.onset_full, dtype=np.float64)
+    snap = float(sec["snap_s"])
+    end_s = float(bank.duration_s)
+    out: list[Candidate] = []
+    for i in _peaks(curve, evidence.times, ctx.window_lo_s - snap, ctx.window_hi_s + snap, floor=float(floor),
+                    sep_s=float(sec["candidate_separation_s"])):
+        t_peak = float(evidence.times[i])
+        f = snap_to_accent(onset, grid.frame(t_peak - snap), grid.frame(t_peak + snap) + 1,
+                           rel_height=float(sec["snap_rel_height"]))
+        t = grid.time(f) if f is not None else t_peak
+        if not ctx.window_lo_s <= t <= ctx.window_hi_s:
+            continue
+        cand = Candidate(t, evidence={"evidence_peak_s": round(t_peak, 4), "change": round(float(curve[i]), 4),
+                                      "snapped": f is not None})
+        name = "absence_before" if entry else "absence_after"
+        cand.gates[name], cand.evidence[name] = presence_absence(evidence, ctx.family, t_s=t, config=config,
+                                                                 entry=entry)
+        cand.gates["persistence"], cand.evidence["persistence"] = presence_persistence(
+            evidence, ctx.family, t_s=t, clip_end_s=end_s, config=config, prefix=prefix, want_present=entry)
+        sem = semantic_family if entry else semantic_family_exit
+        cand.gates["semantic_family"], cand.evidence["semantic_family"] = sem(evidence, ctx.family, t_s=t,
+                                                                              config=config)
+        out.append(cand)
+    return out

@@ -1,0 +1,419 @@
+"""Training and test data of the family evidence model, made by the reference renderer.
+
+``make_dataset`` draws seeded clip layouts (:mod:`timingbench.evidence.layouts`), renders
+every family's stem with FluidSynth under one of several soundfonts, applies real audio
+effects (pedalboard: gain, EQ, reverb, compression, chorus, distortion on guitars, pitch
+shift; soxr band-limiting through 16/22.05/32 kHz; mp3/ogg round trips through ffmpeg;
+noise), mixes, and stores per clip:
+
+- ``logmel``: the feature bank's log-mel of the mix (float16, shape (n_mels, n_frames),
+  dB re the clip maximum, on the bank's 512-sample hop at 44.1 kHz);
+- ``labels``: per family and bank frame, whether the family's stem sounds (uint8,
+  shape (11, n_frames)): its frame level is within ``evidence.label_present_db`` dB of the
+  mix's loudest frame.
+
+To keep FluidSynth's start-up cost out of the loop, the stems of one family under one
+soundfont are rendered as one long MIDI timeline (clips laid end to end with a silent
+gap that lets release tails die out) and cut apart afterwards.
+
+Real singing comes from ``../shared/realdata/vocadito`` (its part after
+``evidence.vocadito_train_from_s`` only: the first vocal entrance is kept for testing).
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import mido
+import numpy as np
+import numpy.typing as npt
+import soundfile as sf
+
+from timingbench.config import Config
+from timingbench.errors import ConfigError, ParameterError, TimingbenchError
+from timingbench.evidence.layouts import ClipLayout, sample_layout
+from timingbench.evidence.programs import FAMILIES
+from timingbench.features import spectral as _sp
+from timingbench.render.synth import fluidsynth_binary
+
+SR = 44100
+F32 = npt.NDArray[np.float32]
+
+#: Soundfonts (Debian packages) the shipped model is trained on. MuseScore General in any
+#: variant is held out: it is only ever used to measure.
+TRAIN_SOUNDFONTS = (
+    "/usr/share/sounds/sf2/FluidR3_GM.sf2",
+    "/usr/share/sounds/sf2/TimGM6mb.sf2",
+    "/usr/share/sounds/sf2/sf_GMbank.sf2",
+    "/usr/share/sounds/sf3/FluidR3Mono_GM.sf3",
+)
+#: The held-out soundfont of the out-of-distribution test set.
+HELD_OUT_SOUNDFONT = "/usr/share/sounds/sf3/MuseScore_General.sf3"
+VOCADITO = Path(__file__).resolve().parents[2] / ".." / "shared" / "realdata" / "vocadito" / "Audio" / "vocadito_1.wav"
+
+
+def shutil_which(name: str) -> str | None:
+    """Path of an executable on PATH, or None."""
+    return shutil.which(name)
+
+
+def is_held_out(soundfont: str | Path) -> bool:
+    """True for a MuseScore General soundfont (any variant), which may never be trained on."""
+    return "musescore" in Path(soundfont).name.lower()
+
+
+@dataclass(frozen=True)
+class DataParams:
+    """Data recipe constants (``evidence`` section of the configuration)."""
+
+    clip_s: float
+    edge_s: float
+    gap_s: float
+    label_present_db: float
+    real_vocals_p: float
+    vocadito_train_from_s: float
+    n_fft: int
+    hop: int
+    n_mels: int
+    db_range: float
+
+    @classmethod
+    def from_config(cls, cfg: Config) -> DataParams:
+        """Read the recipe from ``evidence.*`` and the bank's STFT from ``features.*``."""
+        v = cfg.value
+        return cls(clip_s=float(v("evidence.clip_s")), edge_s=float(v("evidence.edge_s")),
+                   gap_s=float(v("evidence.render_gap_s")),
+                   label_present_db=float(v("evidence.label_present_db")),
+                   real_vocals_p=float(v("evidence.real_vocals_p")),
+                   vocadito_train_from_s=float(v("evidence.vocadito_train_from_s")),
+                   n_fft=int(v("features.n_fft")), hop=int(v("features.hop")),
+                   n_mels=int(v("features.n_mels")), db_range=float(v("features.db_range")))
+
+
+def log_mel(y: npt.ArrayLike, p: DataParams) -> F32:
+    """The feature bank's log-mel of mono 44.1 kHz audio (dB re its maximum, float32)."""
+    x = np.asarray(y, dtype=np.float32)
+    mag = _sp.stft_magnitude(x, n_fft=p.n_fft, hop=p.hop)
+    mel = np.asarray(_sp.mel_basis(sr=SR, n_fft=p.n_fft, n_mels=p.n_mels) @ (mag * mag))
+    return _sp.log_mel_db(mel, db_range=p.db_range)
+
+
+def frame_labels(stems: dict[str, npt.NDArray[np.float64]], mix: npt.NDArray[np.float64],
+                 p: DataParams) -> npt.NDArray[np.uint8]:
+    """Presence per family and bank frame (see module docstring)."""
+    ref = _sp.frame_rms(mix, n_fft=p.n_fft, hop=p.hop)
+    n = ref.size
+    ref_ms = max(float(np.max(ref)) ** 2, 1e-20)
+    out = np.zeros((len(FAMILIES), n), dtype=np.uint8)
+    for fam, y in stems.items():
+        r = _sp.frame_rms(y, n_fft=p.n_fft, hop=p.hop)[:n]
+        db = 10.0 * np.log10(np.maximum(r * r, 1e-20) / ref_ms)
+        out[FAMILIES.index(fam), : r.size] = db >= p.label_present_db
+    return out
+
+
+# --------------------------------------------------------------------------- rendering
+
+
+def _timeline_midi(layouts: Sequence[ClipLayout], family: str, path: Path, *, stride_s: float) -> list[int]:
+    """One MIDI file holding ``family``'s part of every layout that has one, end to end.
+
+    The ``k``-th such clip starts at ``k * stride_s``. Returns the indices (into
+    ``layouts``) of those clips, in timeline order.
+    """
+    mid = mido.MidiFile(ticks_per_beat=480)
+    track = mido.MidiTrack()
+    mid.tracks.append(track)
+    track.append(mido.MetaMessage("set_tempo", tempo=500000, time=0))  # 120 BPM: 960 ticks/s
+    events: list[tuple[int, int, mido.Message]] = []
+    used: list[int] = []
+    tps = 960.0
+    for i, lay in enumerate(layouts):
+        part = next((q for q in lay.parts if q.family == family and not q.real_vocals), None)
+        if part is None:
+            continue
+        ch = 9 if part.program.is_drum else 0
+        t0 = int(round(len(used) * stride_s * tps))
+        used.append(i)
+        events.append((t0, 0, mido.Message("program_change", channel=ch, program=part.program.program)))
+        events.append((t0, 0, mido.Message("control_change", channel=ch, control=7, value=100)))
+        for n in part.notes:
+            s = t0 + int(round(n.start * tps))
+            e = t0 + max(int(round(n.end * tps)), int(round(n.start * tps)) + 1)
+            events.append((s, 2, mido.Message("note_on", channel=ch, note=n.pitch, velocity=n.velocity)))
+            events.append((e, 1, mido.Message("note_off", channel=ch, note=n.pitch, velocity=0)))
+    events.sort(key=lambda x: (x[0], x[1]))
+    now = 0
+    for t, _, msg in events:
+        track.append(msg.copy(time=t - now))
+        now = t
+    mid.save(str(path))
+    return used
+
+
+def _render_file(midi: Path, soundfont: str, n_samples: int, timeout_s: float) -> npt.NDArray[np.float64]:
+    with tempfile.TemporaryDirectory(prefix="tb-evid-") as tmp:
+        wav = Path(tmp) / "out.wav"
+        cmd = [fluidsynth_binary(), "-ni", "-q", "-F", str(wav), "-r", str(SR), "-g", "0.3", "-O", "float",
+               "-o", "synth.chorus.active=0", "-o", "synth.reverb.active=0", "-o", "synth.cpu-cores=1",
+               "-o", "synth.dynamic-sample-loading=1", "-o", "synth.polyphony=1024", soundfont, str(midi)]
+        try:
+            proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout_s, check=False)
+        except subprocess.TimeoutExpired:
+            raise TimingbenchError(f"{midi}: FluidSynth did not finish in {timeout_s:g} s") from None
+        if proc.returncode != 0 or not wav.is_file():
+            raise TimingbenchError(f"{midi}: FluidSynth failed ({proc.stderr.strip()[-300:]})")
+        data, _ = sf.read(str(wav), dtype="float64", always_2d=True)
+    out = np.zeros(n_samples)
+    mono = data.mean(axis=1)
+    out[: min(n_samples, mono.size)] = mono[:n_samples]
+    return out
+
+
+def render_stems(layouts: Sequence[ClipLayout], soundfont: str, p: DataParams,
+                 vocals: npt.NDArray[np.float64] | None) -> list[dict[str, npt.NDArray[np.float64]]]:
+    """Dry stems (family -> mono float64, ``clip_s`` long) of every layout under one soundfont."""
+    n = int(round(p.clip_s * SR))
+    stride = p.clip_s + p.gap_s
+    out: list[dict[str, npt.NDArray[np.float64]]] = [{} for _ in layouts]
+    with tempfile.TemporaryDirectory(prefix="tb-evid-mid-") as tmp:
+        for fam in FAMILIES:
+            midi = Path(tmp) / f"{fam}.mid"
+            used = _timeline_midi(layouts, fam, midi, stride_s=stride)
+            if not used:
+                continue
+            total = int(round(stride * len(used) * SR)) + n
+            audio = _render_file(midi, soundfont, total, timeout_s=60.0 + 0.05 * total / SR)
+            for k, i in enumerate(used):
+                s = int(round(k * stride * SR))
+                out[i][fam] = audio[s : s + n].copy()
+    for i, lay in enumerate(layouts):
+        for part in lay.parts:
+            if part.real_vocals and vocals is not None:
+                out[i]["vocals"] = _real_vocals(vocals, part.spans, p, seed=lay.index)
+    return out
+
+
+def load_vocadito_training_part(p: DataParams, path: Path = VOCADITO) -> npt.NDArray[np.float64] | None:
+    """The training part of the vocadito recording (mono 44.1 kHz), or None when it is absent."""
+    if not path.is_file():
+        return None
+    y, sr = sf.read(str(path), dtype="float64", always_2d=True)
+    y = y.mean(axis=1)
+    if sr != SR:
+        import soxr
+
+        y = np.asarray(soxr.resample(y, sr, SR), dtype=np.float64)
+    return y[int(p.vocadito_train_from_s * SR):]
+
+
+def _real_vocals(src: npt.NDArray[np.float64], spans: list[tuple[float, float]], p: DataParams,
+                 *, seed: int) -> npt.NDArray[np.float64]:
+    rng = np.random.default_rng([7, seed])
+    n = int(round(p.clip_s * SR))
+    start = int(rng.integers(0, max(src.size - n, 1)))
+    seg = np.zeros(n)
+    piece = src[start : start + n]
+    seg[: piece.size] = piece
+    gate = np.zeros(n)
+    fade = int(0.01 * SR)
+    for t0, t1 in spans:
+        a, b = int(t0 * SR), min(int(t1 * SR), n)
+        gate[a:b] = 1.0
+        gate[a : a + fade] = np.linspace(0.0, 1.0, min(fade, b - a))
+    return seg * gate
+
+
+# --------------------------------------------------------------------------- effects
+
+
+def _stem_effects(y: npt.NDArray[np.float64], family: str, rng: np.random.Generator) -> npt.NDArray[np.float64]:
+    import pedalboard as pb
+
+    fx: list[Any] = []
+    if rng.random() < 0.5:
+        fx.append(pb.PeakFilter(cutoff_frequency_hz=float(np.exp(rng.uniform(np.log(150), np.log(8000)))),
+                                gain_db=float(rng.uniform(-8, 8)), q=float(rng.uniform(0.5, 2.0))))
+    if rng.random() < 0.3:
+        fx.append(pb.LowShelfFilter(cutoff_frequency_hz=float(rng.uniform(80, 400)), gain_db=float(rng.uniform(-8, 6))))
+    if rng.random() < 0.3:
+        fx.append(pb.HighShelfFilter(cutoff_frequency_hz=float(rng.uniform(2000, 9000)),
+                                     gain_db=float(rng.uniform(-10, 6))))
+    if rng.random() < (0.45 if family == "guitar" else 0.04):
+        fx.append(pb.Distortion(drive_db=float(rng.uniform(8, 30))))
+    if rng.random() < 0.3:
+        fx.append(pb.Compressor(threshold_db=float(rng.uniform(-30, -10)), ratio=float(rng.uniform(2, 8))))
+    if rng.random() < 0.1:
+        fx.append(pb.Chorus(rate_hz=float(rng.uniform(0.3, 2.0)), depth=float(rng.uniform(0.1, 0.4)), mix=0.4))
+    if rng.random() < 0.35:
+        fx.append(pb.Reverb(room_size=float(rng.uniform(0.1, 0.9)), wet_level=float(rng.uniform(0.05, 0.35)),
+                            dry_level=1.0))
+    if not fx:
+        return y
+    board = pb.Pedalboard(fx)
+    return np.asarray(board(y.astype(np.float32)[None, :], SR)[0][: y.size], dtype=np.float64)
+
+
+def _lossy(y: npt.NDArray[np.float64], rng: np.random.Generator) -> npt.NDArray[np.float64]:
+    fmt = "mp3" if rng.random() < 0.6 else "ogg"
+    rate = str(int(rng.choice([48, 64, 96, 128, 192]))) + "k"
+    with tempfile.TemporaryDirectory(prefix="tb-evid-lossy-") as tmp:
+        src, enc = Path(tmp) / "in.wav", Path(tmp) / f"enc.{fmt}"
+        sf.write(str(src), np.clip(y, -1, 1), SR, subtype="PCM_16")
+        codec = ["-c:a", "libmp3lame"] if fmt == "mp3" else ["-c:a", "libvorbis"]
+        proc = subprocess.run(["ffmpeg", "-v", "error", "-y", "-i", str(src), *codec, "-b:a", rate, str(enc)],
+                              capture_output=True, check=False)
+        if proc.returncode != 0:
+            return y
+        dec = subprocess.run(["ffmpeg", "-v", "error", "-i", str(enc), "-f", "f32le", "-ac", "1", "-ar", str(SR),
+                              "-"], capture_output=True, check=False)
+        if dec.returncode != 0:
+            return y
+    z = np.zeros_like(y)
+    s = np.frombuffer(dec.stdout, dtype=np.float32).astype(np.float64)[: y.size]
+    z[: s.size] = s
+    return z
+
+
+def _mix_effects(y: npt.NDArray[np.float64], rng: np.random.Generator) -> npt.NDArray[np.float64]:
+    import soxr
+
+    if rng.random() < 0.06:
+        import pedalboard as pb
+
+        y = np.asarray(pb.PitchShift(semitones=float(rng.uniform(-1.5, 1.5)))(y.astype(np.float32)[None, :], SR)[0],
+                       dtype=np.float64)[: y.size]
+    if rng.random() < 0.2:
+        mid = int(rng.choice([16000, 22050, 32000]))
+        y = np.asarray(soxr.resample(soxr.resample(y, SR, mid), mid, SR), dtype=np.float64)
+    if rng.random() < 0.12:
+        y = _lossy(y, rng)
+    if rng.random() < 0.2:
+        rms = float(np.sqrt(np.mean(y * y)) + 1e-12)
+        y = y + rng.normal(0.0, rms * 10 ** (float(rng.uniform(-55, -30)) / 20.0), y.size)
+    return y
+
+
+def mix_clip(stems: dict[str, npt.NDArray[np.float64]], layout: ClipLayout, *, augment: bool,
+             seed: int) -> tuple[npt.NDArray[np.float64], dict[str, npt.NDArray[np.float64]]]:
+    """Effects, gains and sum: the mix and the processed stems (labels are read from these)."""
+    rng = np.random.default_rng([seed, layout.index, 99])
+    gains = {p.family: p.gain_db for p in layout.parts}
+    wet: dict[str, npt.NDArray[np.float64]] = {}
+    for fam, y in stems.items():
+        z = _stem_effects(y, fam, rng) if augment else y
+        peak = float(np.max(np.abs(z))) or 1.0
+        wet[fam] = z / peak * 10 ** (gains.get(fam, 0.0) / 20.0)
+    n = next(iter(stems.values())).size if stems else int(round(layout.duration_s * SR))
+    mix = np.zeros(n)
+    for z in wet.values():
+        mix[: z.size] += z[:n]
+    if augment:
+        mix = _mix_effects(mix, rng)
+    return mix, wet
+
+
+# --------------------------------------------------------------------------- data set
+
+
+def make_dataset(out: Path, *, cfg: Config, n_clips: int, seed: int, soundfonts: Sequence[str],
+                 augment: bool = True, allow_held_out: bool = False, chunk: int = 64,
+                 progress: Callable[[int, int], None] | None = None) -> dict[str, Any]:
+    """Render, augment and label ``n_clips`` clips into ``out`` (shards ``part-XXXX.npz``).
+
+    Clip ``i`` is rendered with ``soundfonts[i % len(soundfonts)]``. A shard already on
+    disk is kept (a killed run resumes). ``manifest.json`` records the recipe.
+
+    Raises
+    ------
+    ParameterError
+        If a held-out (MuseScore General) soundfont is given without ``allow_held_out``
+        (test sets only), or ``n_clips`` is not positive.
+    ConfigError
+        If a soundfont file is missing.
+    """
+    if n_clips <= 0:
+        raise ParameterError(f"n_clips must be positive, got {n_clips}")
+    for s in soundfonts:
+        if not Path(s).is_file():
+            raise ConfigError(f"soundfont {s} not found; install it (Debian packages fluid-soundfont-gm, "
+                              "timgm6mb-soundfont, csound-soundfont, fluidr3mono-gm-soundfont)")
+        if is_held_out(s) and not allow_held_out:
+            raise ParameterError(f"{s}: MuseScore General is the held-out soundfont; it may only be used "
+                                 "to make a test set (--test)")
+    p = DataParams.from_config(cfg)
+    out.mkdir(parents=True, exist_ok=True)
+    vocals = load_vocadito_training_part(p) if not allow_held_out else None
+    manifest = {"seed": seed, "n_clips": n_clips, "soundfonts": [str(s) for s in soundfonts],
+                "augment": augment, "families": list(FAMILIES), "params": p.__dict__,
+                "real_vocals": vocals is not None, "chunk": chunk}
+    (out / "manifest.json").write_text(json.dumps(manifest, indent=2) + "\n")
+    done = 0
+    t_start = time.perf_counter()
+    for c0 in range(0, n_clips, chunk):
+        shard = out / f"part-{c0 // chunk:04d}.npz"
+        idx = list(range(c0, min(c0 + chunk, n_clips)))
+        if shard.is_file():
+            done += len(idx)
+            continue
+        layouts = [sample_layout(i, seed=seed, duration_s=p.clip_s, edge_s=p.edge_s,
+                                 real_vocals_p=p.real_vocals_p if vocals is not None else 0.0) for i in idx]
+        mels: list[Any] = []
+        labs: list[Any] = []
+        meta: list[dict[str, Any]] = []
+        for k, sfont in enumerate(soundfonts):
+            group = [lay for lay in layouts if lay.index % len(soundfonts) == k]
+            if not group:
+                continue
+            for lay, stems in zip(group, render_stems(group, sfont, p, vocals), strict=True):
+                mix, wet = mix_clip(stems, lay, augment=augment, seed=seed)
+                mel = log_mel(mix, p)
+                lab = frame_labels(wet, mix, p)[:, : mel.shape[1]]
+                mels.append(mel.astype(np.float16))
+                labs.append(lab)
+                meta.append({"index": lay.index, "soundfont": Path(sfont).name, "bpm": round(lay.bpm, 2),
+                             "parts": [{"family": q.family, "program": q.program.program, "role": q.role,
+                                        "spans": [[round(a, 4), round(b, 4)] for a, b in q.spans],
+                                        "real_vocals": q.real_vocals} for q in lay.parts]})
+        order = np.argsort([int(m["index"]) for m in meta])
+        tmp = shard.with_suffix(".tmp.npz")
+        np.savez(tmp, logmel=np.stack([mels[j] for j in order]), labels=np.stack([labs[j] for j in order]),
+                 meta=np.array(json.dumps([meta[j] for j in order])))
+        tmp.replace(shard)
+        done += len(idx)
+        if progress is not None:
+            progress(done, n_clips)
+        else:
+            rate = done / max(time.perf_counter() - t_start, 1e-9)
+            print(f"  {done}/{n_clips} clips ({rate:.1f} clips/s)", file=sys.stderr, flush=True)
+    return manifest
+
+
+def load_dataset(folder: Path) -> tuple[npt.NDArray[np.float16], npt.NDArray[np.uint8], list[dict[str, Any]]]:
+    """All shards of a data set folder: log-mels, labels and clip metadata (in clip order).
+
+    Raises
+    ------
+    ParameterError
+        If the folder holds no shard.
+    """
+    shards = sorted(folder.glob("part-*.npz"))
+    shards = [s for s in shards if not s.name.endswith(".tmp.npz")]
+    if not shards:
+        raise ParameterError(f"{folder}: no data shards (part-*.npz); run `timingbench evidence make-data`")
+    mels, labs, meta = [], [], []
+    for s in shards:
+        with np.load(s) as z:
+            mels.append(z["logmel"])
+            labs.append(z["labels"])
+            meta.extend(json.loads(str(z["meta"])))
+    return np.concatenate(mels), np.concatenate(labs), meta

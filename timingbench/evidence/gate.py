@@ -1,0 +1,94 @@
+"""Gate decisions from the trained family evidence: did family X come in (go out) here?
+
+For a candidate at ``t`` seconds and a family X the evidence judges:
+
+- ``change``: the highest probability the change head gives "X entered" (or "X left")
+  over the output frames within ``evidence.gate_reach_s`` of ``t``;
+- ``before`` / ``after``: the presence of X over the ``evidence.context_s`` before and
+  after ``t`` (``evidence.guard_s`` left out), as a high percentile
+  (``evidence.quiet_percentile``) on the side where X must be absent and the median on
+  the side where it must sound.
+
+An entrance passes when ``change >= evidence.entry_min_prob`` and
+``before <= evidence.quiet_max``; an exit when ``change >= evidence.exit_min_prob`` and
+``after <= evidence.quiet_max``. A disabled constant skips its check. Like every semantic
+gate it only vetoes: it never moves or creates a detection.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from timingbench.config import Config
+
+PASS, FAIL, EXEMPT = "pass", "fail", "exempt"
+F64 = npt.NDArray[np.float64]
+
+
+def side_levels(presence: F64, times: F64, t_s: float, *, context_s: float, guard_s: float,
+                pct: float, quiet_side: str) -> tuple[float | None, float | None]:
+    """Presence before and after ``t_s``: the ``pct`` percentile on ``quiet_side``, the median on the other."""
+    pre = (times >= t_s - guard_s - context_s) & (times < t_s - guard_s)
+    post = (times > t_s + guard_s) & (times <= t_s + guard_s + context_s)
+    b = a = None
+    if pre.any():
+        b = float(np.percentile(presence[pre], pct)) if quiet_side == "before" else float(np.median(presence[pre]))
+    if post.any():
+        a = float(np.percentile(presence[post], pct)) if quiet_side == "after" else float(np.median(presence[post]))
+    return b, a
+
+
+def change_near(curve: F64, times: F64, t_s: float, reach_s: float) -> float | None:
+    """Highest change probability within ``reach_s`` of ``t_s`` (None when no frame lies there)."""
+    near = np.abs(times - t_s) <= reach_s
+    return float(np.max(curve[near])) if near.any() else None
+
+
+def trained_verdict(ev: Any, family: str, *, t_s: float, config: Config, kind: str) -> tuple[str, dict[str, Any]]:
+    """The trained evidence's verdict on ``family`` entering (``kind='entry'``) or leaving at ``t_s``.
+
+    Returns
+    -------
+    verdict : str
+        ``pass`` | ``fail`` | ``exempt`` (family not judged, or no context).
+    detail : dict
+        ``backend``, ``change`` (probability), ``before`` and ``after`` (presence),
+        ``reason`` (``no_change``, ``not_quiet_before``, ``not_quiet_after``, or the exemption).
+    """
+    detail: dict[str, Any] = {"backend": ev.backend, "change": None, "before": None, "after": None,
+                              "reason": None}
+    if family in ev.exempt or family not in ev.curves:
+        detail["reason"] = ev.exempt.get(family, "not_in_vocabulary")
+        return EXEMPT, detail
+    sec = config.section("evidence")
+    changes = ev.entered if kind == "entry" else ev.left
+    ch = change_near(changes[family], ev.times, t_s, float(sec["gate_reach_s"]))
+    b, a = side_levels(ev.curves[family], ev.times, t_s, context_s=float(sec["context_s"]),
+                       guard_s=float(sec["guard_s"]), pct=float(sec["quiet_percentile"]),
+                       quiet_side="before" if kind == "entry" else "after")
+    if ch is None or b is None or a is None:
+        detail["reason"] = "insufficient_context"
+        return EXEMPT, detail
+    detail.update(change=round(ch, 4), before=round(b, 4), after=round(a, 4))
+    need = sec["entry_min_prob"] if kind == "entry" else sec["exit_min_prob"]
+    if need is not None and ch < float(need):
+        detail["reason"] = "no_change"
+        return FAIL, detail
+    quiet = b if kind == "entry" else a
+    if sec["quiet_max"] is not None and quiet > float(sec["quiet_max"]):
+        detail["reason"] = "not_quiet_before" if kind == "entry" else "not_quiet_after"
+        return FAIL, detail
+    return PASS, detail
+
+
+def observed_entrant(ev: Any, *, t_s: float, config: Config) -> tuple[str | None, dict[str, float]]:
+    """The judged family most likely to have entered at ``t_s`` and every family's entry probability."""
+    reach = float(config.value("evidence.gate_reach_s"))
+    probs = {f: change_near(ev.entered[f], ev.times, t_s, reach) for f in sorted(ev.curves)}
+    have = {f: p for f, p in probs.items() if p is not None}
+    if not have:
+        return None, {}
+    return max(have, key=lambda f: have[f]), {f: round(p, 4) for f, p in have.items()}

@@ -1,0 +1,136 @@
+"""The shipped family evidence network run on a clip's feature bank.
+
+The network reads the bank's log-mel (no audio is decoded or transformed again), on CPU
+through torch. Its outputs are memoised in the bank (and so in the feature cache) under
+a key holding the digest of the weights file and of the ``evidence`` constants, so a new
+model or recipe never reuses stale curves.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from timingbench.errors import ModelUnavailableError
+from timingbench.evidence.programs import FAMILIES
+from timingbench.evidence.targets import output_times
+
+#: The weights that ship inside the package.
+WEIGHTS = Path(__file__).resolve().parents[1] / "data" / "evidence" / "family_evidence.pt"
+
+
+@dataclass(frozen=True)
+class NetOutputs:
+    """Per-frame outputs of the network for one clip.
+
+    Attributes
+    ----------
+    times : np.ndarray of float64, shape (n,)
+        Output-frame instants in seconds (hop ``stride * hop / sr``, 46.4 ms).
+    presence, entered, left : np.ndarray of float64, shape (11, n)
+        Probability that each family sounds; that it entered / left across the frame.
+    """
+
+    times: npt.NDArray[np.float64]
+    presence: npt.NDArray[np.float64]
+    entered: npt.NDArray[np.float64]
+    left: npt.NDArray[np.float64]
+
+
+def weights_digest(path: Path) -> str:
+    """First 16 hex digits of the SHA-256 of a weights file."""
+    return hashlib.sha256(path.read_bytes()).hexdigest()[:16]
+
+
+@lru_cache(maxsize=4)
+def _model(path_str: str, digest: str) -> tuple[Any, dict[str, Any]]:
+    from timingbench.evidence.model import load_weights
+
+    return load_weights(Path(path_str))
+
+
+def run_network(logmel: npt.ArrayLike, *, sr: float, hop: int, weights: Path | None = None) -> NetOutputs:
+    """Run the network on one clip's log-mel.
+
+    Parameters
+    ----------
+    logmel : array_like, shape (n_mels, n_frames)
+        The bank's log-mel (dB re the clip maximum).
+    sr : float
+        Sample rate of the bank in Hz.
+    hop : int
+        Hop of the bank in samples.
+    weights : Path, optional
+        Weights file; the shipped one when omitted.
+
+    Returns
+    -------
+    outputs : NetOutputs
+
+    Raises
+    ------
+    ModelUnavailableError
+        If the weights file is missing or unreadable.
+    """
+    import torch
+
+    path = Path(weights) if weights is not None else WEIGHTS
+    if not path.is_file():
+        raise ModelUnavailableError(f"{path}: family evidence weights not found (run `timingbench evidence train`)")
+    try:
+        model, _ = _model(str(path), weights_digest(path))
+    except (OSError, ValueError, RuntimeError, KeyError) as exc:
+        raise ModelUnavailableError(f"{path}: cannot load the family evidence weights ({exc})") from None
+    x = np.asarray(logmel, dtype=np.float32)
+    stride = model.shape.stride
+    n = x.shape[1]
+    pad = (-n) % stride
+    if pad:
+        x = np.pad(x, ((0, 0), (0, pad)), constant_values=-80.0)
+    with torch.inference_mode():
+        pres, change = model(torch.from_numpy(x)[None])
+        pres_p = torch.sigmoid(pres)[0].double().numpy()
+        ch_p = torch.softmax(change, dim=2)[0].double().numpy()
+    t = output_times(pres_p.shape[1], stride=stride, sr=sr, hop=hop)
+    keep = t <= (n - 1) * hop / sr + 1e-9
+    return NetOutputs(times=t[keep], presence=pres_p[:, keep], entered=ch_p[:, 0, keep], left=ch_p[:, 1, keep])
+
+
+def bank_outputs(bank: Any, *, version: str, weights: Path | None = None) -> NetOutputs:
+    """:func:`run_network` on ``bank.logmel``, memoised in the bank."""
+    path = Path(weights) if weights is not None else WEIGHTS
+    if not path.is_file():
+        raise ModelUnavailableError(f"{path}: family evidence weights not found (run `timingbench evidence train`)")
+    key = f"evidence:trained:{version}:{weights_digest(path)}"
+    raw = bank.derived(key, lambda b: run_network(b.logmel, sr=b.sr, hop=b.hop, weights=path).__dict__)
+    return NetOutputs(**raw)
+
+
+def family_rows(out: NetOutputs) -> dict[str, int]:
+    """Row of each family in the outputs."""
+    return {f: i for i, f in enumerate(FAMILIES)}
+
+
+def reference_logmel() -> npt.NDArray[np.float32]:
+    """A fixed 12-s log-mel (quiet first half, a banded texture after 6 s) for the reference outputs."""
+    r = np.random.default_rng(0)
+    n = 1034
+    x = np.full((128, n), -80.0, dtype=np.float32)
+    x[:, 517:] = -50.0 + 8.0 * r.standard_normal((128, n - 517)).astype(np.float32)
+    x[20:24, 517:] = -10.0
+    x[40:42, 517:] = -18.0
+    return np.minimum(x, 0.0)
+
+
+def reference_outputs(weights: Path | None = None) -> dict[str, Any]:
+    """Summary of the network's outputs on :func:`reference_logmel` (stored beside shipped weights)."""
+    out = run_network(reference_logmel(), sr=44100, hop=512, weights=weights)
+    return {"n_frames": int(out.times.size),
+            "presence_mean": [round(float(v), 6) for v in out.presence.mean(axis=1)],
+            "entered_max": [round(float(v), 6) for v in out.entered.max(axis=1)]}

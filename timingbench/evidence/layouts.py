@@ -1,0 +1,125 @@
+"""Seeded multitrack clip layouts for the family evidence model's training and test data.
+
+A layout is one short clip: a tempo, a key, and 1-6 parts of distinct families. Each part
+is a General MIDI program in one role and register, active over one or two spans of the
+clip, so families enter and leave inside it (the frame labels change over time). Span
+patterns: present throughout (a pre-existing layer), entering, leaving, entering then
+leaving, and a gap in the middle.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from timingbench.evidence.programs import FAMILIES, PROGRAMS, Program, instrument_spec
+from timingbench.render.arrangement import Grid, Note, generate_part, random_harmony
+
+#: Span patterns and their probabilities.
+PATTERNS = ("whole", "enter", "exit", "enter_exit", "gap")
+PATTERN_P = (0.34, 0.32, 0.14, 0.10, 0.10)
+#: Probabilities of 1..6 families in a clip (sparse to busy).
+N_FAMILIES_P = (0.12, 0.18, 0.22, 0.20, 0.16, 0.12)
+
+
+@dataclass
+class PartLayout:
+    """One family's part in a clip.
+
+    Attributes
+    ----------
+    family : str
+        SPEC section 1 family.
+    program : Program
+        Its General MIDI program.
+    role : str
+        Part role (articulation).
+    spans : list of (float, float)
+        Active spans in seconds.
+    gain_db : float
+        Mix gain of the stem in dB.
+    notes : list of Note
+        The generated notes (seconds).
+    real_vocals : bool
+        True when the stem is replaced by real singing.
+    """
+
+    family: str
+    program: Program
+    role: str
+    spans: list[tuple[float, float]]
+    gain_db: float
+    notes: list[Note] = field(default_factory=list)
+    real_vocals: bool = False
+
+
+@dataclass
+class ClipLayout:
+    """One training clip: its seed, length, tempo and parts."""
+
+    index: int
+    duration_s: float
+    bpm: float
+    parts: list[PartLayout]
+
+
+def _spans(pattern: str, rng: np.random.Generator, dur: float, edge_s: float) -> list[tuple[float, float]]:
+    lo, hi = edge_s, dur - edge_s
+    if pattern == "whole":
+        return [(0.0, dur)]
+    if pattern == "enter":
+        return [(float(rng.uniform(lo, hi)), dur)]
+    if pattern == "exit":
+        return [(0.0, float(rng.uniform(lo, hi)))]
+    a = float(rng.uniform(lo, hi - 2.0))
+    b = float(rng.uniform(a + 2.0, hi))
+    if pattern == "enter_exit":
+        return [(a, b)]
+    return [(0.0, a), (b, dur)]  # gap
+
+
+def sample_layout(index: int, *, seed: int, duration_s: float, edge_s: float,
+                  real_vocals_p: float) -> ClipLayout:
+    """Draw the layout of clip ``index`` of a data set made with ``seed``.
+
+    Parameters
+    ----------
+    index : int
+        Clip index; with ``seed`` it fixes every random choice.
+    seed : int
+        Data set seed.
+    duration_s : float
+        Clip length in seconds.
+    edge_s : float
+        Entrances and exits lie at least this far from the clip's edges (seconds).
+    real_vocals_p : float
+        Probability that a vocals part is real singing instead of a soundfont voice.
+
+    Returns
+    -------
+    layout : ClipLayout
+    """
+    rng = np.random.default_rng([int(seed), int(index)])
+    k = int(rng.choice(np.arange(1, 7), p=N_FAMILIES_P))
+    fams = [FAMILIES[i] for i in sorted(rng.choice(len(FAMILIES), size=k, replace=False))]
+    bpm = float(rng.uniform(60.0, 160.0))
+    grid = Grid(bpm=bpm, origin_s=float(rng.uniform(-1.0, 0.0)), swing=bool(rng.random() < 0.1))
+    harmony = random_harmony(rng)
+    parts: list[PartLayout] = []
+    for fam in fams:
+        progs = PROGRAMS[fam]
+        prog = progs[int(rng.integers(len(progs)))]
+        role = str(prog.roles[int(rng.integers(len(prog.roles)))])
+        spec = instrument_spec(fam, prog, role=role, shift=int(rng.integers(-7, 8)))
+        pattern = PATTERNS[int(rng.choice(len(PATTERNS), p=PATTERN_P))]
+        spans = _spans(pattern, rng, duration_s, edge_s)
+        level = float(rng.uniform(0.7, 1.15))
+        notes: list[Note] = []
+        for t0, t1 in spans:
+            notes.extend(generate_part(spec, grid=grid, harmony=harmony, rng=rng, t0=t0, t1=t1, level=level))
+        real = fam == "vocals" and bool(rng.random() < real_vocals_p)
+        if not notes and not real:
+            continue
+        parts.append(PartLayout(fam, prog, role, spans, float(rng.uniform(-12.0, 0.0)), notes, real))
+    return ClipLayout(index, duration_s, bpm, parts)

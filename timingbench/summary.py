@@ -54,6 +54,10 @@ def build_summary(
     exempt: dict[str, str] = {}
     for p in parts:
         exempt.update((p.get("evidence") or {}).get("exempt") or {})
+    unverified: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    for r in events:
+        if r["family"] in exempt and r["family"] != "mix":
+            unverified[r["family"]].append(r)
     return {
         "timingbench_version": __version__,
         "config": {"version": config.version, "hash": config.content_hash, "source": config.source},
@@ -63,6 +67,8 @@ def build_summary(
         "rates": outcome_rates(events),
         "by_kind": {k: outcome_rates(v) for k, v in sorted(by_kind.items())},
         "by_family": {k: outcome_rates(v) for k, v in sorted(by_family.items())},
+        # families the family evidence could not judge: scored on timing alone
+        "identity_not_verified": {k: outcome_rates(v) for k, v in sorted(unverified.items())},
         # without chance re-scoring there is nothing to discount by: null, not the plain rate
         "p_chance_discounted_on_time_rate": (round(sum(disc) / len(events), 4)
                                              if events and opts.chance else None),
@@ -109,7 +115,8 @@ def format_table(summary: dict[str, Any]) -> str:
     )
     lines.append("")
     labels = ["all events", *(f"  kind {k}" for k in summary["by_kind"]),
-              *(f"  family {k}" for k in summary["by_family"])]
+              *(f"  family {k}" for k in summary["by_family"]),
+              *(f"  {k}: identity not verified" for k in summary.get("identity_not_verified", {}))]
     w = max(28, *(len(x) + 1 for x in labels))
     lines.append(f"{'':<{w}}{'n':>5}  {'on time':>7} {'off time':>8} {'none':>7}")
 
@@ -122,6 +129,8 @@ def format_table(summary: dict[str, Any]) -> str:
         lines.append(row(f"  kind {k}", r))
     for k, r in summary["by_family"].items():
         lines.append(row(f"  family {k}", r))
+    for k, r in summary.get("identity_not_verified", {}).items():
+        lines.append(row(f"  {k}: identity not verified", r))
     lines.append("")
     lines.append(f"p_chance-discounted on-time rate  {_pct(summary['p_chance_discounted_on_time_rate'])}")
     t = summary["tempo"]

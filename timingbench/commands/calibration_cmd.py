@@ -11,6 +11,7 @@ from timingbench.calibration.confusion import confusion_profile, format_confusio
 from timingbench.calibration.evaluate import Corpus, default_prompts_path, load_corpus, score_corpus
 from timingbench.calibration.floors import localization_floors, plot_floors
 from timingbench.calibration.gain import gain_check
+from timingbench.calibration.groups import format_groups, group_report, scenarios_from_manifest
 from timingbench.calibration.sweep import format_sweep, run_sweep
 from timingbench.commands.score_cmd import add_scoring_options, options_from, progress_bar
 from timingbench.config import Config, load_config
@@ -78,6 +79,14 @@ def run_confusion_cmd(args: argparse.Namespace) -> int:
                         offset_match_s=cfg.value("calibration.offset_match_s"))
     prof = confusion_profile(rows)
     print(format_confusion(prof))
+    exempt = sorted({f for ev in corpus.evidence.values() if ev is not None for f in ev.exempt})
+    groups = group_report(rows, exempt=exempt, scenarios=scenarios_from_manifest(args.clips),
+                          offset_match_s=float(cfg.value("calibration.offset_match_s")))
+    used = sorted({ev.backend for ev in corpus.evidence.values() if ev is not None}) or ["none"]
+    print(f"\nper family group (family evidence: {', '.join(used)}; exempt families apart):")
+    print(format_groups(groups))
+    prof["groups"] = groups
+    prof["family_evidence"] = {"used": used, "exempt_families": exempt}
     if args.out:
         write_json(Path(args.out) / "confusion.json", prof)
         write_jsonl(Path(args.out) / "confusion_events.jsonl", rows)

@@ -6,6 +6,7 @@ import argparse
 import json
 import sys
 from pathlib import Path
+from typing import Any
 
 from timingbench.config import load_config
 from timingbench.errors import ParameterError
@@ -50,7 +51,14 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     e = ev.add_parser("eval", help="per-family entrance/exit AUCs on a labelled data set",
                       description="AUC of true entrances (exits) against decoy entrances of other families "
                                   "and against pre-existing targets, per family and design.")
-    e.add_argument("--data", required=True, type=Path, help="labelled data folder (from make-data)")
+    what = e.add_mutually_exclusive_group(required=True)
+    what.add_argument("--data", type=Path, help="labelled data folder (from make-data)")
+    what.add_argument("--annotations", type=Path, help="annotation JSONL of a corpus (with --clips)")
+    e.add_argument("--clips", type=Path, default=None, help="clips folder of --annotations")
+    e.add_argument("--prompts", type=Path, default=None, help="prompt set of --annotations (default: beside the clips)")
+    e.add_argument("--family-evidence", choices=["trained", "musicnn", "clap"], action="append", default=None,
+                   help="backend(s) to evaluate on --annotations (repeatable; default trained)")
+    e.add_argument("--cache", default=None, help="feature cache folder (with --annotations)")
     e.add_argument("--weights", type=Path, action="append", default=None,
                    help="weights file (repeatable, NAME=PATH allowed; default: the shipped weights)")
     e.add_argument("--out", type=Path, default=None, help="write the report JSON here")
@@ -126,6 +134,8 @@ def run_eval(args: argparse.Namespace) -> int:
     from timingbench.jsonio import write_json
 
     cfg = load_config(args.config)
+    if args.annotations is not None:
+        return _eval_corpus(args, cfg)
     models = {}
     for item in args.weights or [WEIGHTS]:
         text = str(item)
@@ -141,5 +151,27 @@ def run_eval(args: argparse.Namespace) -> int:
     print("probes: " + ", ".join(f"{k} {v}" for k, v in sorted(report["n_probes"].items())))
     if args.out is not None:
         write_json(args.out, report)
+        print(f"wrote {args.out}")
+    return 0
+
+
+def _eval_corpus(args: argparse.Namespace, cfg: Any) -> int:
+    from timingbench.evidence.corpus_eval import evaluate_corpus
+    from timingbench.evidence.metrics import format_table
+    from timingbench.jsonio import write_json
+
+    if args.clips is None:
+        raise ParameterError("--annotations needs --clips (the folder of the annotated clips)")
+    reports = {}
+    for backend in args.family_evidence or ["trained"]:
+        reports[backend] = evaluate_corpus(args.annotations, args.clips, cfg, backend=backend,
+                                           prompts_path=args.prompts, cache_dir=args.cache)
+    print(format_table({b: r["table"] for b, r in reports.items()}))
+    first = next(iter(reports.values()))
+    print("probes: " + ", ".join(f"{k} {v}" for k, v in sorted(first["n_probes"].items())))
+    for e in first["errors"]:
+        print(f"error: {e}", file=sys.stderr)
+    if args.out is not None:
+        write_json(args.out, {"annotations": str(args.annotations), "reports": reports})
         print(f"wrote {args.out}")
     return 0

@@ -9,7 +9,8 @@ Three independent pieces of evidence (paper Sec. IV-B):
   time (falls, for exits); an entrance's register must also have been absent from the
   clip before it (whole-clip bound), an exit's must stay absent after it;
 - **who** — the semantic family gate: the family's evidence must rise across the
-  candidate and have been quiet before. Rejection-only; families the evidence backend
+  candidate and have been quiet before (with the ``trained`` evidence, also for exits:
+  it must show the family leaving). Rejection-only; families the evidence backend
   cannot judge are ``exempt`` and disclosed.
 
 Every candidate keeps the time it was refined to; no gate moves it.
@@ -25,7 +26,7 @@ import numpy.typing as npt
 from timingbench.config import Config
 from timingbench.detectors.base import EXEMPT, FAIL, PASS, Candidate, EventContext, Grid
 from timingbench.errors import ParameterError
-from timingbench.gates import semantic_family
+from timingbench.gates import semantic_family, semantic_family_exit
 
 F64 = npt.NDArray[np.float64]
 
@@ -252,7 +253,10 @@ def _gated(
         cand.gates["register_absent_after"] = _absent_after(lv, f, before, grid=grid, guard=guard,
                                                             clip_end_s=clip_end_s, config=config,
                                                             evidence=cand.evidence)
-        v, e = EXEMPT, {"reason": "exit_identity_not_checked"}
+        if getattr(family_evidence, "backend", None) == "trained":
+            v, e = semantic_family_exit(family_evidence, ctx.family, t_s=t, config=config)
+        else:
+            v, e = EXEMPT, {"reason": "exit_identity_not_checked"}
     cand.gates["semantic_family"], cand.evidence["semantic_family"] = v, e
     return cand
 

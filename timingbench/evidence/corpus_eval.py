@@ -1,0 +1,99 @@
+"""Family evidence on an annotated corpus: the same AUCs, at the annotated instants.
+
+For every instrument entrance (exit) of the corpus' prompts with a Layer-1 annotation:
+
+- annotated as occurred: a **true** probe at the annotated onset;
+- annotated as not occurred: a negative probe at the instructed time, **pre-existing**
+  when a Layer-2 row shows the family sounding more than ``evidence.context_s`` before
+  it (the target was already there), otherwise a **decoy** (a busy backing or another
+  instrument entering near the time).
+
+Each backend scores the probes with what its gate reads: the trained change head
+(``min(change, 1 - presence on the quiet side)``, as in
+:mod:`timingbench.evidence.evaluate`), or for the taggers the log-odds rise of
+:func:`timingbench.features.semantic.family_rise` (entrances only).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from timingbench.calibration.annotations import load_annotations
+from timingbench.calibration.evaluate import default_prompts_path, load_corpus
+from timingbench.config import Config
+from timingbench.evidence.gate import change_near, side_levels
+from timingbench.evidence.metrics import Probe, auc_table
+from timingbench.runner import ScoreOptions
+
+
+def corpus_probes(corpus: Any, annotations: Any, config: Config) -> tuple[list[Probe], dict[int, str]]:
+    """Probes of an annotated corpus (module docstring) and the clip of each probe index."""
+    ctx = float(config.value("evidence.context_s"))
+    earlier: dict[tuple[str, str], float] = {}
+    for r in annotations.layer2:
+        key = (r.clip, r.family)
+        earlier[key] = min(earlier.get(key, float("inf")), float(r.onset_s))
+    probes: list[Probe] = []
+    clip_of: dict[int, str] = {}
+    index = {ref.clip: i for i, ref in enumerate(corpus.refs)}
+    for ref in corpus.refs:
+        prompt = corpus.prompts[ref.prompt_id]
+        for ev in prompt.events:
+            if ev.kind not in ("instrument_entry", "instrument_exit") or ev.family == "mix":
+                continue
+            row = corpus.truth.get((ref.clip, ev.id))
+            if row is None:
+                continue
+            kind = "entry" if ev.kind == "instrument_entry" else "exit"
+            ci = index[ref.clip]
+            clip_of[ci] = ref.clip
+            if row.occurred and row.onset_s is not None:
+                probes.append(Probe(ci, ev.family, float(row.onset_s), kind, "true"))
+            else:
+                pre = earlier.get((ref.clip, ev.family), float("inf")) < float(ev.time_s) - ctx
+                probes.append(Probe(ci, ev.family, float(ev.time_s), kind, "pre_existing" if pre else "decoy"))
+    return probes, clip_of
+
+
+def evaluate_corpus(annotations_path: Path, clips_dir: Path, config: Config, *, backend: str = "trained",
+                    prompts_path: Path | None = None, cache_dir: str | None = None) -> dict[str, Any]:
+    """AUC table of one evidence backend on an annotated corpus.
+
+    Returns
+    -------
+    report : dict
+        ``table`` (:func:`~timingbench.evidence.metrics.auc_table`), ``backend``, ``n_probes``
+        by role, ``errors`` (clips that could not be analysed).
+    """
+    ann = load_annotations(annotations_path)
+    prompts = prompts_path or default_prompts_path(clips_dir, annotations_path)
+    opts = ScoreOptions(separation="dsp", semantic_backend=backend, cache_dir=cache_dir)
+    corpus = load_corpus(clips_dir, prompts, ann, config, opts)
+    probes, clip_of = corpus_probes(corpus, ann, config)
+    sec = config.section("evidence")
+
+    def score(pr: Probe) -> float | None:
+        ev = corpus.evidence.get(clip_of.get(pr.clip, ""))
+        if ev is None or pr.family not in ev.curves:
+            return None
+        if ev.backend == "trained":
+            quiet = "before" if pr.kind == "entry" else "after"
+            b, a = side_levels(ev.curves[pr.family], ev.times, pr.time_s, context_s=float(sec["context_s"]),
+                               guard_s=float(sec["guard_s"]), pct=float(sec["quiet_percentile"]), quiet_side=quiet)
+            ch = change_near((ev.entered if pr.kind == "entry" else ev.left)[pr.family], ev.times, pr.time_s,
+                             float(sec["gate_reach_s"]))
+            if ch is None or b is None or a is None:
+                return None
+            return min(ch, 1.0 - (b if pr.kind == "entry" else a))
+        if pr.kind != "entry":
+            return None
+        from timingbench.features.semantic import family_rise
+
+        _, detail = family_rise(ev, pr.family, candidate_s=pr.time_s, config=config)
+        return detail.get("rise")
+
+    counts: dict[str, int] = {}
+    for pr in probes:
+        counts[f"{pr.kind}/{pr.role}"] = counts.get(f"{pr.kind}/{pr.role}", 0) + 1
+    return {"backend": backend, "table": auc_table(probes, score), "n_probes": counts, "errors": corpus.errors}

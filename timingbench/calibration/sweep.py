@@ -27,6 +27,7 @@ SECTION_READERS = {
     "mix": ("mix.start", "mix.stop"),
     "energy": ("energy",),
     "semantic": ("percussion", "stem", "tonal"),
+    "evidence": ("percussion", "stem", "tonal"),
     "gates": ("percussion", "stem"),
 }
 #: Sections whose constants are reported, not used in decisions.

@@ -209,3 +209,24 @@ def test_agreement_needs_two_annotators(tmp_path: Path, capsys):
                              "annotator": "solo"}) + "\n")
     assert main(["annotations", "agreement", str(f)]) == 1
     assert "at least two annotators" in capsys.readouterr().err
+
+
+@pytest.mark.slow
+def test_vocadito_detector_against_both_annotators(vocadito_set: Path, realdata: Path, tmp_path, capsys):
+    """The real first vocal onset: the detector beside two human labels of it."""
+    common = ["--annotations", str(vocadito_set / "annotations.jsonl"),
+              "--clips", str(realdata / "vocadito" / "Audio"), "--separation", "dsp",
+              "--family-evidence", "none", "--cache", str(tmp_path / "cache")]
+    assert main(["confusion", *common, "--no-chance", "--out", str(tmp_path / "c")]) == 0
+    (ev,) = [json.loads(x) for x in (tmp_path / "c" / "confusion_events.jsonl").read_text().splitlines()]
+    assert ev["outcome"] == "on_time" and ev["class"] == "correct_credit"
+    assert main(["floors", *common, "--out", str(tmp_path / "f")]) == 0
+    assert "human spread" in capsys.readouterr().out
+    hum = json.loads((tmp_path / "f" / "floors.json").read_text())["human_floor"]["by_family"]["vocals"]
+    a1, a2 = vocadito_onsets(realdata, "A1")[0], vocadito_onsets(realdata, "A2")[0]
+    assert hum["detector_vs"]["A1"]["median_s"] == pytest.approx(abs(ev["detected_s"] - a1), abs=6e-5)
+    assert hum["detector_vs"]["A2"]["median_s"] == pytest.approx(abs(ev["detected_s"] - a2), abs=6e-5)
+    assert hum["annotators_vs_each_other"]["band_s"] == pytest.approx([abs(a1 - a2)] * 2, abs=1e-6)
+    # both annotators put the first onset on the same instant; the detector is tens of ms late
+    expected = "within" if abs(ev["detected_s"] - a1) <= abs(a1 - a2) + 1e-6 else "above"
+    assert hum["verdict"] == expected

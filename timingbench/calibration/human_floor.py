@@ -76,10 +76,11 @@ def consensus_truth(rows: Iterable[Layer1Row]) -> tuple[dict[EventKey, Layer1Row
         character = None
         if first.occurred:
             onset = round(float(np.mean([float(r.onset_s) for r in g])), DELTA_DECIMALS)  # type: ignore[arg-type]
-            counts = Counter(r.onset_character for r in g if r.onset_character is not None)
-            if counts:
+            chars = [r.onset_character for r in g if r.onset_character is not None]
+            if chars:
+                counts = Counter(chars)
                 top = max(counts.values())
-                character = next(r.onset_character for r in g if counts.get(r.onset_character, 0) == top)
+                character = next(c for c in chars if counts[c] == top)
         truth[key] = Layer1Row(first.clip, first.event_id, first.occurred, onset, character, None,
                                CONSENSUS, first.split, {"annotators": [r.annotator for r in g]})
     return truth, disagree

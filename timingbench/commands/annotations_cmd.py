@@ -13,7 +13,12 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from timingbench.calibration.agreement import agreement_report, event_index, format_agreement, plot_agreement
+from timingbench.calibration.agreement import (
+    agreement_report,
+    event_index,
+    format_agreement,
+    plot_agreement,
+)
 from timingbench.calibration.annotation_stats import annotation_stats, format_stats
 from timingbench.calibration.annotations import AnnotationSet, load_annotations
 from timingbench.calibration.human_floor import HumanFloor, human_floor
@@ -45,8 +50,8 @@ def _load(args: argparse.Namespace) -> tuple[AnnotationSet, dict[str, Prompt], P
     prompts: dict[str, Prompt] = {}
     if path is not None:
         ps = load_prompts(path)
-        for e in ps.errors:
-            print(f"prompt rejected: {e}", file=sys.stderr)
+        for pe in ps.errors:
+            print(f"prompt rejected: {pe}", file=sys.stderr)
         prompts = ps.prompts
     else:
         print("no prompts.jsonl beside the clips or the annotations (pass --prompts): kinds, "

@@ -230,3 +230,16 @@ def test_vocadito_detector_against_both_annotators(vocadito_set: Path, realdata:
     # both annotators put the first onset on the same instant; the detector is tens of ms late
     expected = "within" if abs(ev["detected_s"] - a1) <= abs(a1 - a2) + 1e-6 else "above"
     assert hum["verdict"] == expected
+
+
+def test_vocadito_tool_writes_the_same_rows(realdata: Path, tmp_path: Path):
+    import subprocess
+    import sys
+
+    tool = Path(__file__).resolve().parent.parent / "tools" / "vocadito_annotations.py"
+    subprocess.run([sys.executable, str(tool), str(realdata / "vocadito"), str(tmp_path)], check=True,
+                   capture_output=True)
+    got = [json.loads(x) for x in (tmp_path / "annotations.jsonl").read_text().splitlines()]
+    key = lambda r: json.dumps(r, sort_keys=True)  # noqa: E731
+    assert sorted(map(key, got)) == sorted(map(key, vocadito_rows(realdata)))
+    assert load_prompts(tmp_path / "prompts.jsonl").prompts["vocadito_1"].events[0].family == "vocals"

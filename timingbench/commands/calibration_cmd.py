@@ -115,8 +115,7 @@ def run_floors_cmd(args: argparse.Namespace) -> int:
                | ({} if human is None else {"human_floor": human.report}))
     src = Path(args.annotations)
     plot_floors(floors, out / "floors.png", human=None if human is None else human.bands,
-                title=f"Localization floors per family ({src.parent.name}/{src.name}, {args.separation} separation)"
-                + ("" if human is None else f", against {len(human.report['annotators'])} annotators"))
+                title=f"Localization floors per family ({src.parent.name}/{src.name}, {args.separation} separation)")
     print(f"{'family':<14}{'n':>4}{'median ms':>11}{'IQR ms':>9}{'max ms':>9}")
     for f, s in floors.items():
         print(f"{f:<14}{s['n']:>4}{1000 * s['median_s']:>11.1f}{1000 * s['iqr_s']:>9.1f}{1000 * s['max_s']:>9.1f}")

@@ -136,3 +136,8 @@ def test_stats_without_prompts_reports_unknown(tmp_path, capsys):
     assert js["layer1"]["by_kind"] == {"unknown": {"labels": 1, "occurred": 1, "not_occurred": 0}}
     assert js["layer1"]["events_without_prompt"] == ["x/e1"] and js["rejected_rows"] == 1
     assert "a.jsonl:2" in cap.err and "--prompts" in cap.err
+
+
+def test_stats_refuses_a_missing_clips_folder(two, tmp_path, capsys):
+    assert main(["annotations", "stats", str(two.annotations), "--clips", str(tmp_path / "nope")]) == 1
+    assert "clips folder not found" in capsys.readouterr().err

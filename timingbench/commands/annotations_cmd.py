@@ -23,6 +23,7 @@ from timingbench.calibration.annotation_stats import annotation_stats, format_st
 from timingbench.calibration.annotations import AnnotationSet, load_annotations
 from timingbench.calibration.human_floor import HumanFloor, human_floor
 from timingbench.config import Config, load_config
+from timingbench.errors import TimingbenchError
 from timingbench.jsonio import write_json
 from timingbench.prompts import Prompt, load_prompts, match_clips
 
@@ -106,6 +107,8 @@ def run_stats(args: argparse.Namespace) -> int:
     cfg = load_config(args.config)
     ann, prompts, _ = _load(args)
     names = None
+    if args.clips and not Path(args.clips).is_dir():
+        raise TimingbenchError(f"--clips {args.clips}: clips folder not found")
     if args.clips:
         names = [c.clip for c in match_clips(args.clips, prompts).clips] if prompts else \
             sorted(f.name for f in Path(args.clips).iterdir() if f.is_file() and not f.name.startswith("."))

@@ -10,7 +10,7 @@ import pytest
 from two_annotators import (
     LAYER1_DESIGN,
     VOCADITO_PROMPT,
-    render_two_annotator_set,
+    shared_two_annotator_set,
     vocadito_onsets,
     vocadito_rows,
 )
@@ -56,7 +56,7 @@ def vocadito_set(tmp_path_factory, realdata: Path) -> Path:
 
 @pytest.fixture(scope="module")
 def two(tmp_path_factory):
-    return render_two_annotator_set(tmp_path_factory.mktemp("two"))
+    return shared_two_annotator_set(tmp_path_factory)
 
 
 # ----------------------------------------------------------------------------- metric units
@@ -211,7 +211,6 @@ def test_agreement_needs_two_annotators(tmp_path: Path, capsys):
     assert "at least two annotators" in capsys.readouterr().err
 
 
-@pytest.mark.slow
 def test_vocadito_detector_against_both_annotators(vocadito_set: Path, realdata: Path, tmp_path, capsys):
     """The real first vocal onset: the detector beside two human labels of it."""
     common = ["--annotations", str(vocadito_set / "annotations.jsonl"),

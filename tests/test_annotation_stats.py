@@ -8,7 +8,7 @@ from collections import Counter
 
 import numpy as np
 import pytest
-from two_annotators import LAYER1_DESIGN, render_two_annotator_set
+from two_annotators import LAYER1_DESIGN, shared_two_annotator_set
 
 from timingbench.calibration.agreement import event_index
 from timingbench.calibration.annotation_stats import (
@@ -26,7 +26,7 @@ EDGES = [-5.0, -2.0, -1.0, -0.5, -0.25, -0.1, 0.1, 0.25, 0.5, 1.0, 2.0, 5.0]
 
 @pytest.fixture(scope="module")
 def two(tmp_path_factory):
-    return render_two_annotator_set(tmp_path_factory.mktemp("two_stats"))
+    return shared_two_annotator_set(tmp_path_factory)
 
 
 @pytest.fixture(scope="module")

@@ -6,7 +6,7 @@ import json
 
 import numpy as np
 import pytest
-from two_annotators import LAYER1_DESIGN, render_two_annotator_set
+from two_annotators import LAYER1_DESIGN, shared_two_annotator_set
 
 from timingbench.calibration.annotations import Layer1Row, validate_annotation_rows
 from timingbench.calibration.floors import plot_floors
@@ -127,9 +127,8 @@ def test_floors_plot_draws_the_human_band(floor, tmp_path):
     assert _band_pixels(tmp_path / "without.png") == 0
 
 
-@pytest.mark.slow
 def test_floors_and_confusion_commands_on_two_rendered_annotators(tmp_path_factory, tmp_path, capsys):
-    two = render_two_annotator_set(tmp_path_factory.mktemp("two_floor"))
+    two = shared_two_annotator_set(tmp_path_factory)
     common = ["--annotations", str(two.annotations), "--clips", str(two.clips), "--separation", "dsp",
               "--family-evidence", "none", "--cache", str(tmp_path / "cache")]
     assert main(["confusion", *common, "--no-chance", "--out", str(tmp_path / "c")]) == 0

@@ -106,3 +106,13 @@ def render_two_annotator_set(root: Path) -> TwoAnnotatorSet:
     ann = root / "two_annotators.jsonl"
     ann.write_text("".join(json.dumps(r) + "\n" for r in rows))
     return TwoAnnotatorSet(root, root / "clips", root / "prompts.jsonl", ann, prompts, truth, observed, rows)
+
+
+_SHARED: dict[str, TwoAnnotatorSet] = {}
+
+
+def shared_two_annotator_set(tmp_path_factory: Any) -> TwoAnnotatorSet:
+    """:func:`render_two_annotator_set`, rendered once per test session (read-only use)."""
+    if "set" not in _SHARED:
+        _SHARED["set"] = render_two_annotator_set(tmp_path_factory.mktemp("two_annotators"))
+    return _SHARED["set"]

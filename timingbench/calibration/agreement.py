@@ -506,13 +506,15 @@ def plot_agreement(report: Mapping[str, Any], path: str | Path) -> None:
                 ax.scatter(i + rng.uniform(-0.15, 0.15, d.size), d, s=10, alpha=0.6, color="tab:blue", zorder=3)
             ax.set_xticks(range(1, len(labels) + 1))
             ax.set_xticklabels(labels, fontsize=8)
-            if max(float(d.max()) for d in data) > 0:
-                ax.set_yscale("symlog", linthresh=10)
-            ax.set_ylim(bottom=0)
         else:
             ax.text(0.5, 0.5, "no pairs", ha="center", va="center", transform=ax.transAxes)
+        top = max([float(d.max()) for d in data] + [1000.0 * w for w in report["within_s"]])
+        ax.set_yscale("symlog", linthresh=10)
+        ax.set_ylim(0, 1.3 * top)
         for w in report["within_s"]:
             ax.axhline(1000 * w, color="0.6", lw=0.8, ls=":")
+            ax.annotate(f"{1000 * w:g} ms", (1.0, 1000 * w), xycoords=("axes fraction", "data"),
+                        xytext=(2, 0), textcoords="offset points", fontsize=7, color="0.4", va="center")
         ax.set_title(title, fontsize=10)
         ax.set_ylabel("|Δ| between annotators (ms)")
         ax.grid(axis="y", alpha=0.3)

@@ -93,7 +93,7 @@ def run_confusion_cmd(args: argparse.Namespace) -> int:
     prof["groups"] = groups
     prof["family_evidence"] = {"used": used, "exempt_families": exempt}
     if human is not None:
-        print(format_annotator_confusion(human))
+        print("\n" + format_annotator_confusion(human))
         print(format_human_floor(human.report))
         prof = prof | {"human_floor": human.report}
     if args.out:

@@ -28,6 +28,7 @@ COMMAND_MODULES = (
     "timingbench.commands.calibration_cmd",
     "timingbench.commands.compare_cmd",
     "timingbench.commands.label_cmd",
+    "timingbench.commands.annotations_cmd",
     "timingbench.commands.tag_cmd",
     "timingbench.commands.mgbench_cmd",
     "timingbench.commands.audiorag_cmd",

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -37,8 +38,13 @@ def localization_floors(rows: list[dict[str, Any]]) -> dict[str, dict[str, Any]]
     return out
 
 
-def plot_floors(floors: dict[str, dict[str, Any]], path: str | Path, *, title: str = "") -> None:
-    """Box and strip plot of the per-family errors in ms, median labelled (PNG)."""
+def plot_floors(floors: dict[str, dict[str, Any]], path: str | Path, *, title: str = "",
+                human: Mapping[str, tuple[float, float, float]] | None = None) -> None:
+    """Box and strip plot of the per-family errors in ms, median labelled (PNG).
+
+    ``human`` (family -> band low, band high, median of the inter-annotator ``|Δ|``, in
+    seconds) is drawn as a shaded band with a dashed median behind each family's box.
+    """
     import matplotlib
 
     matplotlib.use("Agg")
@@ -47,6 +53,13 @@ def plot_floors(floors: dict[str, dict[str, Any]], path: str | Path, *, title: s
     fams = list(floors)
     data = [np.asarray(floors[f]["errors_s"]) * 1000.0 for f in fams]
     fig, ax = plt.subplots(figsize=(max(6.0, 1.1 * len(fams) + 2), 4.5), dpi=120)
+    bands = {f: human[f] for f in fams if human and f in human}
+    for i, f in enumerate(fams, start=1):
+        if f in bands:
+            lo, hi, med_h = (1000.0 * x for x in bands[f])
+            ax.fill_between([i - 0.42, i + 0.42], lo, hi, color="tab:green", alpha=0.2, lw=0, zorder=0,
+                            label="inter-annotator |Δ| band" if f == next(iter(bands)) else None)
+            ax.hlines(med_h, i - 0.42, i + 0.42, colors="tab:green", linestyles="--", lw=1, zorder=1)
     if fams:
         ax.boxplot(data, widths=0.55, showfliers=False, medianprops={"color": "tab:red", "lw": 2})
         rng = np.random.default_rng(0)
@@ -57,13 +70,15 @@ def plot_floors(floors: dict[str, dict[str, Any]], path: str | Path, *, title: s
                         va="center")
         ax.set_xticks(range(1, len(fams) + 1))
         ax.set_xticklabels([f"{f}\n(n={floors[f]['n']})" for f in fams], fontsize=9)
-        top = max(float(d.max()) for d in data if d.size)
+        top = max([float(d.max()) for d in data if d.size] + [1000.0 * b[1] for b in bands.values()])
         if top > 0:
             ax.set_yscale("symlog", linthresh=10)
         ax.set_ylim(bottom=0)
     ax.set_ylabel("|detected − annotated onset| (ms)")
     ax.set_title(title or "Localization floors per family")
     ax.grid(axis="y", alpha=0.3)
+    if bands:
+        ax.legend(loc="upper left", fontsize=8)
     fig.tight_layout()
     fig.savefig(path)
     plt.close(fig)

@@ -12,7 +12,9 @@ from timingbench.calibration.evaluate import Corpus, default_prompts_path, load_
 from timingbench.calibration.floors import localization_floors, plot_floors
 from timingbench.calibration.gain import gain_check
 from timingbench.calibration.groups import format_groups, group_report, scenarios_from_manifest
+from timingbench.calibration.human_floor import format_annotator_confusion, format_human_floor
 from timingbench.calibration.sweep import format_sweep, run_sweep
+from timingbench.commands.annotations_cmd import human_floor_from_args
 from timingbench.commands.score_cmd import add_scoring_options, options_from, progress_bar
 from timingbench.config import Config, load_config
 from timingbench.jsonio import write_json, write_jsonl
@@ -77,6 +79,9 @@ def run_confusion_cmd(args: argparse.Namespace) -> int:
     corpus, cfg = _corpus(args)
     rows = score_corpus(corpus, cfg, chance=not args.no_chance,
                         offset_match_s=cfg.value("calibration.offset_match_s"))
+    human = human_floor_from_args(args, rows, cfg)
+    if human is not None:  # several annotators: the table is against their consensus
+        rows = human.consensus_rows
     prof = confusion_profile(rows)
     print(format_confusion(prof))
     exempt = sorted({f for ev in corpus.evidence.values() if ev is not None for f in ev.exempt})
@@ -87,6 +92,10 @@ def run_confusion_cmd(args: argparse.Namespace) -> int:
     print(format_groups(groups))
     prof["groups"] = groups
     prof["family_evidence"] = {"used": used, "exempt_families": exempt}
+    if human is not None:
+        print("\n" + format_annotator_confusion(human))
+        print(format_human_floor(human.report))
+        prof = prof | {"human_floor": human.report}
     if args.out:
         write_json(Path(args.out) / "confusion.json", prof)
         write_jsonl(Path(args.out) / "confusion_events.jsonl", rows)
@@ -98,16 +107,20 @@ def run_floors_cmd(args: argparse.Namespace) -> int:
     """Write floors.json and floors.png."""
     corpus, cfg = _corpus(args)
     rows = score_corpus(corpus, cfg, offset_match_s=cfg.value("calibration.offset_match_s"))
-    floors = localization_floors(rows)
+    human = human_floor_from_args(args, rows, cfg)
+    floors = localization_floors(rows) if human is None else human.floors
     out = Path(args.out)
     write_json(out / "floors.json", {"config": {"version": cfg.version, "hash": cfg.content_hash},
-                                     "annotations": str(args.annotations), "floors": floors})
+                                     "annotations": str(args.annotations), "floors": floors}
+               | ({} if human is None else {"human_floor": human.report}))
     src = Path(args.annotations)
-    plot_floors(floors, out / "floors.png",
+    plot_floors(floors, out / "floors.png", human=None if human is None else human.bands,
                 title=f"Localization floors per family ({src.parent.name}/{src.name}, {args.separation} separation)")
     print(f"{'family':<14}{'n':>4}{'median ms':>11}{'IQR ms':>9}{'max ms':>9}")
     for f, s in floors.items():
         print(f"{f:<14}{s['n']:>4}{1000 * s['median_s']:>11.1f}{1000 * s['iqr_s']:>9.1f}{1000 * s['max_s']:>9.1f}")
+    if human is not None:
+        print(format_human_floor(human.report))
     print(f"wrote {out}/floors.json and {out}/floors.png")
     return 0
 

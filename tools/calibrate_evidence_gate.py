@@ -30,11 +30,12 @@ def main(corpus_dir: str) -> None:
                          ScoreOptions(separation="dsp", semantic_backend="trained"))
     scen = scenarios_from_manifest(root / "clips")
     best = None
-    print(f"{'entry':>6}{'exit':>6}{'quiet':>6}{'on-time cr':>12}{'neg cr':>8}{'pre rej':>8}{'score':>8}")
-    for entry, exit_, quiet in itertools.product((0.2, 0.3, 0.4, 0.5, 0.6, 0.7), (0.3, 0.5, 0.7),
-                                                 (0.3, 0.4, 0.5, 0.6, 0.7)):
+    print(f"{'entry':>6}{'exit':>6}{'quiet':>6}{'present':>8}{'on-time cr':>12}{'neg cr':>8}{'pre rej':>8}"
+          f"{'score':>8}")
+    for entry, exit_, quiet, present in itertools.product((0.3, 0.5, 0.7), (0.3, 0.5, 0.7), (0.3, 0.5, 0.7),
+                                                          (0.25, 0.35, 0.5)):
         c = cfg.with_value("evidence.entry_min_prob", entry).with_value("evidence.exit_min_prob", exit_) \
-            .with_value("evidence.quiet_max", quiet)
+            .with_value("evidence.quiet_max", quiet).with_value("evidence.present_prob", present)
         rows = [r for r in score_corpus(corpus, c, offset_match_s=0.25) if r["family"] != "mix"]
         rep = group_report(rows, exempt=[], scenarios=scen, offset_match_s=0.25)
         on = sum((g["stats"]["on_time_credited"] or 0) * g["stats"]["n_on_time"] for g in rep.values())
@@ -44,13 +45,13 @@ def main(corpus_dir: str) -> None:
         pre = sum((g["stats"]["pre_existing_rejected"] or 0) * g["stats"]["n_pre_existing"] for g in rep.values())
         n_pre = sum(g["stats"]["n_pre_existing"] for g in rep.values())
         score = on / max(n_on, 1) - 3 * neg / max(n_neg, 1)
-        print(f"{entry:>6}{exit_:>6}{quiet:>6}{on / max(n_on, 1):>12.3f}{neg / max(n_neg, 1):>8.3f}"
+        print(f"{entry:>6}{exit_:>6}{quiet:>6}{present:>8}{on / max(n_on, 1):>12.3f}{neg / max(n_neg, 1):>8.3f}"
               f"{pre / max(n_pre, 1):>8.3f}{score:>8.3f}")
-        key = (round(score, 6), entry, exit_, -quiet)
+        key = (round(score, 6), entry, exit_, -quiet, present)
         if best is None or key > best[0]:
-            best = (key, entry, exit_, quiet)
+            best = (key, entry, exit_, quiet, present)
     assert best is not None
-    print(f"chosen: entry_min_prob {best[1]}, exit_min_prob {best[2]}, quiet_max {best[3]} "
+    print(f"chosen: entry_min_prob {best[1]}, exit_min_prob {best[2]}, quiet_max {best[3]}, present_prob {best[4]} "
           f"(on dev: {n_on} on-time, {n_neg} negative instrument events)")
 
 

@@ -7,9 +7,12 @@ family evidence judges the family (:mod:`timingbench.evidence`).
 1. **Where.** The change head's probability that the family entered (left) is read over
    the search window; its local maxima of at least ``evidence.entry_min_prob``
    (``exit_min_prob``), ``evidence.candidate_separation_s`` apart, are the candidates.
-   Each is snapped to the earliest accent of the bank's onset curve (full mix) reaching
-   ``evidence.snap_rel_height`` of the span's maximum within ``evidence.snap_s`` of the
-   evidence peak, so the time comes from the signal and the identity from the evidence.
+   The change head answers over a few seconds, so each candidate is refined to the
+   steepest step of the family's presence within ``evidence.refine_s`` of the peak (mean
+   presence over the ``evidence.step_s`` after minus the ``step_s`` before; the reverse
+   for exits), then snapped to the earliest accent of the bank's onset curve (full mix)
+   reaching ``evidence.snap_rel_height`` of the span's maximum within ``evidence.snap_s``
+   of that step, so the time comes from the signal and the identity from the evidence.
 2. **Whether.** ``absence_before`` (entrances) / ``absence_after`` (exits) on the family's
    presence at the paper's two scales (strict context and whole clip before), and
    ``persistence`` of the new state, then the ``semantic_family`` gate (the change head).
@@ -49,6 +52,22 @@ def _peaks(curve: F64, times: F64, lo_s: float, hi_s: float, *, floor: float, se
     return sorted(kept)
 
 
+def presence_step(presence: F64, times: F64, t_s: float, *, reach_s: float, step_s: float, rising: bool) -> float:
+    """Instant within ``reach_s`` of ``t_s`` where the presence steps most (up when ``rising``)."""
+    sel = np.flatnonzero(np.abs(times - t_s) <= reach_s)
+    if sel.size == 0:
+        return t_s
+    c = np.concatenate(([0.0], np.cumsum(presence)))
+    hop = float(np.median(np.diff(times))) if times.size > 1 else 1.0
+    k = max(int(round(step_s / hop)), 1)
+    lo = np.clip(sel - k, 0, presence.size)
+    hi = np.clip(sel + k, 0, presence.size)
+    before = (c[sel] - c[lo]) / np.maximum(sel - lo, 1)
+    after = (c[hi] - c[sel]) / np.maximum(hi - sel, 1)
+    step = after - before if rising else before - after
+    return float(times[sel[int(np.argmax(step))]])
+
+
 def presence_absence(evidence: Any, family: str, *, t_s: float, config: Config, entry: bool) -> tuple[str, dict[str, Any]]:
     """Absence of the family before an entrance (after an exit) on its presence, at two scales.
 
@@ -78,7 +97,7 @@ def presence_absence(evidence: Any, family: str, *, t_s: float, config: Config, 
 
 def presence_persistence(evidence: Any, family: str, *, t_s: float, clip_end_s: float, config: Config,
                          prefix: str, want_present: bool) -> tuple[str, dict[str, Any]]:
-    """The new state must hold: share of the ``<prefix>.persistence_s`` after ``t_s`` with presence >= 0.5.
+    """The new state must hold: share of the ``<prefix>.persistence_s`` after ``t_s`` with presence at least ``evidence.present_prob``.
 
     Reads ``<prefix>.persistence_s``, ``<prefix>.persistence_min_fraction`` and
     ``<prefix>.persistence_min_span_fraction`` like :func:`timingbench.gates.persistence`.
@@ -94,7 +113,7 @@ def presence_persistence(evidence: Any, family: str, *, t_s: float, clip_end_s: 
     sel = (evidence.times >= t_s) & (evidence.times <= end)
     if not sel.any():
         return FAIL, {"held_fraction": None}
-    on = evidence.curves[family][sel] >= 0.5
+    on = evidence.curves[family][sel] >= float(config.value("evidence.present_prob"))
     frac = float(on.mean()) if want_present else float(1.0 - on.mean())
     return (PASS if frac >= float(need) else FAIL), {"held_fraction": round(frac, 3)}
 
@@ -135,13 +154,15 @@ def evidence_candidates(bank: Any, ctx: EventContext, config: Config, evidence: 
     for i in _peaks(curve, evidence.times, ctx.window_lo_s - snap, ctx.window_hi_s + snap, floor=float(floor),
                     sep_s=float(sec["candidate_separation_s"])):
         t_peak = float(evidence.times[i])
-        f = snap_to_accent(onset, grid.frame(t_peak - snap), grid.frame(t_peak + snap) + 1,
+        t_step = presence_step(evidence.curves[ctx.family], evidence.times, t_peak,
+                               reach_s=float(sec["refine_s"]), step_s=float(sec["step_s"]), rising=entry)
+        f = snap_to_accent(onset, grid.frame(t_step - snap), grid.frame(t_step + snap) + 1,
                            rel_height=float(sec["snap_rel_height"]))
-        t = grid.time(f) if f is not None else t_peak
+        t = grid.time(f) if f is not None else t_step
         if not ctx.window_lo_s <= t <= ctx.window_hi_s:
             continue
-        cand = Candidate(t, evidence={"evidence_peak_s": round(t_peak, 4), "change": round(float(curve[i]), 4),
-                                      "snapped": f is not None})
+        cand = Candidate(t, evidence={"evidence_peak_s": round(t_peak, 4), "presence_step_s": round(t_step, 4),
+                                      "change": round(float(curve[i]), 4), "snapped": f is not None})
         name = "absence_before" if entry else "absence_after"
         cand.gates[name], cand.evidence[name] = presence_absence(evidence, ctx.family, t_s=t, config=config,
                                                                  entry=entry)

@@ -87,7 +87,7 @@ def run_network(logmel: npt.ArrayLike, *, sr: float, hop: int, weights: Path | N
         model, _ = _model(str(path), weights_digest(path))
     except (OSError, ValueError, RuntimeError, KeyError) as exc:
         raise ModelUnavailableError(f"{path}: cannot load the family evidence weights ({exc})") from None
-    x = np.asarray(logmel, dtype=np.float32)
+    x = np.array(logmel, dtype=np.float32)  # a writable copy for torch
     stride = model.shape.stride
     n = x.shape[1]
     pad = (-n) % stride

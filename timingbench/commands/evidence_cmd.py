@@ -149,6 +149,9 @@ def run_eval(args: argparse.Namespace) -> int:
     report["data"] = str(args.data)
     print(format_table(report["tables"]))
     print("probes: " + ", ".join(f"{k} {v}" for k, v in sorted(report["n_probes"].items())))
+    for name, fa in report["frame_presence_auc"].items():
+        print(f"frame-level presence AUC ({name}): macro {fa['macro']}; "
+              + ", ".join(f"{f} {v}" for f, v in fa["families"].items()))
     if args.out is not None:
         write_json(args.out, report)
         print(f"wrote {args.out}")

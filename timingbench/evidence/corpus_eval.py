@@ -5,7 +5,8 @@ For every instrument entrance (exit) of the corpus' prompts with a Layer-1 annot
 - annotated as occurred: a **true** probe at the annotated onset;
 - annotated as not occurred: a negative probe at the instructed time, **pre-existing**
   when a Layer-2 row shows the family sounding more than ``evidence.context_s`` before
-  it (the target was already there), otherwise a **decoy** (a busy backing or another
+  it (the target was already there) or a rendered corpus' ``manifest.jsonl`` names the
+  clip's scenario ``pre_existing``, otherwise a **decoy** (a busy backing or another
   instrument entering near the time).
 
 Each backend scores the probes with what its gate reads: the trained change head
@@ -27,8 +28,10 @@ from timingbench.evidence.metrics import Probe, auc_table
 from timingbench.runner import ScoreOptions
 
 
-def corpus_probes(corpus: Any, annotations: Any, config: Config) -> tuple[list[Probe], dict[int, str]]:
+def corpus_probes(corpus: Any, annotations: Any, config: Config,
+                  scenarios: dict[str, str] | None = None) -> tuple[list[Probe], dict[int, str]]:
     """Probes of an annotated corpus (module docstring) and the clip of each probe index."""
+    scenarios = scenarios or {}
     ctx = float(config.value("evidence.context_s"))
     earlier: dict[tuple[str, str], float] = {}
     for r in annotations.layer2:
@@ -51,7 +54,8 @@ def corpus_probes(corpus: Any, annotations: Any, config: Config) -> tuple[list[P
             if row.occurred and row.onset_s is not None:
                 probes.append(Probe(ci, ev.family, float(row.onset_s), kind, "true"))
             else:
-                pre = earlier.get((ref.clip, ev.family), float("inf")) < float(ev.time_s) - ctx
+                pre = earlier.get((ref.clip, ev.family), float("inf")) < float(ev.time_s) - ctx \
+                    or scenarios.get(ref.clip) == "pre_existing"
                 probes.append(Probe(ci, ev.family, float(ev.time_s), kind, "pre_existing" if pre else "decoy"))
     return probes, clip_of
 
@@ -70,7 +74,9 @@ def evaluate_corpus(annotations_path: Path, clips_dir: Path, config: Config, *, 
     prompts = prompts_path or default_prompts_path(clips_dir, annotations_path)
     opts = ScoreOptions(separation="dsp", semantic_backend=backend, cache_dir=cache_dir)
     corpus = load_corpus(clips_dir, prompts, ann, config, opts)
-    probes, clip_of = corpus_probes(corpus, ann, config)
+    from timingbench.calibration.groups import scenarios_from_manifest
+
+    probes, clip_of = corpus_probes(corpus, ann, config, scenarios_from_manifest(clips_dir))
     sec = config.section("evidence")
 
     def score(pr: Probe) -> float | None:

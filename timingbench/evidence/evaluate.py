@@ -8,6 +8,9 @@ Every design answers "did family X enter (leave) at t?" with one score per probe
 - ``change``: design (b), the change head's probability of "entered" ("left") within
   ``evidence.gate_reach_s``;
 - ``gate``: what the shipped gate decides on, ``min(change, 1 - quiet side presence)``.
+
+Beside them, the frame-level presence AUC per family (design a read as a tagger: every
+output frame, present against absent).
 """
 
 from __future__ import annotations
@@ -20,7 +23,7 @@ import torch
 
 from timingbench.config import Config
 from timingbench.evidence.gate import change_near, side_levels
-from timingbench.evidence.metrics import Probe, auc_table, logit, probes_from_labels
+from timingbench.evidence.metrics import Probe, auc, auc_table, logit, probes_from_labels
 from timingbench.evidence.model import FamilyNet
 from timingbench.evidence.programs import FAMILIES
 from timingbench.evidence.targets import output_times, presence_targets
@@ -92,10 +95,18 @@ def evaluate_dataset(models: dict[str, FamilyNet], logmel: npt.NDArray[Any], lab
                                 guard=first.shape.guard_frames, absent_max=float(sec["label_absent_max"]),
                                 present_min=float(sec["label_present_min"]))
     tables: dict[str, Any] = {}
+    frame_auc: dict[str, Any] = {}
     for name, model in models.items():
         pred = predict(model, logmel)
         n = min(pred["presence"].shape[-1], times.size)
         pred = {k: v[..., :n] for k, v in pred.items()}
+        per = {}
+        for k, fam in enumerate(FAMILIES):
+            y = pres_t[:, k, :n].reshape(-1) >= 0.5
+            s = pred["presence"][:, k, :n].reshape(-1)
+            per[fam] = _round(auc(s[y], s[~y]))
+        vals = [v for v in per.values() if v is not None]
+        frame_auc[name] = {"families": per, "macro": _round(float(np.mean(vals))) if vals else None}
         for design, fn in design_scores(pred, times[:n], cfg).items():
             if name.endswith("presence-only") and design != "presence_rise":
                 continue
@@ -103,4 +114,8 @@ def evaluate_dataset(models: dict[str, FamilyNet], logmel: npt.NDArray[Any], lab
     counts: dict[str, int] = {}
     for pr in probes:
         counts[f"{pr.kind}/{pr.role}"] = counts.get(f"{pr.kind}/{pr.role}", 0) + 1
-    return {"tables": tables, "n_probes": counts}
+    return {"tables": tables, "n_probes": counts, "frame_presence_auc": frame_auc}
+
+
+def _round(x: float | None) -> float | None:
+    return None if x is None else round(float(x), 4)

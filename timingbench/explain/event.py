@@ -257,8 +257,9 @@ def format_explanation(x: ExplainedEvent) -> str:
     for c in order:
         tag = " (detected)" if c.chosen and x.verdict.detected_s is not None else \
             " (nearest, not credited)" if c.chosen else ""
+        shown = {k.statistic for k in c.checks}  # top-level statistics already in the gate table
         info = ", ".join(f"{k} {v}" for k, v in c.candidate.evidence.items()
-                         if k not in c.candidate.gates and not isinstance(v, dict))
+                         if k not in c.candidate.gates and k not in shown and not isinstance(v, dict))
         lines.append("")
         lines.append(f"candidate {c.candidate.time_s:.3f} s ({c.candidate.time_s - ev.time_s:+.3f} s vs instructed)"
                      f"{tag}: {'passes every gate' if c.passed else 'rejected by ' + str(c.candidate.rejected_by)}"

@@ -159,11 +159,14 @@ def _draw_evidence(ax: Any, x: ExplainedEvent) -> None:
     change_key = "evidence.entry_min_prob" if direction_of(ev.kind) == "rise" else "evidence.exit_min_prob"
     lines = (("evidence.quiet_max", ":"), (change_key, "-.")) if fe.backend == "trained" \
         else (("semantic.quiet_max", ":"),)
+    at: dict[float, list[str]] = {}
     for key, style in lines:
         val = x.inputs.config.value(key) if key in x.inputs.config.constants else None
         if val is not None:
             ax.axhline(float(val), color="#6c757d", ls=style, lw=0.8)
-            ax.text(0.0, float(val), f" {key} {float(val):g}", fontsize=6.5, va="bottom", color="#6c757d",
-                    transform=ax.get_yaxis_transform())
+            at.setdefault(float(val), []).append(key)
+    for val, keys in at.items():  # one label per level, naming every constant drawn there
+        ax.text(0.0, val, f" {' = '.join(keys)} = {val:g}", fontsize=6.5, va="bottom", color="#6c757d",
+                transform=ax.get_yaxis_transform())
     if ev.family in fe.curves:
         ax.legend(loc="upper right", fontsize=7, ncol=2, title=f"backend {fe.backend}", title_fontsize=7)

@@ -27,6 +27,9 @@ DETECTOR_SECTIONS = {"percussion": "percussion", "stem": "stem", "tonal": "tonal
 RISING_KINDS = ("instrument_entry", "music_start_after_silence", "mix_energy_increase")
 #: Section of the shared gate defaults.
 SHARED_SECTION = "gates"
+#: Evidence fields that describe rather than measure (``backend`` is shown in the header;
+#: a ``reason`` is kept only when there is one).
+DESCRIPTIVE_KEYS = ("backend", "reason")
 #: Slack of the ``meets`` comparison (values are rounded to at most 4 decimals).
 SLACK = 10.0 ** -TIME_DECIMALS
 
@@ -187,7 +190,7 @@ def gate_checks(
     -------
     checks : list of GateCheck
         In gate order; a gate with no recorded statistic gives one row with
-        ``statistic=None``. Text fields (``reason``, ``backend``) come as value-only rows.
+        ``statistic=None``. A ``reason`` comes as a value-only row; ``backend`` is left out.
     """
     section = DETECTOR_SECTIONS.get(detector)
     direction = direction_of(kind)
@@ -204,6 +207,8 @@ def gate_checks(
             out.append(GateCheck(gate, verdict, None, None))
             continue
         for key, value in stats.items():
+            if key in DESCRIPTIVE_KEYS and (key == "backend" or value is None):
+                continue
             rule = find_rule(key, gate=gate, direction=direction, trained=trained) \
                 if _is_number(value) or value is None else None
             if rule is None:

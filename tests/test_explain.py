@@ -127,6 +127,21 @@ def test_explain_reads_the_trained_evidence_and_draws_its_change_curve(
     assert sem and sem[0].split()[1] == "pass" and sem[0].split()[-1] == "yes"
 
 
+@pytest.mark.slow
+def test_explain_with_the_shipped_evidence_model(scored: dict[str, Path], config: Config,
+                                                 capsys: pytest.CaptureFixture[str]) -> None:
+    rc = main(["explain", str(scored["results"]), "drums.wav", "drums/e1", "--cache", str(scored["cache"]),
+               "--family-evidence", "trained"])
+    out = capsys.readouterr().out
+    assert rc == 0
+    exempt = config.value("evidence.exempt_families") or {}
+    if "percussion" in exempt:
+        assert f"family evidence trained (percussion exempt: {exempt['percussion']})" in out
+    else:  # the percussion absence and identity gates read the model's presence and change head
+        assert "family evidence trained (percussion judged)" in out
+        assert "(evidence.quiet_max)" in out and "(evidence.entry_min_prob)" in out
+
+
 @pytest.mark.parametrize(
     ("args", "message"),
     [

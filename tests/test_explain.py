@@ -127,6 +127,25 @@ def test_explain_reads_the_trained_evidence_and_draws_its_change_curve(
     assert sem and sem[0].split()[1] == "pass" and sem[0].split()[-1] == "yes"
 
 
+def test_another_configuration_is_disclosed_with_the_changed_verdict(
+        scored: dict[str, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    import yaml
+
+    from timingbench.config import DEFAULT_CONFIG_PATH
+
+    doc = yaml.safe_load(DEFAULT_CONFIG_PATH.read_text())
+    doc["constants"]["percussion"]["persistence_min_fraction"]["value"] = 1.01  # no train can hold that
+    strict = tmp_path / "strict.yaml"
+    strict.write_text(yaml.safe_dump(doc, sort_keys=False))
+    rc = main(["explain", str(scored["results"]), "drums.wav", "drums/e1", "--config", str(strict),
+               "--cache", str(scored["cache"])])
+    out = capsys.readouterr().out
+    assert rc == 0
+    assert "strict.yaml" in out and "is not the one of the run" in out
+    assert "re-scored:    none" in out and "differs from events.jsonl (on_time" in out
+    assert ">= 1.01 (percussion.persistence_min_fraction)" in out
+
+
 @pytest.mark.slow
 def test_explain_with_the_shipped_evidence_model(scored: dict[str, Path], config: Config,
                                                  capsys: pytest.CaptureFixture[str]) -> None:

@@ -6,7 +6,8 @@ Panels, top to bottom, sharing the time axis in seconds:
    the instructed time (dashed), every candidate (thin ticks) and the detected time;
 2. the family evidence: the event family's presence probability and, with the trained
    backend, its probability of entering / leaving at each instant, with the thresholds
-   the gates read (other judged families faint);
+   the gates read (absence, change, the presence level persistence counts; other judged
+   families faint);
 3. one row per gate: each candidate's verdict (pass, fail, exempt) at its time;
 4. the gate table of the detected (or nearest) candidate: each measured statistic
    against its threshold.
@@ -157,7 +158,8 @@ def _draw_evidence(ax: Any, x: ExplainedEvent) -> None:
                 f"({fe.exempt.get(ev.family, 'not_in_vocabulary')})", transform=ax.transAxes,
                 ha="center", fontsize=8)
     change_key = "evidence.entry_min_prob" if direction_of(ev.kind) == "rise" else "evidence.exit_min_prob"
-    lines = (("evidence.quiet_max", ":"), (change_key, "-.")) if fe.backend == "trained" \
+    lines = (("evidence.quiet_max", ":"), (change_key, "-."), ("evidence.present_prob", "--")) \
+        if fe.backend == "trained" \
         else (("semantic.quiet_max", ":"),)
     at: dict[float, list[str]] = {}
     for key, style in lines:

@@ -83,8 +83,14 @@ def page_server(tmp_path: Path, rng: np.random.Generator, config: Config,
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
     clips, prompts, clip, event_id = make_clips(tmp_path, rng)
     out = tmp_path / "annotations.jsonl"
+    results = tmp_path / "results"  # a scorer verdict for the read-only layer
+    results.mkdir()
+    (results / "events.jsonl").write_text(json.dumps({
+        "clip": clip, "event_id": event_id, "kind": "instrument_entry", "family": "percussion",
+        "instructed_s": ENTRY_S, "tolerance_s": 0.5, "outcome": "on_time", "detected_s": ENTRY_S + 0.04,
+        "error_s": 0.04, "rejected_by": None, "detector": "percussion", "p_chance": 0.0, "gates": {}}) + "\n")
     store = LabelStore(out, annotator="ana", split="validation")
-    app = LabelApp(clips_dir=clips, prompts_path=prompts, store=store, cfg=config)
+    app = LabelApp(clips_dir=clips, prompts_path=prompts, store=store, cfg=config, results=results)
     server = make_server(app, host="127.0.0.1", port=0)
     th = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
     th.start()
@@ -108,6 +114,12 @@ def test_label_page_end_to_end(page_server: tuple[LabelServer, Path, str, str], 
             page.goto(server.url)
             page.wait_for_function("window.tbLabel && window.tbLabel.ready")
             assert page.locator("#clipname").inner_text() == clip
+            verdict = page.locator(f'[data-testid="verdict-{event_id}"]')
+            assert "scorer: on_time +40 ms" in verdict.inner_text()
+            page.click("#show-verdicts")  # the read-only layer can be hidden
+            assert verdict.count() == 0
+            page.click("#show-verdicts")
+            assert verdict.count() == 1
 
             # play, and the playhead follows playback
             page.click("#play")

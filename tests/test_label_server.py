@@ -363,3 +363,74 @@ def test_cli_defaults_bind_loopback(config: Config) -> None:
     assert args.host is None and args.port is None  # resolved from the config at run time
     assert config.value("label.host") == "127.0.0.1"
     assert args.func.__name__ == "run_label"
+
+
+def _results_folder(root: Path) -> Path:
+    """A results folder as `timingbench score` writes it, for the clips of :func:`write_corpus`."""
+    res = root / "results"
+    res.mkdir()
+    rows = [
+        {"clip": "p1.wav", "prompt_id": "p1", "sample": 0, "event_id": "p1/e1", "kind": "instrument_entry",
+         "family": "percussion", "instructed_s": 1.5, "tolerance_s": 0.5, "outcome": "on_time",
+         "detected_s": 1.486, "error_s": -0.014, "gates": {"detection": "pass"}, "rejected_by": None,
+         "detector": "percussion", "p_chance": 0.0, "floor_s": 0.0036},
+        {"clip": "p2__1.wav", "prompt_id": "p2", "sample": 1, "event_id": "p2/e2", "kind": "music_end",
+         "family": "mix", "instructed_s": 3.0, "tolerance_s": 0.5, "outcome": "none", "detected_s": None,
+         "error_s": None, "gates": {"detection": "pass", "decay": "fail"}, "rejected_by": "decay",
+         "detector": "mix.stop", "p_chance": 0.0, "floor_s": 0.0084},
+        {"clip": "other.wav", "prompt_id": "other", "sample": 0, "event_id": "other/e1", "kind": "music_end",
+         "family": "mix", "instructed_s": 1.0, "tolerance_s": 0.5, "outcome": "none", "detected_s": None,
+         "error_s": None, "gates": {}, "rejected_by": "detection", "detector": "mix.stop", "p_chance": None,
+         "floor_s": None},
+    ]
+    (res / "events.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    return res
+
+
+def test_scorer_verdicts_are_served_read_only(tmp_path: Path, rng: np.random.Generator, config: Config,
+                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    clips, prompts = write_corpus(tmp_path, rng)
+    res = _results_folder(tmp_path)
+    with LabelStore(tmp_path / "a.jsonl", annotator="x", split="dev") as store:
+        app = LabelApp(clips_dir=clips, prompts_path=prompts, store=store, cfg=config, results=res)
+        server = make_server(app, host="127.0.0.1", port=0)
+        th = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
+        th.start()
+        try:
+            c = Client(server)
+            _, session = c.json("GET", "/api/session")
+            _, one = c.json("GET", "/api/clip/p1.wav/verdicts")
+            _, two = c.json("GET", "/api/clip/p2__1.wav")
+            post, _ = c.json("POST", "/api/clip/p1.wav/verdicts", {})
+            missing, _ = c.json("GET", "/api/clip/other.wav/verdicts")
+        finally:
+            server.shutdown()
+            server.server_close()
+    assert session["results"] == {"path": str(res), "clips": 2}
+    (v,) = one["verdicts"]
+    assert (v["event_id"], v["outcome"], v["detected_s"], v["instructed_s"]) == ("p1/e1", "on_time", 1.486, 1.5)
+    # a clip with a row for only one of its events: that row, with why it was not credited
+    assert [(x["event_id"], x["outcome"], x["rejected_by"]) for x in two["verdicts"]] == [("p2/e2", "none", "decay")]
+    assert post == 404  # nothing writes to the results
+    assert missing == 404  # a results row of a clip that is not on the page is not served
+
+
+def test_without_results_the_verdict_layer_is_null(served: tuple[Client, LabelStore, Path]) -> None:
+    client, _, _ = served
+    _, session = client.json("GET", "/api/session")
+    _, detail = client.json("GET", "/api/clip/p1.wav")
+    _, only = client.json("GET", "/api/clip/p1.wav/verdicts")
+    assert session["results"] is None and detail["verdicts"] is None and only["verdicts"] is None
+
+
+def test_label_results_folder_must_exist(tmp_path: Path, rng: np.random.Generator, config: Config) -> None:
+    from timingbench.errors import TimingbenchError
+
+    clips, prompts = write_corpus(tmp_path, rng)
+    with LabelStore(tmp_path / "a.jsonl", annotator="x", split="dev") as store:
+        with pytest.raises(TimingbenchError, match=r"nowhere: results folder not found"):
+            LabelApp(clips_dir=clips, prompts_path=prompts, store=store, cfg=config, results=tmp_path / "nowhere")
+        (tmp_path / "half").mkdir()
+        with pytest.raises(TimingbenchError, match=r"events.jsonl: not found"):
+            LabelApp(clips_dir=clips, prompts_path=prompts, store=store, cfg=config, results=tmp_path / "half")

@@ -19,6 +19,7 @@ from timingbench.errors import TimingbenchError
 COMMAND_MODULES = (
     "timingbench.commands.demo_cmd",
     "timingbench.commands.score_cmd",
+    "timingbench.commands.explain_cmd",
     "timingbench.commands.prompts_cmd",
     "timingbench.commands.promptset_cmd",
     "timingbench.commands.render_cmd",

@@ -271,6 +271,7 @@ def score_folder(
     summary = build_summary(
         events, clips, config=config, opts=opts, unmatched=match.unmatched, missing=match.missing,
         prompt_errors=[str(e) for e in ps.errors], parts=ordered, prompts_path=str(prompts_path),
+        clips_dir=str(clips_dir),
     )
     write_json(out / "summary.json", summary)
     return RunResult(events, clips, summary, out)

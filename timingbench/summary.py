@@ -28,12 +28,13 @@ def outcome_rates(rows: Iterable[dict[str, Any]]) -> dict[str, Any]:
 def build_summary(
     events: list[dict[str, Any]], clips: list[dict[str, Any]], *, config: Config, opts: Any,
     unmatched: list[str], missing: list[str], prompt_errors: list[str],
-    parts: list[dict[str, Any]], prompts_path: str,
+    parts: list[dict[str, Any]], prompts_path: str, clips_dir: str | None = None,
 ) -> dict[str, Any]:
     """Headline rates, counts and provenance of a scoring run.
 
     Rates are over event rows (one per clip and instructed event); ``p_chance_discounted
     _on_time_rate`` weights every on-time credit by ``1 - p_chance``.
+    ``clips_dir`` (the scored folder) lets ``timingbench explain`` find a clip's audio again.
     """
     by_kind: dict[str, list[dict[str, Any]]] = defaultdict(list)
     by_family: dict[str, list[dict[str, Any]]] = defaultdict(list)
@@ -62,6 +63,7 @@ def build_summary(
         "timingbench_version": __version__,
         "config": {"version": config.version, "hash": config.content_hash, "source": config.source},
         "prompts": {"path": prompts_path, "hash": _file_hash(prompts_path), "rejected": prompt_errors},
+        "clips_dir": clips_dir,
         "counts": {"clips": len(clips), "scored_clips": len(scored), "events": len(events),
                    "unmatched": len(unmatched), "missing": len(missing), "errors": len(clips) - len(scored)},
         "rates": outcome_rates(events),

@@ -2,7 +2,9 @@
 
 Renders the reference renderer's ``demo`` corpus (a dozen clips spanning every event
 kind, including a never-delivered event and an off-time delivery, with exact truth),
-scores it with ``timingbench score`` and compares every verdict with the truth.
+scores it with ``timingbench score`` and compares every verdict with the truth: a verdict
+agrees when its outcome is the one the truth implies and, for a delivered event, its
+detected time lies near the true onset (:func:`verdict_agrees`).
 """
 
 from __future__ import annotations
@@ -10,9 +12,11 @@ from __future__ import annotations
 import argparse
 import time
 from pathlib import Path
+from typing import Any
 
 from timingbench.commands.score_cmd import positive_int
 from timingbench.config import load_config
+from timingbench.convert import round_time
 from timingbench.jsonio import iter_jsonl
 from timingbench.runner import ScoreOptions, score_folder
 from timingbench.summary import format_table
@@ -26,6 +30,50 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p.add_argument("--jobs", type=positive_int, default=2,
                    help="worker processes for rendering and scoring, >= 1 (default 2)")
     p.set_defaults(func=run_demo)
+
+
+def expected_outcome(row: dict[str, Any], truth: dict[str, Any] | None) -> str:
+    """The outcome the renderer's truth implies for an event row.
+
+    ``none`` when the event was not delivered (no truth row, or ``occurred`` false);
+    ``on_time`` when the true onset lies within the row's tolerance of the instructed
+    time (rounded as scoring rounds), else ``off_time``.
+    """
+    if truth is None or not truth.get("occurred") or truth.get("onset_s") is None:
+        return "none"
+    off = float(round_time(float(truth["onset_s"]) - float(row["instructed_s"])))
+    return "on_time" if abs(off) <= float(round_time(float(row["tolerance_s"]))) else "off_time"
+
+
+def verdict_agrees(row: dict[str, Any], truth: dict[str, Any] | None, *, offset_match_s: float) -> bool:
+    """Whether a verdict agrees with the truth on outcome and on time.
+
+    Parameters
+    ----------
+    row : dict
+        An ``events.jsonl`` row (``outcome``, ``detected_s``, ``instructed_s``, ``tolerance_s``).
+    truth : dict or None
+        The renderer's truth row of the event (``occurred``, ``onset_s``), None when absent.
+    offset_match_s : float
+        How near the true onset an off-time report must lie, in seconds
+        (``calibration.offset_match_s``).
+
+    Returns
+    -------
+    agrees : bool
+        The outcome is :func:`expected_outcome`; an on-time credit also lies within the
+        event's tolerance of the true onset, an off-time report within ``offset_match_s``.
+    """
+    want = expected_outcome(row, truth)
+    if row["outcome"] != want:
+        return False
+    if want == "none":
+        return True
+    if row.get("detected_s") is None or truth is None:
+        return False
+    err = abs(float(round_time(float(row["detected_s"]) - float(truth["onset_s"]))))
+    reach = float(row["tolerance_s"]) if want == "on_time" else float(offset_match_s)
+    return err <= float(round_time(reach))
 
 
 def run_demo(args: argparse.Namespace) -> int:
@@ -44,20 +92,25 @@ def run_demo(args: argparse.Namespace) -> int:
     print(f"scored {len(res.clips)} clips in {t2 - t1:.1f} s -> {out / 'results'}")
     print()
     truth = {(r["clip"], r["event_id"]): r for _, r in iter_jsonl(corpus / "truth.jsonl") if isinstance(r, dict)}
-    print(f"{'clip':<34}{'event':<28}{'truth':>10}{'verdict':>10}{'detected':>10}{'error':>8}{'p_chance':>10}")
-    agree = 0
+    print(f"{'clip':<34}{'event':<28}{'truth':>10}{'verdict':>10}{'detected':>10}{'error':>8}{'p_chance':>10}"
+          f"{'agrees':>8}")
+    match_s = float(cfg.value("calibration.offset_match_s"))
+    agree = delivered = 0
     for row in res.events:
         tr = truth.get((row["clip"], row["event_id"]))
         t_txt = "absent" if tr is None or not tr["occurred"] else f"{tr['onset_s']:.2f}s"
         det = "-" if row["detected_s"] is None else f"{row['detected_s']:.2f}s"
         err = "-" if row["error_s"] is None else f"{row['error_s']:+.2f}"
         pc = "-" if row["p_chance"] is None else f"{row['p_chance']:.2f}"
+        ok = verdict_agrees(row, tr, offset_match_s=match_s)
+        agree += ok
+        delivered += (row["outcome"] == "none") == (expected_outcome(row, tr) == "none")
         print(f"{row['clip']:<34}{row['kind'] + '/' + row['family']:<28}{t_txt:>10}{row['outcome']:>10}"
-              f"{det:>10}{err:>8}{pc:>10}")
-        if tr is not None:
-            expected_none = not tr["occurred"]
-            agree += (row["outcome"] == "none") == expected_none
+              f"{det:>10}{err:>8}{pc:>10}{'yes' if ok else 'NO':>8}")
     print()
     print(format_table(res.summary))
-    print(f"\nverdicts agreeing with the renderer's truth on delivered/not delivered: {agree}/{len(res.events)}")
+    n = len(res.events)
+    print(f"\nverdicts agreeing with the renderer's truth on outcome and time: {agree}/{n} "
+          f"(on time within the event's tolerance of the true onset, off time within {match_s:g} s of it, "
+          f"none when not delivered; delivered vs not delivered alone: {delivered}/{n})")
     return 0

@@ -43,6 +43,8 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
                    help="address to bind (default 127.0.0.1; anything else exposes the page)")
     p.add_argument("--port", type=int, default=None, help="port (default: label.port, 8765; 0 = any free)")
     p.add_argument("--config", default=None, help="configuration file (default: the packaged one)")
+    p.add_argument("--results", default=None,
+                   help="a `timingbench score` results folder: show its verdicts as a read-only layer")
     p.add_argument("--verbose", action="store_true", help="log every request to stderr")
     p.set_defaults(func=run_label)
 
@@ -56,7 +58,8 @@ def run_label(args: argparse.Namespace) -> int:
     annotator = args.annotator if args.annotator is not None else _default_annotator()
     store = LabelStore(Path(args.out), annotator=annotator, split=split)
     try:
-        app = LabelApp(clips_dir=args.clips_dir, prompts_path=args.prompts, store=store, cfg=cfg)
+        app = LabelApp(clips_dir=args.clips_dir, prompts_path=args.prompts, store=store, cfg=cfg,
+                       results=args.results)
         for err in app.prompt_set.errors:
             print(f"warning: {err}", file=sys.stderr)
         server = make_server(app, host=host, port=port, verbose=args.verbose)

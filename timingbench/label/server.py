@@ -85,17 +85,21 @@ class LabelApp:
         Where annotations are saved.
     cfg : Config
         Reads the ``label`` and ``features`` sections and the audio settings.
+    results : str or Path, optional
+        A ``timingbench score`` results folder: its verdicts for each clip are served
+        (read-only) with the clip and drawn on the page.
 
     Raises
     ------
     PromptError
         If the prompt file or the clips folder cannot be read.
     TimingbenchError
-        If no clip of the folder matches a prompt.
+        If no clip of the folder matches a prompt, or ``results`` is not a results folder.
     """
 
     def __init__(
-        self, *, clips_dir: str | Path, prompts_path: str | Path, store: LabelStore, cfg: Config
+        self, *, clips_dir: str | Path, prompts_path: str | Path, store: LabelStore, cfg: Config,
+        results: str | Path | None = None,
     ) -> None:
         self.clips_dir = Path(clips_dir).resolve()
         self.prompt_set = load_prompts(prompts_path)
@@ -114,6 +118,16 @@ class LabelApp:
         self._cache_size = int(cfg.value("label.spectrogram_cache_clips"))
         self._cache_lock = threading.Lock()
         self._clip_locks: dict[str, threading.Lock] = {c: threading.Lock() for c in self.clips}
+        self.results_dir: Path | None = None
+        self._verdicts: dict[str, list[dict[str, Any]]] = {}
+        if results is not None:
+            from timingbench.explain.results import load_results, verdict_view
+
+            res = load_results(results)
+            self.results_dir = res.path
+            for row in res.events:
+                if row.get("clip") in self.clips:
+                    self._verdicts.setdefault(str(row["clip"]), []).append(verdict_view(row))
 
     # ------------------------------------------------------------------ lookups
 
@@ -132,6 +146,13 @@ class LabelApp:
         if real.parent != self.clips_dir or not real.is_file():
             raise HttpError(404, f"clip {name!r} does not lie inside the clips folder")
         return ref
+
+    def verdicts(self, name: str) -> list[dict[str, Any]] | None:
+        """The scorer's verdicts on a matched clip (None when no results folder was given)."""
+        self.clip_ref(name)
+        if self.results_dir is None:
+            return None
+        return list(self._verdicts.get(name, []))
 
     def prompt_of(self, name: str) -> Prompt:
         """The prompt of a matched clip."""
@@ -201,6 +222,8 @@ class LabelApp:
             "seek_step_s": float(self.cfg.value("label.seek_step_s")),
             "zoom_px_per_s": list(self.cfg.value("label.zoom_px_per_s")),
             "default_zoom_index": int(self.cfg.value("label.default_zoom_index")),
+            "results": None if self.results_dir is None else {
+                "path": str(self.results_dir), "clips": sum(1 for c in self.clips if c in self._verdicts)},
         }
 
     def clip_detail(self, name: str) -> dict[str, Any]:
@@ -221,6 +244,7 @@ class LabelApp:
             "layer1": self.store.layer1(name),
             "layer2": self.store.layer2(name),
             "l2_done": self.store.layer2_done(name),
+            "verdicts": self.verdicts(name),
         }
 
     # ------------------------------------------------------------------ edits
@@ -296,7 +320,8 @@ class LabelHandler(BaseHTTPRequestHandler):
     """Routes of the labelling server.
 
     ``GET /``, ``/static/app.js``, ``/static/style.css``; ``GET /api/session``;
-    ``GET /api/clip/NAME`` (prompt + annotations), ``.../logmel`` (spectrogram JSON),
+    ``GET /api/clip/NAME`` (prompt + annotations), ``.../verdicts`` (the scorer's rows,
+    read-only; null without a results folder), ``.../logmel`` (spectrogram JSON),
     ``.../audio`` (the file, with byte ranges), ``.../labels.txt`` (Audacity export);
     ``POST /api/clip/NAME/open``, ``.../layer1``, ``.../layer2``, ``.../layer2/delete``,
     ``.../layer2-done``, ``.../import-audacity``. ``NAME`` is the percent-encoded file name.
@@ -399,6 +424,9 @@ class LabelHandler(BaseHTTPRequestHandler):
             what = seg[3] if len(seg) == 4 else ""
             if what == "":
                 self._json(200, app.clip_detail(name))
+                return
+            if what == "verdicts":
+                self._json(200, {"clip": name, "verdicts": app.verdicts(name)})
                 return
             if what == "logmel":
                 self._json(200, app.analysed(name).logmel)

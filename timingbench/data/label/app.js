@@ -16,7 +16,7 @@ const MAGMA = [[0, 0, 0, 4], [0.13, 28, 16, 68], [0.25, 79, 18, 123], [0.38, 129
 const S = {
   session: null, clip: null, detail: null, lm: null, specImg: null,
   zoomIndex: 1, viewStart: 0, active: null, hoverT: null, newOnset: null,
-  pending: 0, raf: 0,
+  pending: 0, raf: 0, showVerdicts: true,
 };
 
 // ------------------------------------------------------------------ helpers
@@ -50,6 +50,15 @@ function clampView() {
   S.viewStart = Math.max(0, Math.min(S.viewStart, Math.max(0, totalDur() - viewDur())));
 }
 function eventColor(i) { return EVENT_COLORS[i % EVENT_COLORS.length]; }
+// the scorer's verdict on an instructed event (read-only layer; null without --results)
+function verdictOf(id) {
+  const vs = S.detail && S.detail.verdicts;
+  return vs ? vs.find((v) => v.event_id === id) || null : null;
+}
+function verdictText(v) {
+  if (v.outcome === "none") return `scorer: none` + (v.rejected_by ? ` (rejected by ${v.rejected_by})` : "");
+  return `scorer: ${v.outcome} ${fmtMs(v.error_s)}`;
+}
 function typing() {
   const el = document.activeElement;
   return el && (el.tagName === "INPUT" || el.tagName === "SELECT" || el.tagName === "TEXTAREA");
@@ -91,6 +100,11 @@ async function loadSession() {
   const fam = $("l2-family");
   fam.innerHTML = '<option value="">family…</option>' +
     S.session.families.map((f) => `<option value="${f}">${f}</option>`).join("");
+  const vt = $("verdicts-toggle");
+  if (S.session.results) {
+    vt.hidden = false; vt.title = `verdicts from ${S.session.results.path}`;
+    $("show-verdicts").addEventListener("change", (ev) => { S.showVerdicts = ev.target.checked; renderLayers(); draw(); });
+  }
   renderClipList();
   const firstOpen = S.session.clips.find((c) => c.l1_done < c.n_events || !c.l2_done);
   const start = S.session.last_clip || (firstOpen || S.session.clips[0]).clip;
@@ -234,6 +248,17 @@ function draw() {
       ctx.fillStyle = col; ctx.beginPath(); ctx.moveTo(ox - 6, 22); ctx.lineTo(ox + 6, 22); ctx.lineTo(ox, 32); ctx.fill();
       label(ctx, `onset ${fmtMs(rec.onset_s - e.time_s)}`, ox + 8, 36, col);
     }
+    const v = S.showVerdicts ? verdictOf(e.id) : null;
+    if (v && v.detected_s != null) {
+      const vx = xForTime(v.detected_s);
+      ctx.strokeStyle = col; ctx.lineWidth = 1.5; ctx.setLineDash([1, 3]);
+      ctx.beginPath(); ctx.moveTo(vx + 0.5, 40); ctx.lineTo(vx + 0.5, sh); ctx.stroke(); ctx.setLineDash([]);
+      ctx.fillStyle = col; ctx.beginPath();
+      ctx.moveTo(vx, sh - 58); ctx.lineTo(vx + 6, sh - 52); ctx.lineTo(vx, sh - 46); ctx.lineTo(vx - 6, sh - 52); ctx.fill();
+      label(ctx, verdictText(v), vx + 8, sh - 48, col);
+    } else if (v) {
+      label(ctx, verdictText(v), x + 4, sh - 48, col);
+    }
   });
   for (const r of S.detail.layer2) {
     const x = xForTime(r.onset_s), act = S.active && S.active.type === "l2" && S.active.id === r.id;
@@ -345,6 +370,14 @@ function renderLayers() {
       `<span class="lbl">Salience</span><span class="seg">${segButtons([1, 2, 3], rec.salience, "", "sal")}</span>` +
       `</div>`;
     card.querySelector(".what").textContent = `${short(e.id)} · ${e.target}`;
+    const v = verdictOf(e.id);
+    if (v && S.showVerdicts) {
+      const line = document.createElement("div");
+      line.className = "verdict muted small"; line.dataset.testid = "verdict-" + e.id;
+      line.textContent = verdictText(v) + (v.detected_s != null ? ` · detected ${v.detected_s.toFixed(3)} s` : "") +
+        ` · ${v.detector} (read-only)`;
+      card.appendChild(line);
+    }
     card.addEventListener("click", (ev) => {
       S.active = { type: "l1", id: e.id };
       const b = ev.target.closest("button");

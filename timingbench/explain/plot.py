@@ -1,0 +1,174 @@
+"""Draw one explained event on a single time axis (matplotlib, Agg backend, PNG).
+
+Panels, top to bottom, sharing the time axis in seconds:
+
+1. the clip's log-mel (the feature bank's ``logmel``), with the search window shaded,
+   the instructed time (dashed), every candidate (thin ticks) and the detected time;
+2. the family evidence: the event family's presence probability and, with the trained
+   backend, its probability of entering / leaving at each instant, with the thresholds
+   the gates read (absence, change, the presence level persistence counts; other judged
+   families faint);
+3. one row per gate: each candidate's verdict (pass, fail, exempt) at its time;
+4. the gate table of the detected (or nearest) candidate: each measured statistic
+   against its threshold.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from timingbench.explain.event import ExplainedEvent
+from timingbench.explain.thresholds import direction_of, format_checks
+
+VERDICT_STYLE = {"pass": ("^", "#2a9d4b"), "fail": ("X", "#d62828"), "exempt": ("o", "#8d96a8")}
+WINDOW_COLOR = "#4cc9f0"
+INSTRUCTED_COLOR = "#ffffff"
+DETECTED_COLOR = "#3dff8b"
+NEAREST_COLOR = "#ffb703"
+
+
+def _mark_times(ax: Any, x: ExplainedEvent, *, on_image: bool) -> None:
+    lo, hi = x.window
+    ev = x.prompt.events[x.index]
+    ax.axvspan(lo, hi, color=WINDOW_COLOR, alpha=0.10 if on_image else 0.08, lw=0)
+    for edge in (lo, hi):
+        ax.axvline(edge, color=WINDOW_COLOR, lw=0.8, alpha=0.9)
+    ax.axvline(ev.time_s, color=INSTRUCTED_COLOR if on_image else "k", ls="--", lw=1.2)
+    c = x.chosen
+    if c is not None:
+        col = DETECTED_COLOR if x.verdict.detected_s is not None else NEAREST_COLOR
+        ax.axvline(c.candidate.time_s, color=col, lw=1.6)
+
+
+def plot_explanation(x: ExplainedEvent, out: Path) -> Path:
+    """Draw ``x`` and save it as a PNG.
+
+    Parameters
+    ----------
+    x : ExplainedEvent
+        The explained event (:func:`timingbench.explain.event.explain_event`).
+    out : Path
+        PNG path; its folder is created.
+
+    Returns
+    -------
+    out : Path
+    """
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    bank = x.bank
+    ev = x.prompt.events[x.index]
+    t = np.asarray(bank.times, dtype=np.float64)
+    gates = list(dict.fromkeys(g for c in x.candidates for g in c.candidate.gates))
+    chosen = x.chosen
+    table = format_checks(chosen.checks) if chosen is not None else ["  no candidate inside the search window"]
+    heights = [3.0, 1.8, max(0.9, 0.32 * (len(gates) + 1)), 0.22 * (len(table) + 2)]
+    fig = plt.figure(figsize=(14, sum(heights) + 0.8), constrained_layout=True)
+    grid = fig.add_gridspec(4, 1, height_ratios=heights)
+    ax_mel = fig.add_subplot(grid[0])
+    ax_ev = fig.add_subplot(grid[1], sharex=ax_mel)
+    ax_g = fig.add_subplot(grid[2], sharex=ax_mel)
+    ax_tab = fig.add_subplot(grid[3])
+    end = float(t[-1]) if t.size else float(bank.duration_s)
+
+    # 1. log-mel with times
+    ax_mel.imshow(bank.logmel, origin="lower", aspect="auto", cmap="magma",
+                  extent=(float(t[0]) if t.size else 0.0, end, 0, bank.logmel.shape[0]))
+    _mark_times(ax_mel, x, on_image=True)
+    for c in x.candidates:
+        col = VERDICT_STYLE["pass" if c.passed else "fail"][1]
+        ax_mel.plot([c.candidate.time_s] * 2, [bank.logmel.shape[0] * 0.9, bank.logmel.shape[0]], color=col, lw=2.5)
+    ax_mel.set_ylabel("mel band")
+    r = x.row
+    ax_mel.set_title(f"{r['clip']}  {ev.id}  {ev.kind}/{ev.family} ({ev.target or '-'})  instructed "
+                     f"{ev.time_s:.2f} s ±{r.get('tolerance_s')}  ->  {x.verdict.outcome}"
+                     + (f" at {x.verdict.detected_s:.3f} s" if x.verdict.detected_s is not None else
+                        f" (rejected by {x.verdict.rejected_by})"), fontsize=10)
+
+    # 2. family evidence
+    _draw_evidence(ax_ev, x)
+    _mark_times(ax_ev, x, on_image=False)
+
+    # 3. gate verdicts per candidate
+    for row, g in enumerate(gates):
+        for c in x.candidates:
+            v = c.candidate.gates.get(g)
+            if v is None:
+                continue
+            marker, col = VERDICT_STYLE.get(v, ("s", "k"))
+            ax_g.scatter([c.candidate.time_s], [row], marker=marker, color=col, s=60 if c.chosen else 30,
+                         edgecolors="k" if c.chosen else "none", zorder=3)
+    _mark_times(ax_g, x, on_image=False)
+    ax_g.set_yticks(range(len(gates)), gates, fontsize=8)
+    ax_g.set_ylim(-0.7, max(len(gates), 1) - 0.3)
+    ax_g.invert_yaxis()
+    if not x.candidates:
+        ax_g.text(0.5, 0.5, "the detector found no candidate in the search window", transform=ax_g.transAxes,
+                  ha="center", va="center", fontsize=9)
+    ax_g.set_xlabel("time (s)   [shaded: search window; dashed: instructed; green: detected; amber: nearest "
+                    "rejected; markers: ▲ pass, ✕ fail, ○ exempt]", fontsize=8)
+    ax_mel.set_xlim(0.0, end)
+
+    # 4. the gate table of the chosen candidate
+    ax_tab.axis("off")
+    head = "gates of the detected candidate" if x.verdict.detected_s is not None else \
+        "gates of the nearest candidate (not credited)"
+    when = f" at {chosen.candidate.time_s:.3f} s" if chosen is not None else ""
+    ax_tab.text(0.0, 1.0, "\n".join([head + when, *table]), family="monospace", fontsize=7.5, va="top",
+                transform=ax_tab.transAxes)
+    out = Path(out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(out, dpi=100)
+    plt.close(fig)
+    return out
+
+
+def _draw_evidence(ax: Any, x: ExplainedEvent) -> None:
+    fe = x.family_evidence
+    ev = x.prompt.events[x.index]
+    ax.set_ylabel("family\nevidence (p)")
+    ax.set_ylim(-0.03, 1.03)
+    if fe is None or not fe.curves:
+        req = x.inputs.options.semantic_backend
+        if fe is None:
+            why = "--family-evidence none" if req == "none" else f"{req}: this prompt's events consult none"
+        else:
+            why = f"{fe.backend}: {fe.note or 'no family judged'}"
+        ax.text(0.5, 0.5, f"no family evidence ({why})", transform=ax.transAxes, ha="center", va="center",
+                fontsize=9)
+        return
+    times = np.asarray(fe.times, dtype=np.float64)
+    for fam, curve in sorted(fe.curves.items()):
+        if fam != ev.family:
+            ax.plot(times, curve, lw=0.5, color="#b8bfcc", zorder=1)
+    if ev.family in fe.curves:
+        ax.plot(times, fe.curves[ev.family], lw=1.6, color="#264653", label=f"{ev.family} present", zorder=3)
+        change = fe.entered if direction_of(ev.kind) == "rise" else fe.left
+        if ev.family in change:
+            word = "entered" if change is fe.entered else "left"
+            ax.plot(times, change[ev.family], lw=1.2, color="#e76f51", label=f"{ev.family} {word}", zorder=3)
+    else:
+        ax.text(0.5, 0.85, f"{ev.family}: not judged by {fe.backend} "
+                f"({fe.exempt.get(ev.family, 'not_in_vocabulary')})", transform=ax.transAxes,
+                ha="center", fontsize=8)
+    change_key = "evidence.entry_min_prob" if direction_of(ev.kind) == "rise" else "evidence.exit_min_prob"
+    lines = (("evidence.quiet_max", ":"), (change_key, "-."), ("evidence.present_prob", "--")) \
+        if fe.backend == "trained" \
+        else (("semantic.quiet_max", ":"),)
+    at: dict[float, list[str]] = {}
+    for key, style in lines:
+        val = x.inputs.config.value(key) if key in x.inputs.config.constants else None
+        if val is not None:
+            ax.axhline(float(val), color="#6c757d", ls=style, lw=0.8)
+            at.setdefault(float(val), []).append(key)
+    for val, keys in at.items():  # one label per level, naming every constant drawn there
+        ax.text(0.0, val, f" {' = '.join(keys)} = {val:g}", fontsize=6.5, va="bottom", color="#6c757d",
+                transform=ax.get_yaxis_transform())
+    if ev.family in fe.curves:
+        ax.legend(loc="upper right", fontsize=7, ncol=2, title=f"backend {fe.backend}", title_fontsize=7)

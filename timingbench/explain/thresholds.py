@@ -1,0 +1,243 @@
+"""Each gate's measured statistics set against the configuration constants they are judged by.
+
+Detectors record, for every gate of a candidate, the numbers its verdict rests on
+(``Candidate.evidence[gate]``; a few gates keep theirs at the top level of the
+evidence). :data:`RULES` says which constant each statistic is compared with and how, by
+the statistic's name, optionally narrowed to a gate, to the direction of the event
+(``rise``: entrances, starts, energy increases; ``fall``: exits, endings, pauses) and to
+the family-evidence backend. ``{section}`` in a constant name is the detector's own
+configuration section (``percussion``, ``stem``, ``tonal``, ``mix``, ``energy``); a
+constant missing there is looked up in ``gates`` (the shared defaults). Statistics no
+rule names are reported with their value only.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from timingbench.config import Config
+from timingbench.convert import TIME_DECIMALS
+
+#: Configuration section of each detector (``events.jsonl`` ``detector`` field).
+DETECTOR_SECTIONS = {"percussion": "percussion", "stem": "stem", "tonal": "tonal", "mix.start": "mix",
+                     "mix.stop": "mix", "energy": "energy"}
+#: Event kinds whose change is a rise (everything else is a fall).
+RISING_KINDS = ("instrument_entry", "music_start_after_silence", "mix_energy_increase")
+#: Section of the shared gate defaults.
+SHARED_SECTION = "gates"
+#: Evidence fields that describe rather than measure (``backend`` is shown in the header;
+#: a ``reason`` is kept only when there is one).
+DESCRIPTIVE_KEYS = ("backend", "reason")
+#: Slack of the ``meets`` comparison (values are rounded to at most 4 decimals).
+SLACK = 10.0 ** -TIME_DECIMALS
+
+
+@dataclass(frozen=True)
+class Rule:
+    """How one measured statistic is judged.
+
+    Attributes
+    ----------
+    key : str
+        Statistic name in the gate's evidence.
+    constant : str
+        Dotted constant name; ``{section}`` is the detector's section.
+    op : str
+        ``<=`` or ``>=``: the statistic passes when ``value op threshold``.
+    negate : bool
+        The threshold is minus the constant (levels "N dB under" a reference).
+    gate : str or None
+        Only for this gate (None: any gate).
+    direction : str or None
+        Only for ``rise`` or ``fall`` events.
+    trained : bool or None
+        Only with (True) or without (False) the trained family evidence.
+    """
+
+    key: str
+    constant: str
+    op: str
+    negate: bool = False
+    gate: str | None = None
+    direction: str | None = None
+    trained: bool | None = None
+
+
+RULES: tuple[Rule, ...] = (
+    # level gates (timingbench.gates) on a stem or routed envelope, in dB re its own reference
+    Rule("strict_db", "{section}.absence_strict_below_ref_db", "<=", negate=True),
+    Rule("whole_db", "{section}.absence_whole_below_ref_db", "<=", negate=True),
+    Rule("after_db", "{section}.absence_strict_below_ref_db", "<=", negate=True),
+    Rule("strict_density_rel", "{section}.absence_density_max_rel", "<="),
+    Rule("whole_density_rel", "{section}.absence_density_max_rel", "<="),
+    Rule("held_fraction", "{section}.persistence_min_fraction", ">="),
+    Rule("change_db", "{section}.level_min_change_db", ">=", direction="rise"),
+    Rule("change_db", "{section}.level_min_change_db", "<=", negate=True, direction="fall"),
+    # presence of the trained family evidence (absence gates of evidence-driven candidates)
+    Rule("strict", "evidence.quiet_max", "<="),
+    Rule("whole", "evidence.quiet_max", "<="),
+    # whole-mix detectors
+    Rule("quiet_strict", "mix.quiet_min_fraction", ">="),
+    Rule("quiet_prefix", "mix.start_prefix_min_fraction", ">="),
+    Rule("gone_after_s", "mix.decay_budget_s", "<="),
+    Rule("quiet_fraction", "mix.quiet_min_fraction", ">="),
+    Rule("sounding_fraction", "energy.min_music_before_fraction", ">="),
+    Rule("onset_ratio", "energy.min_density_ratio", ">="),
+    Rule("rise_db", "energy.min_rise_db", ">=", gate="level_change"),
+    # tonal registers (statistics kept at the top level of the candidate's evidence)
+    Rule("register_change_db", "tonal.min_rise_db", ">=", gate="tonal_change", direction="rise"),
+    Rule("register_change_db", "tonal.min_fall_db", "<=", negate=True, gate="tonal_change", direction="fall"),
+    Rule("whole_rise_db", "tonal.whole_rise_db", ">=", gate="register_absent_before"),
+    Rule("after_drop_db", "tonal.absent_after_db", ">=", gate="register_absent_after"),
+    # family identity: the trained change head and presence, or a tagger's log-odds rise
+    Rule("change", "evidence.entry_min_prob", ">=", gate="semantic_family", direction="rise", trained=True),
+    Rule("change", "evidence.exit_min_prob", ">=", gate="semantic_family", direction="fall", trained=True),
+    Rule("before", "evidence.quiet_max", "<=", gate="semantic_family", direction="rise", trained=True),
+    Rule("after", "evidence.quiet_max", "<=", gate="semantic_family", direction="fall", trained=True),
+    Rule("rise", "semantic.min_logit_rise", ">=", gate="semantic_family", trained=False),
+    Rule("before", "semantic.quiet_max", "<=", gate="semantic_family", direction="rise", trained=False),
+    Rule("fall", "percussion.identity_min_logit_fall", ">=", gate="semantic_family"),
+)
+
+
+@dataclass(frozen=True)
+class GateCheck:
+    """One measured statistic of one gate, with the threshold it is judged by.
+
+    Attributes
+    ----------
+    gate : str
+    verdict : str
+        The gate's verdict on the candidate (``pass`` | ``fail`` | ``exempt``).
+    statistic : str or None
+        Statistic name (None for a gate that recorded none).
+    value : float, str or None
+        The measured value (None: not measured; a string for a reason or label).
+    constant : str or None
+        The constant the value is judged by (None: value only).
+    op : str or None
+        ``<=`` or ``>=``.
+    threshold : float or None
+        The effective threshold (None when the constant is disabled or unmapped).
+    meets : bool or None
+        Whether ``value op threshold`` holds (None when either side is missing).
+    """
+
+    gate: str
+    verdict: str
+    statistic: str | None
+    value: Any
+    constant: str | None = None
+    op: str | None = None
+    threshold: float | None = None
+    meets: bool | None = None
+
+
+def direction_of(kind: str) -> str:
+    """``rise`` for entrances, starts and energy increases; ``fall`` otherwise."""
+    return "rise" if kind in RISING_KINDS else "fall"
+
+
+def _resolve(template: str, section: str | None, config: Config) -> str | None:
+    """The dotted constant ``template`` names, or None when no such constant exists."""
+    if "{section}" not in template:
+        return template if template in config.constants else None
+    for sec in ([section] if section else []) + [SHARED_SECTION]:
+        key = template.replace("{section}", sec)
+        if key in config.constants:
+            return key
+    return None
+
+
+def find_rule(key: str, *, gate: str, direction: str, trained: bool) -> Rule | None:
+    """The first rule of :data:`RULES` that judges statistic ``key`` of ``gate``."""
+    for r in RULES:
+        if r.key != key or (r.gate is not None and r.gate != gate):
+            continue
+        if r.direction is not None and r.direction != direction:
+            continue
+        if r.trained is not None and r.trained != trained:
+            continue
+        return r
+    return None
+
+
+def _is_number(v: Any) -> bool:
+    return isinstance(v, int | float) and not isinstance(v, bool)
+
+
+def gate_checks(
+    gates: Mapping[str, str], evidence: Mapping[str, Any], *, kind: str, detector: str, config: Config,
+) -> list[GateCheck]:
+    """Every gate's statistics of one candidate against their thresholds.
+
+    Parameters
+    ----------
+    gates : mapping of str to str
+        The candidate's gate verdicts, in application order.
+    evidence : mapping
+        The candidate's evidence (``Candidate.evidence``).
+    kind : str
+        SPEC section 1 event kind (sets the direction of the rules).
+    detector : str
+        ``events.jsonl`` ``detector`` field (sets the ``{section}`` of the rules).
+    config : Config
+        The configuration the candidate was scored with.
+
+    Returns
+    -------
+    checks : list of GateCheck
+        In gate order; a gate with no recorded statistic gives one row with
+        ``statistic=None``. A ``reason`` comes as a value-only row; ``backend`` is left out.
+    """
+    section = DETECTOR_SECTIONS.get(detector)
+    direction = direction_of(kind)
+    out: list[GateCheck] = []
+    for gate, verdict in gates.items():
+        detail = evidence.get(gate)
+        stats: dict[str, Any] = dict(detail) if isinstance(detail, Mapping) else {}
+        trained = stats.get("backend") == "trained"
+        # a gate that keeps its statistic at the top level of the evidence
+        for r in RULES:
+            if r.gate == gate and r.key in evidence and r.key not in stats:
+                stats[r.key] = evidence[r.key]
+        if not stats:
+            out.append(GateCheck(gate, verdict, None, None))
+            continue
+        for key, value in stats.items():
+            if key in DESCRIPTIVE_KEYS and (key == "backend" or value is None):
+                continue
+            rule = find_rule(key, gate=gate, direction=direction, trained=trained) \
+                if _is_number(value) or value is None else None
+            if rule is None:
+                out.append(GateCheck(gate, verdict, key, value))
+                continue
+            const = _resolve(rule.constant, section, config)
+            if const is None:
+                out.append(GateCheck(gate, verdict, key, value))
+                continue
+            raw = config.value(const)
+            thr = None if raw is None else (-float(raw) if rule.negate else float(raw))
+            meets = None
+            if thr is not None and _is_number(value):
+                meets = value <= thr + SLACK if rule.op == "<=" else value >= thr - SLACK
+            out.append(GateCheck(gate, verdict, key, value, const, rule.op, thr, meets))
+    return out
+
+
+def format_checks(checks: list[GateCheck]) -> list[str]:
+    """Plain-text rows of a gate table: gate, verdict, statistic, value, rule, meets."""
+    lines = [f"  {'gate':<24}{'verdict':<9}{'statistic':<20}{'value':>10}  {'threshold':<48}{'meets':>5}"]
+    for c in checks:
+        value = "-" if c.value is None else (f"{c.value:.4g}" if _is_number(c.value) else str(c.value))
+        if c.constant is None:
+            rule = "(value only)" if c.statistic is not None else "(no statistic recorded)"
+        elif c.threshold is None:
+            rule = f"{c.op} disabled ({c.constant})"
+        else:
+            rule = f"{c.op} {c.threshold:.4g} ({c.constant})"
+        meets = "" if c.meets is None else ("yes" if c.meets else "NO")
+        lines.append(f"  {c.gate:<24}{c.verdict:<9}{c.statistic or '-':<20}{value:>10}  {rule:<48}{meets:>5}")
+    return lines

@@ -669,6 +669,9 @@ _fixed("lone timestamp", [
     ("It happens at the 45 second mark.", []),
     ("Timestamp: 12.8s", []),
     ("The door slams once, at t=7.2 s.", []),
+    ("The keyword 'river' is said at 00:01:05.", []),
+    ("Peak loudness: 14.2 seconds.", []),
+    ("The bell rings at approximately 3 minutes.", []),
 ])
 
 _fixed("refusal", [
@@ -678,6 +681,9 @@ _fixed("refusal", [
     ("Sorry, I don't know.", []),
     ("I could not locate the requested segment.", []),
     ("", []),
+    ("Unfortunately, the audio could not be processed.", []),
+    ("I'm unable to determine when the laughter occurs.", []),
+    ("<think>The user asks about 3-5 s.</think>", []),
 ])
 
 _fixed("negation", [
@@ -703,6 +709,9 @@ _fixed("negation", [
     ("No problem! The cough is from 2.2 to 2.9 s.", [[2.2, 2.9]]),
     ("The violin plays from 1:05 to 1:20 without interruption.", [[65.0, 80.0]]),
     ("The laughter, which occurs from 12 to 15 s, is not repeated.", [[12.0, 15.0]]),
+    ("Nothing matching the query occurs between 00:00 and 00:30.", []),
+    ("Neither speaker laughs from 10 s to 20 s.", []),
+    ("The word is spoken from 3 to 4 s, not from 10 to 12 s.", [[3.0, 4.0]]),
 ])
 
 _fixed("vague", [
@@ -712,6 +721,9 @@ _fixed("vague", [
     ("It happens several times, mostly towards the end.", []),
     ("The audio is 30 seconds long and contains speech.", []),
     ("Somewhere in the middle.", []),
+    ("Right after the intro, for a few seconds.", []),
+    ("It is heard 2-3 times during the clip.", []),
+    ("Sales grew 10-15% in 2019-2020, the speaker says.", []),
 ])
 
 _fixed("reversed", [

@@ -477,8 +477,8 @@ _NEG_CUE = re.compile(
 )
 # Every cue contains one of these substrings ("not", "none", "nothing", "nowhere", "nor"
 # and "cannot" contain "no"), so a text holding none of them has no negated clause.
-_NEGATION_HINTS = ("no", "n't", "never", "without", "absen", "missing", "inaudible", "unable",
-                   "fail")
+_NEGATION_HINTS = ("no", "n't", "never", "neither", "without", "absen", "missing", "inaudible",
+                   "unable", "fail")
 # Words that may stand before an interval that opens its clause ("Between 0 and 48 s, no
 # laughter can be heard": the cue after the interval still negates it).
 _LEAD_WORDS = frozenset({"from", "between", "during", "in", "at", "within", "around", "about",

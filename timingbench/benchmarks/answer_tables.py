@@ -48,6 +48,7 @@ _NON_WORD = re.compile(r"[^a-z0-9:]+")
 _SEPARATOR_CHARS = frozenset(" \t|:+-=")
 _SPACES = re.compile(r" {2,}|\t")
 _BARE = re.compile(r"\d+(?:\.\d+)?")
+_DIGIT = re.compile(r"\d")
 _CELL_JUNK = re.compile(r"[*`_~\u2248]|\bapprox\w*\.?|\b(?:about|around|ca)\b", re.IGNORECASE)
 _HINT = re.compile(r"start|begin|onset|from", re.IGNORECASE)
 _T = r"(?:\d{1,3}:\d{2}(?::\d{2})?(?:\.\d{1,6})?|\d{1,9}(?:\.\d{1,9})?(?:[ \t]?(?:ms|s|sec))?)"
@@ -105,9 +106,9 @@ def _header(line: str) -> tuple[Callable[[str], list[str]], int, int, float, flo
 
 
 def _cell_seconds(cell: str, factor: float, parse_time: Callable[[str], float | None]) -> float | None:
-    c = _CELL_JUNK.sub(" ", cell).strip()
-    if not c or len(c) > 64:
+    if len(cell) > 64 or _DIGIT.search(cell) is None:
         return None
+    c = _CELL_JUNK.sub(" ", cell).strip()
     if _BARE.fullmatch(c):
         return float(c) * factor
     return parse_time(c)

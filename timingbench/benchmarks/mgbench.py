@@ -388,7 +388,14 @@ def extract_spans(
     parse : SpanParse
         Spans with ``end <= start`` are dropped and named in ``note``; repeated spans
         are kept once.
+
+    Raises
+    ------
+    ParameterError
+        If ``text`` is neither a string nor None.
     """
+    if text is not None and not isinstance(text, str):
+        raise ParameterError(f"response must be a string or None, got {type(text).__name__}")
     if text is None or not text.strip():
         return SpanParse("invalid", _NO_SPANS, "no response")
     if strip_reasoning:

@@ -152,7 +152,7 @@ def _spell_numbers(text: str) -> str:
             elif wj in _TENS and last in ("", "hundred"):
                 cur += _TENS[wj]
                 last = "tens"
-            elif wj == "hundred" and last == "small":
+            elif wj == "hundred" and last == "small" and cur < 100:  # once per number
                 cur *= 100
                 last = "hundred"
             else:
@@ -624,7 +624,41 @@ _DECODER = json.JSONDecoder()
 #: otherwise make the search quadratic in the answer's length.
 _JSON_SCAN_PER_CHAR = 8
 _JSON_SCAN_EXTRA = 4096
-_JSON_NESTING_COST = 1024  # charged for a decode that ran out of nesting depth
+_JSON_NESTING_COST = 1024  # least charge for a decode that ran out of nesting depth
+#: Each decode first sees this many characters, four times more while it runs out of
+#: input: a decoding error's report costs time in proportion to the text decoded.
+_JSON_WINDOW = 512
+#: An error this close to the window's end may be the window's end, not the JSON's.
+_JSON_END_MARGIN = 16
+# A bracket that can start a JSON array or object ("{" before a key or "}", "[" before a
+# value or "]").
+_JSON_START = re.compile(r"\{(?=[ \t\n\r]*+[\"}])|\[(?=[ \t\n\r]*+[\[{\"\-0-9tfn\]])")
+
+
+def _decode_at(text: str, j: int) -> tuple[Any, int, int]:
+    """Decode the JSON value starting at ``text[j]``.
+
+    Returns
+    -------
+    value, end, cost
+        The value and the index after it (``None, -1`` when there is none) and the
+        number of characters a failed attempt scanned (0 on success).
+    """
+    n = len(text)
+    w = _JSON_WINDOW
+    while True:
+        chunk = text[j:j + w]
+        try:
+            obj, end = _DECODER.raw_decode(chunk)
+        except json.JSONDecodeError as exc:
+            near_end = exc.pos >= len(chunk) - _JSON_END_MARGIN or exc.msg.startswith("Unterminated")
+            if j + w < n and near_end:
+                w *= 4
+                continue
+            return None, -1, exc.pos + 1
+        except (ValueError, RecursionError):  # an over-long integer, too deep a nesting
+            return None, -1, max(len(chunk), _JSON_NESTING_COST)
+        return obj, j + end, 0
 
 
 def _json_objects(text: str) -> Iterator[Any]:
@@ -632,23 +666,14 @@ def _json_objects(text: str) -> Iterator[Any]:
     n = len(text)
     budget = _JSON_SCAN_PER_CHAR * n + _JSON_SCAN_EXTRA
     i = 0
-    nxt = {"{": text.find("{"), "[": text.find("[")}
     while i < n and budget > 0:
-        for c in nxt:
-            if 0 <= nxt[c] < i:
-                nxt[c] = text.find(c, i)
-        j = min((k for k in nxt.values() if k >= 0), default=-1)
-        if j < 0:
+        m = _JSON_START.search(text, i)
+        if m is None:
             return
-        try:
-            obj, end = _DECODER.raw_decode(text, j)
-        except json.JSONDecodeError as exc:
-            budget -= exc.pos - j + 1
-            i = j + 1
-            continue
-        except (ValueError, RecursionError):  # an over-long integer, too deep a nesting
-            budget -= _JSON_NESTING_COST
-            i = j + 1
+        obj, end, cost = _decode_at(text, m.start())
+        if end < 0:
+            budget -= cost
+            i = m.start() + 1
             continue
         yield obj
         i = end

@@ -40,6 +40,7 @@ import re
 from bisect import bisect_left, bisect_right
 from collections.abc import Iterator
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 
 from timingbench.benchmarks.answer_scope import final_answer
@@ -477,8 +478,7 @@ _NEG_CUE = re.compile(
 )
 # Every cue contains one of these substrings ("not", "none", "nothing", "nowhere", "nor"
 # and "cannot" contain "no"), so a text holding none of them has no negated clause.
-_NEGATION_HINTS = ("no", "n't", "never", "neither", "without", "absen", "missing", "inaudible",
-                   "unable", "fail")
+_NEGATION_HINT = re.compile(r"no|n't|never|neither|without|absen|missing|inaudible|unable|fail")
 # Words that may stand before an interval that opens its clause ("Between 0 and 48 s, no
 # laughter can be heard": the cue after the interval still negates it).
 _LEAD_WORDS = frozenset({"from", "between", "during", "in", "at", "within", "around", "about",
@@ -497,16 +497,16 @@ class _NegationScope:
 
     def __init__(self, t: str) -> None:
         self.t = t
-        self.active = any(h in t for h in _NEGATION_HINTS)
-        if not self.active:
-            return
-        self.cues = [m.start() for m in _NEG_CUE.finditer(t)]
-        self.active = bool(self.cues)
-        if self.active:
-            self.ends = [m.end() for m in _CLAUSE_END.finditer(t)]
+        self.cues: list[int] | None = None  # found on the first query
+        self.ends: list[int] = []
 
     def negated(self, pos: int) -> bool:
-        if not self.active:
+        if self.cues is None:
+            t = self.t
+            self.cues = [m.start() for m in _NEG_CUE.finditer(t)] if _NEGATION_HINT.search(t) else []
+            if self.cues:
+                self.ends = [m.end() for m in _CLAUSE_END.finditer(t)]
+        if not self.cues:
             return False
         k = bisect_right(self.ends, pos)
         begin = self.ends[k - 1] if k else 0
@@ -555,12 +555,14 @@ _KEY_CAMEL = re.compile(r"([a-z0-9])([A-Z])")
 _KEY_SEP = re.compile(r"[^a-z0-9]+")
 
 
-def _key_words(k: Any) -> str:
+@lru_cache(maxsize=4096)
+def _key_words(k: str) -> str:
     """A JSON key as lower-case words: ``"startTime"``, ``"start_time"``, ``"Start (s)"``."""
-    return " ".join(_KEY_SEP.sub(" ", _KEY_CAMEL.sub(r"\1 \2", str(k)[:64]).lower()).split())
+    return " ".join(_KEY_SEP.sub(" ", _KEY_CAMEL.sub(r"\1 \2", k[:64]).lower()).split())
 
 
-def _ms_key(k: Any) -> bool:
+@lru_cache(maxsize=4096)
+def _ms_key(k: str) -> bool:
     words = _key_words(k).split()
     return bool(words) and words[-1] in ("ms", "milliseconds", "msec")
 
@@ -593,12 +595,12 @@ def _json_intervals(obj: Any, depth: int = 0) -> list[tuple[float, float]]:
         return []
     out: list[tuple[float, float]] = []
     if isinstance(obj, dict):
-        keys = {_key_words(k): k for k in obj}
+        keys = {_key_words(str(k)): k for k in obj}
         sk = next((keys[k] for k in keys if k in _START_KEYS), None)
         ek = next((keys[k] for k in keys if k in _END_KEYS), None)
         if sk is not None and ek is not None:
-            s = _json_value_seconds(obj[sk], ms=_ms_key(sk))
-            e = _json_value_seconds(obj[ek], ms=_ms_key(ek))
+            s = _json_value_seconds(obj[sk], ms=_ms_key(str(sk)))
+            e = _json_value_seconds(obj[ek], ms=_ms_key(str(ek)))
             if s is not None and e is not None:
                 return [(s, e)]
         for v in obj.values():

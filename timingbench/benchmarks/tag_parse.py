@@ -1,20 +1,28 @@
 """Deterministic rule-based recovery of time intervals from free-form model answers.
 
-The cascade follows TAG-Bench's answer parsing (no language model, no semantic rescue):
+The time-span parsing core of TAG-Bench and of MGBench's regex extractor. The cascade
+follows TAG-Bench's answer parsing (no language model, no semantic rescue); every rule
+is listed with an example in ``docs/tag.md``:
 
+0. **Final answer** (``strip_reasoning``, config ``tag.strip_reasoning``): reasoning
+   blocks are removed and only the text after the last final-answer marker is read
+   (:mod:`timingbench.benchmarks.answer_scope`).
 1. **Normalisation**: lower case; dashes, tildes and arrows unified; ``_`` read as a space;
-   spelled-out numbers ("two minutes and five seconds", "three point five") turned into
-   digits; ordinals before a unit ("the 12th second") and ``start_ms: 3200`` style
-   millisecond fields made explicit.
+   ``t=`` and approximate ``~``/``≈`` before a number dropped; spelled-out numbers ("two
+   minutes and five seconds", "three point five") turned into digits; ordinals before a
+   unit ("the 12th second") and ``start_ms: 3200`` style millisecond fields made explicit.
 2. **JSON**: every JSON object or array embedded in the answer is decoded; intervals are
-   read from ``{start, end}``-like keys (``start_time``/``end_time``, ``begin``,
-   ``onset``/``offset``, ``*_ms`` in milliseconds), from ``[start, end]`` pairs (numbers
-   or time strings) and from string values holding an interval expression.
-3. **Time expressions** (when JSON gave nothing): hh:mm:ss and mm:ss clocks with optional
-   fractions (``.`` or ``,``), numbers with units (h, min, s, ms and their spellings) and
-   compounds of decreasing units ("1 min 5 s", "1h2m3s") become times; bare numbers are
-   kept as candidates.
-4. **Pairing**: consecutive times form an interval when joined by a range operator
+   read from ``{start, end}``-like keys (``start_time``/``end_time``, ``startTime``,
+   ``Start (s)``, ``begin``, ``onset``/``offset``, ``*_ms`` in milliseconds), from
+   ``[start, end]`` pairs (numbers or time strings) and from string values holding an
+   interval expression.
+3. **Tables** (when JSON gave nothing): rows of tables with start and end columns, and
+   ``start,end`` lines, are rewritten as ranges (:mod:`timingbench.benchmarks.answer_tables`).
+4. **Time expressions**: hh:mm:ss and mm:ss clocks with optional fractions (``.`` or
+   ``,``), numbers with units (h, min, s, ms and their spellings) and compounds of
+   decreasing units ("1 min 5 s", "1h2m3s") become times; bare numbers are kept as
+   candidates.
+5. **Pairing**: consecutive times form an interval when joined by a range operator
    ("-", "~", "to", "until", "till", "through", "-->"), by "and" after "between", by a
    comma inside brackets ("[3.2, 4.8]"), or by a start ... end pattern ("starts at 3 s and
    ends at 5 s", "start: 00:12, end: 00:15"), or by a start keyword, a start and a
@@ -23,13 +31,17 @@ The cascade follows TAG-Bench's answer parsing (no language model, no semantic r
    ("12.5-14s"); two bare numbers form an interval only in brackets, after "from",
    "between" or a start keyword, or when no non-time word follows them ("2-3 dogs" is not
    an interval).
-5. **Filtering**: intervals stated in a sentence that denies the event ("there is no dog
-   barking between 0 and 30 s") are dropped; an interval must have ``start < end``;
-   exact duplicates are dropped, order is kept.
+6. **Filtering**: an interval in a negated clause ("no laughter can be heard between 0
+   and 48 s", "laughter is absent from 0 to 48 s") is dropped, a positive clause of the
+   same answer still counts; an interval must have ``start < end`` (reversed pairs are
+   reported in ``ParseResult.dropped``); exact duplicates are dropped, order is kept.
 
 An answer with no interval left is a parsing failure (``ParseResult.failed``); the
 scorer replaces it by the empty-prediction sentinel ``0s~0s``. A single timestamp
 ("the word is spoken at 3.5 s") is not an interval and so counts as a failure.
+
+Every step is linear in the length of the answer (hostile inputs are tested in
+``tests/test_parse_robustness.py``); the only error raised is :class:`ParameterError`.
 """
 
 from __future__ import annotations

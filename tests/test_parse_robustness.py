@@ -118,3 +118,8 @@ def test_out_of_range_numbers_are_not_times() -> None:
     with pytest.raises(ParameterError, match="non-numeric time"):
         parse_interval_list([[10**400, 1]], where="r.jsonl:1")
     assert extract_spans("[[1, " + "9" * 400 + "]]", empty_patterns=[]).status == "invalid"
+
+
+def test_bad_empty_answer_pattern_is_a_project_error() -> None:
+    with pytest.raises(ParameterError, match="empty_answer_patterns: '\\(' is not a regular"):
+        extract_spans("nothing here", empty_patterns=["("])

@@ -392,7 +392,8 @@ def extract_spans(
     Raises
     ------
     ParameterError
-        If ``text`` is neither a string nor None.
+        If ``text`` is neither a string nor None, or an empty-answer pattern is not a
+        regular expression.
     """
     if text is not None and not isinstance(text, str):
         raise ParameterError(f"response must be a string or None, got {type(text).__name__}")
@@ -416,7 +417,13 @@ def extract_spans(
         return SpanParse("spans", round_time(np.asarray(good, dtype=np.float64)).reshape(-1, 2), note)
     squeezed = _WHITESPACE_RUN.sub(_squeeze, text)
     for pat in empty_patterns:
-        if re.search(pat, squeezed, flags=re.IGNORECASE | re.MULTILINE):
+        try:
+            hit = re.search(pat, squeezed, flags=re.IGNORECASE | re.MULTILINE)
+        except (re.error, TypeError) as exc:
+            raise ParameterError(
+                f"mgbench.empty_answer_patterns: {pat!r} is not a regular expression ({exc})"
+            ) from None
+        if hit:
             return SpanParse("empty", _NO_SPANS, note)
     return SpanParse("invalid", _NO_SPANS, note or "no time span and no explicit empty answer")
 

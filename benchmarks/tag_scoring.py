@@ -700,6 +700,7 @@ def baseline_evaluate(gt_path: str | Path, pred_path: str | Path, *, config: Con
         "n_queries": len(queries),
         "tracks": tracks,
         "groups": summarize(scores, [q.subset for q in queries], config=config),
+        "parser": {"strip_reasoning": bool(config.value("tag.strip_reasoning"))},
         "errors": errors,
         "config_version": config.version,
         "config_hash": config.content_hash,

@@ -41,6 +41,7 @@ from typing import Any, Literal, Protocol
 
 import numpy as np
 
+from timingbench.benchmarks.answer_scope import final_answer
 from timingbench.benchmarks.judge import (
     MGBENCH_SPAN_PROMPT,
     MGBENCH_UNDERSTANDING_PROMPT,
@@ -51,6 +52,7 @@ from timingbench.benchmarks.judge import (
     offline_match,
     parse_follow_correct,
 )
+from timingbench.benchmarks.tag_parse import parse_response
 from timingbench.convert import round_time
 from timingbench.errors import ParameterError
 from timingbench.intervals import match_greedy, union_iou, validate_intervals
@@ -305,44 +307,20 @@ class SpanParse:
 
 
 _NO_SPANS = np.zeros((0, 2), dtype=np.float64)
-_UNIT = r"(milliseconds?|ms|seconds?|secs?|s)?"
-_T = r"(?:(\d+):)?(\d+(?:\.\d+)?)\s*" + _UNIT
-#: The same time token without capture groups, for use inside the pair patterns.
-_TT = r"(?:\d+:)?\d+(?:\.\d+)?\s*(?:milliseconds?|ms|seconds?|secs?|s)?"
-_PAIR_RES = [
-    # start ... end keyed fields: "start: 1.2, end: 2.0", "onset=1.2 offset=2.0"
-    re.compile(
-        r"(?:start|onset|begin)(?:_?time)?[\"']?\s*[:=]\s*(" + _TT + r")\s*[,;]?\s*"
-        r"(?:[\"']?\s*)(?:end|offset|stop)(?:_?time)?[\"']?\s*[:=]\s*(" + _TT + r")",
-        re.IGNORECASE,
-    ),
-    # bracketed pairs: "[1.2, 2.0]", "(1.2s - 2.0s)", "<1.2~2.0>"
-    re.compile(r"[\[\(<]\s*(" + _TT + r")\s*(?:,|-|–|—|~|\bto\b)\s*(" + _TT + r")\s*[\]\)>]", re.IGNORECASE),
-    # "between 1.2 and 2.0 s"
-    re.compile(r"\bbetween\s+(" + _TT + r")\s*\band\b\s*(" + _TT + r")", re.IGNORECASE),
-    # "from 1.2 to 2.0", "1.2 - 2.0 s", "1.2s ~ 2.0s", "1.2 to 2.0", "1.2 until 2.0"
-    re.compile(
-        r"(?:\bfrom\s+)?(" + _TT + r")\s*(?:-|–|—|~|\bto\b|\buntil\b|\btill\b)\s*(" + _TT + r")",
-        re.IGNORECASE,
-    ),
-]
-_TOKEN_RE = re.compile(r"^" + _T + r"$", re.IGNORECASE)
+_WHITESPACE_RUN = re.compile(r"\s+")
 
 
-def _seconds(token: str) -> float:
-    m = _TOKEN_RE.match(token.strip())
-    if m is None:  # the pair regexes only capture tokens of this form
-        raise ParameterError(f"not a time: {token!r}")
-    minutes, value, unit = m.group(1), float(m.group(2)), (m.group(3) or "").casefold()
-    if unit.startswith("m"):  # ms / millisecond(s)
-        value /= 1000.0
-    if minutes is not None:
-        value += 60.0 * int(minutes)
-    return value
+def _squeeze(m: re.Match[str]) -> str:
+    return "\n" if "\n" in m.group() else " "
 
 
 def _is_time(v: Any) -> bool:
-    return isinstance(v, int | float) and not isinstance(v, bool) and math.isfinite(v)
+    if isinstance(v, bool) or not isinstance(v, int | float):
+        return False
+    try:
+        return math.isfinite(v)
+    except OverflowError:  # an integer beyond the float range
+        return False
 
 
 def _json_spans(text: str) -> list[tuple[float, float]] | None:
@@ -351,7 +329,7 @@ def _json_spans(text: str) -> list[tuple[float, float]] | None:
         return None
     try:
         doc = json.loads(t)
-    except json.JSONDecodeError:
+    except (ValueError, RecursionError):  # not JSON, an over-long integer, too deep
         return None
     if isinstance(doc, dict):
         for key in ("intervals", "spans", "segments", "answer", "timestamps"):
@@ -379,14 +357,19 @@ def _json_spans(text: str) -> list[tuple[float, float]] | None:
     return out
 
 
-def extract_spans(text: str | None, *, empty_patterns: Sequence[str]) -> SpanParse:
+def extract_spans(
+    text: str | None, *, empty_patterns: Sequence[str], strip_reasoning: bool = True
+) -> SpanParse:
     """Regex span extractor for responses of models trained to output time spans.
 
-    Recognised: JSON (``[[s, e], ...]``, ``{"intervals": ...}``, ``[{"start":, "end":}]``),
-    bracketed pairs (``[1.2, 2.0]``, ``(1.2s - 2.0s)``), ranges (``1.2-2.0``, ``1.2 s ~
-    2.0 s``, ``from 1.2 to 2.0``, ``between 1.2 and 2.0``), keyed fields (``start: 1.2,
-    end: 2.0``); seconds, ``ms`` and ``m:ss`` times. Without any span, a phrase matching
-    one of ``empty_patterns`` is an explicit empty answer.
+    A response that is one JSON document (``[[s, e], ...]``, ``{"intervals": ...}``,
+    ``[{"start":, "end":}]``) is read as such (``[]``: an explicit empty answer). Any
+    other response goes through the time-span parsing core shared with TAG-Bench
+    (:func:`timingbench.benchmarks.tag_parse.parse_response`): embedded JSON, start/end
+    tables, ranges (``1.2-2.0``, ``1.2 s ~ 2.0 s``, ``from 1.2 to 2.0``, ``between 1.2
+    and 2.0``, ``-->``), bracketed pairs, keyed fields (``start: 1.2, end: 2.0``),
+    clocks, ``ms``, spelled-out numbers, negated clauses left out. Without any span, a
+    phrase matching one of ``empty_patterns`` is an explicit empty answer.
 
     Parameters
     ----------
@@ -394,38 +377,53 @@ def extract_spans(text: str | None, *, empty_patterns: Sequence[str]) -> SpanPar
         The model response (None: no response).
     empty_patterns : sequence of str
         Regular expressions (case-insensitive) of explicit empty answers (config
-        ``mgbench.empty_answer_patterns``).
+        ``mgbench.empty_answer_patterns``), matched against the final answer with each
+        run of whitespace shortened to one character.
+    strip_reasoning : bool, optional
+        Read only the final answer: reasoning blocks removed, only the text after the
+        last final-answer marker kept (config ``mgbench.strip_reasoning``).
 
     Returns
     -------
     parse : SpanParse
-        Spans with ``end < start`` are dropped and named in ``note``.
+        Spans with ``end <= start`` are dropped and named in ``note``; repeated spans
+        are kept once.
+
+    Raises
+    ------
+    ParameterError
+        If ``text`` is neither a string nor None, or an empty-answer pattern is not a
+        regular expression.
     """
+    if text is not None and not isinstance(text, str):
+        raise ParameterError(f"response must be a string or None, got {type(text).__name__}")
     if text is None or not text.strip():
         return SpanParse("invalid", _NO_SPANS, "no response")
+    if strip_reasoning:
+        text = final_answer(text)
+        if not text.strip():
+            return SpanParse("invalid", _NO_SPANS, "no answer after the reasoning")
     found = _json_spans(text)
-    if found is None:
-        found = []
-        consumed = [False] * len(text)
-        for rx in _PAIR_RES:
-            for m in rx.finditer(text):
-                if any(consumed[m.start():m.end()]):
-                    continue
-                found.append((m.start(), _seconds(m.group(1)), _seconds(m.group(2))))  # type: ignore[arg-type]
-                for k in range(m.start(), m.end()):
-                    consumed[k] = True
-        found = [(s, e) for _, s, e in sorted(found)]  # type: ignore[misc]
-    elif not found:
+    if found is not None and not found:
         return SpanParse("empty", _NO_SPANS)
-    good = [(s, e) for s, e in found if e >= s]
-    note = None
-    if len(good) < len(found):
-        bad = [(s, e) for s, e in found if e < s]
-        note = f"dropped {len(bad)} span(s) with end before start: {bad[:3]}"
+    if found is not None:
+        good = [(s, e) for s, e in dict.fromkeys(found) if e > s]
+        bad = [(s, e) for s, e in dict.fromkeys(found) if e <= s]
+    else:
+        parsed = parse_response(text, strip_reasoning=False)
+        good, bad = list(parsed.intervals), list(parsed.dropped)
+    note = f"dropped {len(bad)} span(s) with end before start: {bad[:3]}" if bad else None
     if good:
         return SpanParse("spans", round_time(np.asarray(good, dtype=np.float64)).reshape(-1, 2), note)
+    squeezed = _WHITESPACE_RUN.sub(_squeeze, text)
     for pat in empty_patterns:
-        if re.search(pat, text, flags=re.IGNORECASE | re.MULTILINE):
+        try:
+            hit = re.search(pat, squeezed, flags=re.IGNORECASE | re.MULTILINE)
+        except (re.error, TypeError) as exc:
+            raise ParameterError(
+                f"mgbench.empty_answer_patterns: {pat!r} is not a regular expression ({exc})"
+            ) from None
+        if hit:
             return SpanParse("empty", _NO_SPANS, note)
     return SpanParse("invalid", _NO_SPANS, note or "no time span and no explicit empty answer")
 
@@ -441,16 +439,18 @@ class SpanExtractor(Protocol):
 
 
 class RegexSpanExtractor:
-    """:func:`extract_spans` with configured empty-answer patterns."""
+    """:func:`extract_spans` with configured empty-answer patterns and reasoning rule."""
 
     label = "regex"
 
-    def __init__(self, *, empty_patterns: Sequence[str]) -> None:
+    def __init__(self, *, empty_patterns: Sequence[str], strip_reasoning: bool = True) -> None:
         self.empty_patterns = [str(p) for p in empty_patterns]
+        self.strip_reasoning = bool(strip_reasoning)
 
     def extract(self, text: str | None) -> SpanParse:
         """Extract spans from ``text`` (see :func:`extract_spans`)."""
-        return extract_spans(text, empty_patterns=self.empty_patterns)
+        return extract_spans(text, empty_patterns=self.empty_patterns,
+                             strip_reasoning=self.strip_reasoning)
 
 
 class LlmSpanExtractor:

@@ -287,7 +287,7 @@ def _check_intervals(raw: list[Any], where: str, errors: list[str]) -> bool:
 
 @_gc_paused()
 def load_predictions(
-    path: str | Path, *, jobs: int = 1
+    path: str | Path, *, jobs: int = 1, strip_reasoning: bool = True
 ) -> tuple[dict[str, TagPrediction], list[str]]:
     """Read and parse a response JSONL file (SPEC section 7).
 
@@ -304,6 +304,9 @@ def load_predictions(
     jobs : int, optional
         Worker processes for parsing the free-form answers (see :func:`parse_responses`);
         the result does not depend on it.
+    strip_reasoning : bool, optional
+        Parse only the final answer of each free-form response (config
+        ``tag.strip_reasoning``; see :func:`timingbench.benchmarks.tag_parse.parse_response`).
 
     Returns
     -------
@@ -373,7 +376,8 @@ def load_predictions(
         preds[rid] = pending
     # identical answers (refusals, templates) are parsed once; ParseResult is immutable
     unique = list(dict.fromkeys(text for _, text in free))
-    parsed_by_text = dict(zip(unique, parse_responses(unique, jobs=jobs), strict=True))
+    parsed = parse_responses(unique, jobs=jobs, strip_reasoning=strip_reasoning)
+    parsed_by_text = dict(zip(unique, parsed, strict=True))
     for rid, text in free:
         preds[rid] = TagPrediction(rid, parsed_by_text[text], "free")
     return preds, errors
@@ -382,11 +386,13 @@ def load_predictions(
 _MIN_TEXTS_PER_JOB = 5000
 
 
-def _parse_chunk(texts: list[str]) -> list[ParseResult]:
-    return [parse_response(t) for t in texts]
+def _parse_chunk(texts: list[str], strip_reasoning: bool = True) -> list[ParseResult]:
+    return [parse_response(t, strip_reasoning=strip_reasoning) for t in texts]
 
 
-def parse_responses(texts: Sequence[str], *, jobs: int = 1) -> list[ParseResult]:
+def parse_responses(
+    texts: Sequence[str], *, jobs: int = 1, strip_reasoning: bool = True
+) -> list[ParseResult]:
     """Parse many free-form answers, in order, optionally in worker processes.
 
     Parameters
@@ -397,6 +403,8 @@ def parse_responses(texts: Sequence[str], *, jobs: int = 1) -> list[ParseResult]
         Worker processes. With ``jobs > 1`` and at least ``5000`` answers per worker the
         answers are split into ``jobs`` contiguous chunks parsed in a process pool; the
         results are the same, in the same order, as with ``jobs=1``.
+    strip_reasoning : bool, optional
+        Parse only the final answer (see :func:`timingbench.benchmarks.tag_parse.parse_response`).
 
     Returns
     -------
@@ -413,11 +421,12 @@ def parse_responses(texts: Sequence[str], *, jobs: int = 1) -> list[ParseResult]
     n = len(texts)
     jobs = min(jobs, n // _MIN_TEXTS_PER_JOB)
     if jobs <= 1:
-        return [parse_response(t) for t in texts]
+        return _parse_chunk(list(texts), strip_reasoning)
     size = -(-n // jobs)
     chunks = [list(texts[k:k + size]) for k in range(0, n, size)]
     with ProcessPoolExecutor(max_workers=jobs) as pool:
-        return [r for part in pool.map(_parse_chunk, chunks) for r in part]
+        parts = pool.map(_parse_chunk, chunks, [strip_reasoning] * len(chunks))
+        return [r for part in parts for r in part]
 
 
 # --------------------------------------------------------------------------- scoring
@@ -600,8 +609,9 @@ def evaluate(
     TimingbenchError
         If a file cannot be read.
     """
+    strip_reasoning = bool(config.value("tag.strip_reasoning"))
     queries, gt_errors = load_ground_truth(gt_path)
-    preds, pred_errors = load_predictions(pred_path, jobs=jobs)
+    preds, pred_errors = load_predictions(pred_path, jobs=jobs, strip_reasoning=strip_reasoning)
     errors = list(gt_errors) + list(pred_errors)
     known = {q.id for q in queries}
     for pid in preds:
@@ -655,6 +665,7 @@ def evaluate(
         "n_queries": len(queries),
         "tracks": tracks,
         "groups": summarize(scores, [q.subset for q in queries], config=config),
+        "parser": {"strip_reasoning": strip_reasoning},
         "errors": errors,
         "config_version": config.version,
         "config_hash": config.content_hash,

@@ -1,20 +1,28 @@
 """Deterministic rule-based recovery of time intervals from free-form model answers.
 
-The cascade follows TAG-Bench's answer parsing (no language model, no semantic rescue):
+The time-span parsing core of TAG-Bench and of MGBench's regex extractor. The cascade
+follows TAG-Bench's answer parsing (no language model, no semantic rescue); every rule
+is listed with an example in ``docs/tag.md``:
 
+0. **Final answer** (``strip_reasoning``, config ``tag.strip_reasoning``): reasoning
+   blocks are removed and only the text after the last final-answer marker is read
+   (:mod:`timingbench.benchmarks.answer_scope`).
 1. **Normalisation**: lower case; dashes, tildes and arrows unified; ``_`` read as a space;
-   spelled-out numbers ("two minutes and five seconds", "three point five") turned into
-   digits; ordinals before a unit ("the 12th second") and ``start_ms: 3200`` style
-   millisecond fields made explicit.
+   ``t=`` and approximate ``~``/``≈`` before a number dropped; spelled-out numbers ("two
+   minutes and five seconds", "three point five") turned into digits; ordinals before a
+   unit ("the 12th second") and ``start_ms: 3200`` style millisecond fields made explicit.
 2. **JSON**: every JSON object or array embedded in the answer is decoded; intervals are
-   read from ``{start, end}``-like keys (``start_time``/``end_time``, ``begin``,
-   ``onset``/``offset``, ``*_ms`` in milliseconds), from ``[start, end]`` pairs (numbers
-   or time strings) and from string values holding an interval expression.
-3. **Time expressions** (when JSON gave nothing): hh:mm:ss and mm:ss clocks with optional
-   fractions (``.`` or ``,``), numbers with units (h, min, s, ms and their spellings) and
-   compounds of decreasing units ("1 min 5 s", "1h2m3s") become times; bare numbers are
-   kept as candidates.
-4. **Pairing**: consecutive times form an interval when joined by a range operator
+   read from ``{start, end}``-like keys (``start_time``/``end_time``, ``startTime``,
+   ``Start (s)``, ``begin``, ``onset``/``offset``, ``*_ms`` in milliseconds), from
+   ``[start, end]`` pairs (numbers or time strings) and from string values holding an
+   interval expression.
+3. **Tables** (when JSON gave nothing): rows of tables with start and end columns, and
+   ``start,end`` lines, are rewritten as ranges (:mod:`timingbench.benchmarks.answer_tables`).
+4. **Time expressions**: hh:mm:ss and mm:ss clocks with optional fractions (``.`` or
+   ``,``), numbers with units (h, min, s, ms and their spellings) and compounds of
+   decreasing units ("1 min 5 s", "1h2m3s") become times; bare numbers are kept as
+   candidates.
+5. **Pairing**: consecutive times form an interval when joined by a range operator
    ("-", "~", "to", "until", "till", "through", "-->"), by "and" after "between", by a
    comma inside brackets ("[3.2, 4.8]"), or by a start ... end pattern ("starts at 3 s and
    ends at 5 s", "start: 00:12, end: 00:15"), or by a start keyword, a start and a
@@ -23,13 +31,17 @@ The cascade follows TAG-Bench's answer parsing (no language model, no semantic r
    ("12.5-14s"); two bare numbers form an interval only in brackets, after "from",
    "between" or a start keyword, or when no non-time word follows them ("2-3 dogs" is not
    an interval).
-5. **Filtering**: intervals stated in a sentence that denies the event ("there is no dog
-   barking between 0 and 30 s") are dropped; an interval must have ``start < end``;
-   exact duplicates are dropped, order is kept.
+6. **Filtering**: an interval in a negated clause ("no laughter can be heard between 0
+   and 48 s", "laughter is absent from 0 to 48 s") is dropped, a positive clause of the
+   same answer still counts; an interval must have ``start < end`` (reversed pairs are
+   reported in ``ParseResult.dropped``); exact duplicates are dropped, order is kept.
 
 An answer with no interval left is a parsing failure (``ParseResult.failed``); the
 scorer replaces it by the empty-prediction sentinel ``0s~0s``. A single timestamp
 ("the word is spoken at 3.5 s") is not an interval and so counts as a failure.
+
+Every step is linear in the length of the answer (hostile inputs are tested in
+``tests/test_parse_robustness.py``); the only error raised is :class:`ParameterError`.
 """
 
 from __future__ import annotations
@@ -37,10 +49,14 @@ from __future__ import annotations
 import json
 import math
 import re
+from bisect import bisect_left, bisect_right
 from collections.abc import Iterator
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 
+from timingbench.benchmarks.answer_scope import final_answer
+from timingbench.benchmarks.answer_tables import rewrite_tables
 from timingbench.errors import ParameterError
 
 __all__ = ["ParseResult", "parse_response", "parse_time", "parse_interval_list"]
@@ -56,10 +72,14 @@ class ParseResult:
         ``(start, end)`` in seconds, in the order stated, ``start < end``.
     stage : str
         ``"json"`` or ``"text"`` (the stage that produced them) or ``"none"``.
+    dropped : tuple of (float, float)
+        Pairs the answer stated with ``end <= start`` (seconds, in the order stated),
+        left out of ``intervals``.
     """
 
     intervals: tuple[tuple[float, float], ...]
     stage: str
+    dropped: tuple[tuple[float, float], ...] = ()
 
     @property
     def failed(self) -> bool:
@@ -83,7 +103,20 @@ _NUMWORDS = set(_SMALL) | set(_TENS) | {"hundred"}
 _UNIT_WORD = r"(?:hours?|minutes?|seconds?|milliseconds?|mins?|secs?)"
 
 _DASHES = re.compile(r"[\u2010-\u2015\u2212\u2e3a\u2e3b\ufe58\ufe63\uff0d]")
-_ARROWS = re.compile(r"\s*(?:-+>|=>|\u2192|\u27f6)\s*")
+_TILDES = re.compile(r"[\u301c\uff5e\u223c]")
+# The lookbehinds start a match only where a run of spaces or dashes begins, so a long run
+# is scanned once, not once per position.
+_ARROWS = re.compile(r"(?<!\s)\s*(?:(?<!-)-+>|=>|\u2192|\u27f6)\s*")
+_CJK_UNITS = (("\u6beb\u79d2", " ms"), ("\u79d2", " s"))
+# "t=3.2s", "t = 3.2 s": the variable name of a time
+_T_EQUALS = re.compile(r"\bt[ \t]{0,3}=[ \t]{0,3}(?=\d)")
+# "~3.2 s", "\u2248 4 s": an approximate time, not a range operator (after a start of text,
+# an opening bracket or punctuation, or a preposition)
+_APPROX = re.compile(
+    r"(?:^|(?<=[(\[,:=])|(?<=[(\[,:=] )|(?<=\bto )|(?<=\band )|(?<=\bat )|(?<=\bfrom )"
+    r"|(?<=\bis )|(?<=\bbetween )|(?<=\buntil )|(?<=\btill )|(?<=\baround )|(?<=\babout ))"
+    r"~ ?(?=\d)|\u2248 ?(?=\d)"
+)
 _WORD = re.compile(r"[a-z]+")
 _ORDINAL = re.compile(r"\b(\d+)(?:st|nd|rd|th)\s+(" + _UNIT_WORD + r")\b")
 _HALF = re.compile(r"\b(\d+)\s+and\s+a\s+half\s+(" + _UNIT_WORD + r")\b")
@@ -132,7 +165,7 @@ def _spell_numbers(text: str) -> str:
             elif wj in _TENS and last in ("", "hundred"):
                 cur += _TENS[wj]
                 last = "tens"
-            elif wj == "hundred" and last == "small":
+            elif wj == "hundred" and last == "small" and cur < 100:  # once per number
                 cur *= 100
                 last = "hundred"
             else:
@@ -173,9 +206,17 @@ def _normalise(text: str) -> str:
     t = text.lower()
     plain = text.isascii()
     if not plain:
-        t = _DASHES.sub("-", t).replace("\u00a0", " ")
+        t = _DASHES.sub("-", t).replace("\u00a0", " ").replace("\u2019", "'")
+        t = _TILDES.sub("~", t)
+        for cjk, unit in _CJK_UNITS:
+            if cjk in t:
+                t = t.replace(cjk, unit)
     if ">" in t or not plain:
         t = _ARROWS.sub(" --> ", t)
+    if "=" in t:
+        t = _T_EQUALS.sub("", t)
+    if "~" in t or not plain:
+        t = _APPROX.sub("", t)
     if "_" in t:
         t = t.replace("_", " ")
     # Cheap necessary conditions skip substitutions that cannot apply (most answers need
@@ -336,7 +377,8 @@ def parse_time(text: str) -> float | None:
 # --------------------------------------------------------------------------- pairing
 
 _RANGE_GAP = re.compile(
-    r"\s*(?:-{1,2}>?|~|(?:up\s+)?(?:to|until|till|til|through|thru)(?:\s+the)?|-->)\s*"
+    r"\s*(?:-{1,2}>?|~|(?:(?:,\s*)?and\s+(?:(?:going|lasting|continuing|running|extending)\s+))?"
+    r"(?:up\s+)?(?:to|until|till|til|through|thru)(?:\s+the)?|-->)\s*"
 )
 _AND_GAP = re.compile(r"\s*(?:s\s+)?and\s*")
 _COMMA_GAP = re.compile(r"\s*[,;]\s*")
@@ -344,9 +386,12 @@ _START_KW = re.compile(r"\b(?:start\w*|begin\w*|began|onset|from|between)\b")
 _BETWEEN = re.compile(r"\b(?:between|from)\s*(?:the\s+)?$")
 _END_KW = re.compile(r"\b(?:end|ends|ending|ended|stop|stops|stopping|stopped|offset|finish\w*)\b")
 _DURATION_GAP = re.compile(
-    r"\s*,?\s*(?:and\s+)?(?:lasting|lasts|(?:which|that)\s+lasts|for)"
+    r"\s*(?:,\s*)?(?:and\s+)?(?:lasting|lasts|(?:which|that)\s+lasts|for"
+    r"|(?:lasting|lasts)\s+for|(?:with|for)\s+(?:a\s+)?duration\s+of|(?:with\s+)?(?:a\s+)?duration\s*:?)"
     r"(?:\s+(?:about|approximately|roughly|around))?\s*"
 )
+#: Only this much text before a pair is looked at for the words that qualify it.
+_BEFORE_CHARS = 60
 _OPEN = re.compile(r"[\[(<{]\s*[\"']?\s*$")
 _CLOSE = re.compile(r"^\s*[\"']?\s*[\])>}]")
 _FOLLOW_WORD = re.compile(r"^\s*([a-z]+)")
@@ -372,7 +417,7 @@ def _year_like(a: _Item, b: _Item) -> bool:
 
 def _pair(t: str, a: _Item, b: _Item, prev_end: int) -> tuple[float, float] | None:
     gap = t[a.end:b.start]
-    before = t[prev_end:a.start]
+    before = t[max(prev_end, a.start - _BEFORE_CHARS):a.start]
     after = t[b.end:b.end + 40]
     kind = None
     if _RANGE_GAP.fullmatch(gap):
@@ -388,6 +433,7 @@ def _pair(t: str, a: _Item, b: _Item, prev_end: int) -> tuple[float, float] | No
     elif (
         b.rank is not None
         and not b.clock
+        and len(gap) <= 80
         and _DURATION_GAP.fullmatch(gap)
         and _START_KW.search(before[-30:]) is not None
     ):
@@ -417,37 +463,81 @@ def _pair(t: str, a: _Item, b: _Item, prev_end: int) -> tuple[float, float] | No
     return a.seconds(), b.seconds()
 
 
-_SENTENCE_END = re.compile(r"(?<!\d)[.!?](?!\d)|[;\n]")
-_NEGATION = re.compile(
-    r"\b(?:there\s+(?:is|are|was|were)\s+no"
-    r"|no\s+(?:such\s+)?(?:\w+\s+){0,2}?(?:event|events|sound|sounds|occurrence|occurrences"
-    r"|instance|instances|segment|segments|mention|mentions)\b"
-    r"|(?:does|do|did|is|are|was|were)(?:\s*n't|\s+not)\s+(?:\w+\s+)?(?:occur|appear|present"
-    r"|contain|happen|found|detected|heard|audible|exist)"
-    r"|(?:not|never)\s+(?:be\s+)?(?:heard|detected|found|present|audible|mentioned)"
-    r"|(?:cannot|can't|could\s*not|couldn't|unable\s+to)\s+(?:find|locate|detect|hear|identify)"
-    r"|none)\b"
+# Negation scope. A clause ends at a sentence end, a semicolon, a line break, a
+# contrastive conjunction, ", and"/", or"/", then", or an "and" that starts a new clause.
+_CLAUSE_END = re.compile(
+    r"(?<!\d)[.!?](?!\d)|[;\n]|,[ \t]{0,3}(?:and|or|then)\b"
+    r"|\b(?:but|however|whereas|although|though|yet|except|while)\b"
+    r"|\band[ \t]{1,3}(?=(?:then|there|it|no|nothing|again|also|later|afterwards?)\b)"
 )
+# Negation cues: a negated subject ("no laughter", "nothing", "neither"), a negated verb
+# ("cannot", "does not", "doesn't", "never"), absence ("absent", "missing", "inaudible",
+# "without X") and failure ("unable to", "failed to"). Not cues: an interjection ("No, ..."),
+# exclusivity about other times ("no other", "nothing else", "not elsewhere", "not
+# again"), hedges ("not sure", "can't be certain", "not exactly", "not only") and
+# continuity ("without interruption", "does not stop").
+_NEG_CUE = re.compile(
+    r"\bno\b(?![ \t]*[,.!?:;)]|[ \t]+(?:other|further|more|additional|longer|later|earlier"
+    r"|sooner|problem|problems|worries|doubt|question)\b)"
+    r"|\b(?:none|nothing|nowhere|neither|nor)\b(?![ \t]+(?:else|other)\b)"
+    r"|\b(?:never|absent|absence|missing|inaudible)\b"
+    r"|\bwithout\b(?![ \t]+(?:any[ \t]+)?(?:interruptions?|pauses?|breaks?|a[ \t]+break|stopping"
+    r"|gaps?|doubt|overlap)\b)"
+    r"|(?:\bnot|\bcannot|n't)\b(?![ \t]+(?:(?:be|been|completely|entirely|fully|totally|100%|quite)"
+    r"[ \t]+)?(?:sure|certain|exactly|precisely|only|just|clear|confident|know|elsewhere|again"
+    r"|otherwise|stop|end|anywhere[ \t]+else)\b)"
+    r"|\bunable[ \t]+to\b|\bfail(?:s|ed)?[ \t]+to\b"
+)
+# Every cue contains one of these substrings ("not", "none", "nothing", "nowhere", "nor"
+# and "cannot" contain "no"), so a text holding none of them has no negated clause.
+_NEGATION_HINT = re.compile(r"no|n't|never|neither|without|absen|missing|inaudible|unable|fail")
+# Words that may stand before an interval that opens its clause ("Between 0 and 48 s, no
+# laughter can be heard": the cue after the interval still negates it).
+_LEAD_WORDS = frozenset({"from", "between", "during", "in", "at", "within", "around", "about",
+                         "approximately", "roughly", "over", "the", "and", "answer"})
+_LEAD_STRIP = " \t*-\u2022:()[]>#"
+_MAX_LEAD_CHARS = 40
 
 
-# Every alternative of _NEGATION contains one of these substrings ("cannot" and "not"
-# contain "no", "can't" and "couldn't" contain "n't"), so a prefix holding none of them
-# cannot be negated.
-_NEGATION_HINTS = ("no", "n't", "never", "unable")
+class _NegationScope:
+    """Which positions of a normalised answer lie in a negated clause.
 
+    A position is negated when a negation cue precedes it in its clause, or when it
+    belongs to an interval that opens its clause and the clause holds a cue anywhere.
+    Clause ends and cues are found once, so checking many intervals stays linear.
+    """
 
-def _negated(t: str, pos: int) -> bool:
-    head = t[:pos]
-    if not any(h in head for h in _NEGATION_HINTS):
-        return False
-    starts = [m.end() for m in _SENTENCE_END.finditer(t, 0, pos)]
-    begin = starts[-1] if starts else 0
-    return _NEGATION.search(t[begin:pos]) is not None
+    def __init__(self, t: str) -> None:
+        self.t = t
+        self.cues: list[int] | None = None  # found on the first query
+        self.ends: list[int] = []
+
+    def negated(self, pos: int) -> bool:
+        if self.cues is None:
+            t = self.t
+            self.cues = [m.start() for m in _NEG_CUE.finditer(t)] if _NEGATION_HINT.search(t) else []
+            if self.cues:
+                self.ends = [m.end() for m in _CLAUSE_END.finditer(t)]
+        if not self.cues:
+            return False
+        k = bisect_right(self.ends, pos)
+        begin = self.ends[k - 1] if k else 0
+        stop = self.ends[k] if k < len(self.ends) else len(self.t)
+        c = bisect_left(self.cues, begin)
+        if c >= len(self.cues) or self.cues[c] >= stop:
+            return False  # no cue in the clause
+        if self.cues[c] < pos:
+            return True  # a cue before the interval
+        lead = self.t[begin:pos]
+        if len(lead) > _MAX_LEAD_CHARS:
+            return False
+        return all(w in _LEAD_WORDS for w in lead.strip(_LEAD_STRIP).split())
 
 
 def _text_intervals(t: str) -> list[tuple[float, float]]:
     items = _atoms(t)
     out: list[tuple[float, float]] = []
+    scope = _NegationScope(t)
     i = 0
     prev_end = 0
     while i < len(items) - 1:
@@ -456,7 +546,7 @@ def _text_intervals(t: str) -> list[tuple[float, float]]:
             prev_end = items[i].end
             i += 1
             continue
-        if not _negated(t, items[i].start):
+        if not scope.negated(items[i].start):
             out.append(got)
         prev_end = items[i + 1].end
         i += 2
@@ -467,17 +557,36 @@ def _text_intervals(t: str) -> list[tuple[float, float]]:
 
 _START_KEYS = {"start", "start time", "begin", "begin time", "onset", "from", "start s",
                "start sec", "start seconds", "start timestamp", "start ms", "begin ms",
-               "onset ms", "start time ms", "start time s", "st", "s"}
+               "onset ms", "start time ms", "start time s", "st", "s", "t start", "t0",
+               "onset s", "onset sec", "onset time", "begin s", "start time sec", "start at"}
 _END_KEYS = {"end", "end time", "stop", "offset", "to", "end s", "end sec", "end seconds",
              "end timestamp", "end ms", "stop ms", "offset ms", "end time ms", "end time s",
-             "et", "e", "finish"}
+             "et", "e", "finish", "t end", "t1", "offset s", "offset sec", "offset time",
+             "stop s", "end time sec", "end at"}
+_KEY_CAMEL = re.compile(r"([a-z0-9])([A-Z])")
+_KEY_SEP = re.compile(r"[^a-z0-9]+")
+
+
+@lru_cache(maxsize=4096)
+def _key_words(k: str) -> str:
+    """A JSON key as lower-case words: ``"startTime"``, ``"start_time"``, ``"Start (s)"``."""
+    return " ".join(_KEY_SEP.sub(" ", _KEY_CAMEL.sub(r"\1 \2", k[:64]).lower()).split())
+
+
+@lru_cache(maxsize=4096)
+def _ms_key(k: str) -> bool:
+    words = _key_words(k).split()
+    return bool(words) and words[-1] in ("ms", "milliseconds", "msec")
 
 
 def _json_value_seconds(v: Any, *, ms: bool) -> float | None:
     if isinstance(v, bool):
         return None
     if isinstance(v, int | float):
-        x = float(v)
+        try:
+            x = float(v)
+        except OverflowError:  # an integer beyond the float range
+            return None
     elif isinstance(v, str):
         p = parse_time(v)
         if p is None:
@@ -498,14 +607,12 @@ def _json_intervals(obj: Any, depth: int = 0) -> list[tuple[float, float]]:
         return []
     out: list[tuple[float, float]] = []
     if isinstance(obj, dict):
-        keys = {str(k).lower().replace("_", " ").replace("-", " ").strip(): k for k in obj}
+        keys = {_key_words(str(k)): k for k in obj}
         sk = next((keys[k] for k in keys if k in _START_KEYS), None)
         ek = next((keys[k] for k in keys if k in _END_KEYS), None)
         if sk is not None and ek is not None:
-            s = _json_value_seconds(obj[sk], ms="ms" in str(sk).lower().split("_") or
-                                    str(sk).lower().endswith("ms"))
-            e = _json_value_seconds(obj[ek], ms="ms" in str(ek).lower().split("_") or
-                                    str(ek).lower().endswith("ms"))
+            s = _json_value_seconds(obj[sk], ms=_ms_key(str(sk)))
+            e = _json_value_seconds(obj[ek], ms=_ms_key(str(ek)))
             if s is not None and e is not None:
                 return [(s, e)]
         for v in obj.values():
@@ -525,18 +632,62 @@ def _json_intervals(obj: Any, depth: int = 0) -> list[tuple[float, float]]:
     return out
 
 
-def _json_objects(text: str) -> Iterator[Any]:
-    dec = json.JSONDecoder()
-    i = 0
+_DECODER = json.JSONDecoder()
+#: Failed decoding attempts may scan this many characters per character of the answer
+#: (plus a constant) before the JSON stage gives up: nested unclosed brackets would
+#: otherwise make the search quadratic in the answer's length.
+_JSON_SCAN_PER_CHAR = 8
+_JSON_SCAN_EXTRA = 4096
+_JSON_NESTING_COST = 1024  # least charge for a decode that ran out of nesting depth
+#: Each decode first sees this many characters, four times more while it runs out of
+#: input: a decoding error's report costs time in proportion to the text decoded.
+_JSON_WINDOW = 512
+#: An error this close to the window's end may be the window's end, not the JSON's.
+_JSON_END_MARGIN = 16
+# A bracket that can start a JSON array or object ("{" before a key or "}", "[" before a
+# value or "]").
+_JSON_START = re.compile(r"\{(?=[ \t\n\r]*+[\"}])|\[(?=[ \t\n\r]*+[\[{\"\-0-9tfn\]])")
+
+
+def _decode_at(text: str, j: int) -> tuple[Any, int, int]:
+    """Decode the JSON value starting at ``text[j]``.
+
+    Returns
+    -------
+    value, end, cost
+        The value and the index after it (``None, -1`` when there is none) and the
+        number of characters a failed attempt scanned (0 on success).
+    """
     n = len(text)
-    while i < n:
-        j = min((k for k in (text.find("{", i), text.find("[", i)) if k >= 0), default=-1)
-        if j < 0:
-            return
+    w = _JSON_WINDOW
+    while True:
+        chunk = text[j:j + w]
         try:
-            obj, end = dec.raw_decode(text, j)
-        except json.JSONDecodeError:
-            i = j + 1
+            obj, end = _DECODER.raw_decode(chunk)
+        except json.JSONDecodeError as exc:
+            near_end = exc.pos >= len(chunk) - _JSON_END_MARGIN or exc.msg.startswith("Unterminated")
+            if j + w < n and near_end:
+                w *= 4
+                continue
+            return None, -1, exc.pos + 1
+        except (ValueError, RecursionError):  # an over-long integer, too deep a nesting
+            return None, -1, max(len(chunk), _JSON_NESTING_COST)
+        return obj, j + end, 0
+
+
+def _json_objects(text: str) -> Iterator[Any]:
+    """Every JSON object or array embedded in ``text``, left to right."""
+    n = len(text)
+    budget = _JSON_SCAN_PER_CHAR * n + _JSON_SCAN_EXTRA
+    i = 0
+    while i < n and budget > 0:
+        m = _JSON_START.search(text, i)
+        if m is None:
+            return
+        obj, end, cost = _decode_at(text, m.start())
+        if end < 0:
+            budget -= cost
+            i = m.start() + 1
             continue
         yield obj
         i = end
@@ -546,17 +697,25 @@ def _json_objects(text: str) -> Iterator[Any]:
 
 
 def _clean(raw: list[tuple[float, float]]) -> tuple[tuple[float, float], ...]:
+    return _clean_split(raw)[0]
+
+
+def _clean_split(
+    raw: list[tuple[float, float]],
+) -> tuple[tuple[tuple[float, float], ...], tuple[tuple[float, float], ...]]:
+    """Intervals with ``0 <= start < end`` (rounded, duplicates dropped) and reversed pairs."""
     seen: set[tuple[float, float]] = set()
     out: list[tuple[float, float]] = []
+    dropped: list[tuple[float, float]] = []
     for s, e in raw:
         s, e = round(s, 6), round(e, 6)
-        if not (math.isfinite(s) and math.isfinite(e)) or s < 0 or not s < e:
+        if not (math.isfinite(s) and math.isfinite(e)) or s < 0:
             continue
         if (s, e) in seen:
             continue
         seen.add((s, e))
-        out.append((s, e))
-    return tuple(out)
+        (out if s < e else dropped).append((s, e))
+    return tuple(out), tuple(dropped)
 
 
 # The commonest JSON answers, a bare ``[start, end]`` pair and a flat
@@ -585,13 +744,17 @@ def _fast_json(text: str) -> ParseResult | None:
     return ParseResult(got, "json") if got else None
 
 
-def parse_response(text: str) -> ParseResult:
+def parse_response(text: str, *, strip_reasoning: bool = True) -> ParseResult:
     """Recover the intervals a free-form answer states.
 
     Parameters
     ----------
     text : str
         The model's answer.
+    strip_reasoning : bool, optional
+        Read only the final answer: reasoning blocks removed, and only the text after
+        the last final-answer marker kept (:func:`timingbench.benchmarks.answer_scope.final_answer`;
+        config ``tag.strip_reasoning``).
 
     Returns
     -------
@@ -609,16 +772,21 @@ def parse_response(text: str) -> ParseResult:
     fast = _fast_json(text)
     if fast is not None:
         return fast
+    if strip_reasoning:
+        text = final_answer(text)
+    dropped: tuple[tuple[float, float], ...] = ()
     if "{" in text or "[" in text:
         found: list[tuple[float, float]] = []
         for obj in _json_objects(text):
             if isinstance(obj, dict | list):
                 found.extend(_json_intervals(obj))
-        got = _clean(found)
+        got, dropped = _clean_split(found)
         if got:
-            return ParseResult(got, "json")
-    got = _clean(_text_intervals(_normalise(text)))
-    return ParseResult(got, "text") if got else ParseResult((), "none")
+            return ParseResult(got, "json", dropped)
+    got, dropped_text = _clean_split(_text_intervals(_normalise(rewrite_tables(text, parse_time))))
+    if got:
+        return ParseResult(got, "text", dropped_text)
+    return ParseResult((), "none", dropped or dropped_text)
 
 
 def parse_interval_list(value: Any, *, where: str) -> ParseResult:

@@ -118,7 +118,8 @@ def run_score(args: argparse.Namespace) -> int:
             raise ParameterError("--extractor llm needs --judge URL (an OpenAI-compatible server)")
         extractor = LlmSpanExtractor(client=client, empty_patterns=patterns)
     else:
-        extractor = RegexSpanExtractor(empty_patterns=patterns)
+        extractor = RegexSpanExtractor(empty_patterns=patterns,
+                                       strip_reasoning=bool(cfg.value("mgbench.strip_reasoning")))
     judge: UnderstandingJudge
     if client is None:
         judge = OfflineUnderstandingJudge(polarity_words=cfg.value("judge.offline_polarity_words"))
@@ -139,6 +140,9 @@ def run_score(args: argparse.Namespace) -> int:
     full: dict[str, Any] = {
         "benchmark": "MGBench",
         "extractor": extractor.label,
+        "extractor_strip_reasoning": (
+            extractor.strip_reasoning if isinstance(extractor, RegexSpanExtractor) else None
+        ),
         "judge": {"kind": judge.kind, "label": judge.label},
         "iou_thresholds": thresholds,
         **summary,

@@ -2,7 +2,8 @@
 
 Usage: .venv/bin/python tools/calibrate_evidence_gate.py DEV_CORPUS_DIR
 
-The corpus is scored once per grid point on its cached banks and evidence (only the
+Only the events of families the evidence judges count (exempt families and whole-mix
+events do not read these constants). The corpus is scored once per grid point on its cached banks and evidence (only the
 detectors and gates re-run). For every point the instrument events' on-time credit rate
 and negative credit rate are printed; the chosen point maximises
 ``on-time credited - 3 x negatives credited`` (a false credit costs three missed
@@ -29,6 +30,8 @@ def main(corpus_dir: str) -> None:
     corpus = load_corpus(root / "clips", root / "prompts.jsonl", ann, cfg,
                          ScoreOptions(separation="dsp", semantic_backend="trained"))
     scen = scenarios_from_manifest(root / "clips")
+    # only the events the evidence judges: exempt families and whole-mix events ignore these constants
+    exempt = {"mix", *dict(cfg.section("evidence")["exempt_families"] or {})}
     best = None
     print(f"{'entry':>6}{'exit':>6}{'quiet':>6}{'present':>8}{'on-time cr':>12}{'neg cr':>8}{'pre rej':>8}"
           f"{'score':>8}")
@@ -36,7 +39,7 @@ def main(corpus_dir: str) -> None:
                                                           (0.25, 0.35, 0.5)):
         c = cfg.with_value("evidence.entry_min_prob", entry).with_value("evidence.exit_min_prob", exit_) \
             .with_value("evidence.quiet_max", quiet).with_value("evidence.present_prob", present)
-        rows = [r for r in score_corpus(corpus, c, offset_match_s=0.25) if r["family"] != "mix"]
+        rows = [r for r in score_corpus(corpus, c, offset_match_s=0.25) if r["family"] not in exempt]
         rep = group_report(rows, exempt=[], scenarios=scen, offset_match_s=0.25)
         on = sum((g["stats"]["on_time_credited"] or 0) * g["stats"]["n_on_time"] for g in rep.values())
         n_on = sum(g["stats"]["n_on_time"] for g in rep.values())

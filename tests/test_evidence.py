@@ -234,3 +234,23 @@ def test_net_shape_is_stored_with_the_weights(tmp_path: Path) -> None:
     (tmp_path / "bad.pt").write_bytes(b"not a torch file")
     with pytest.raises(Exception):  # noqa: B017 - torch raises its own unpickling error
         load_weights(tmp_path / "bad.pt")
+
+
+def test_evidence_persistence_and_absence_read_presence_and_skip_disabled_constants(config: Config) -> None:
+    from timingbench.detectors.evidence_events import presence_absence, presence_persistence, presence_step
+
+    n = 400
+    t = np.arange(n) * 0.0464
+    ev = _trained_ev(np.zeros(n), np.where(t < 9.0, 0.02, 0.9))
+    v, d = presence_persistence(ev, "strings", t_s=9.0, clip_end_s=18.0, config=config, prefix="stem",
+                                want_present=True)
+    assert v == "pass" and d["held_fraction"] == 1.0
+    v, d = presence_persistence(ev, "strings", t_s=4.0, clip_end_s=18.0, config=config, prefix="stem",
+                                want_present=True)
+    assert v == "fail" and d["held_fraction"] == 0.0
+    off = config.with_disabled("evidence.present_prob")
+    assert presence_persistence(ev, "strings", t_s=4.0, clip_end_s=18.0, config=off, prefix="stem",
+                                want_present=True)[0] == "pass"
+    assert presence_absence(ev, "strings", t_s=9.0, config=config, entry=True)[0] == "pass"
+    assert presence_absence(ev, "strings", t_s=12.0, config=config, entry=True)[0] == "fail"
+    assert abs(presence_step(ev.curves["strings"], t, 8.2, reach_s=1.5, step_s=1.0, rising=True) - 9.0) < 0.05

@@ -104,7 +104,8 @@ def presence_persistence(evidence: Any, family: str, *, t_s: float, clip_end_s: 
     """
     dur = config.value(f"{prefix}.persistence_s")
     need = config.value(f"{prefix}.persistence_min_fraction")
-    if dur is None or need is None:
+    level = config.value("evidence.present_prob")
+    if dur is None or need is None or level is None:
         return PASS, {"held_fraction": None}
     end = min(t_s + float(dur), clip_end_s)
     span_min = config.value(f"{prefix}.persistence_min_span_fraction")
@@ -113,7 +114,7 @@ def presence_persistence(evidence: Any, family: str, *, t_s: float, clip_end_s: 
     sel = (evidence.times >= t_s) & (evidence.times <= end)
     if not sel.any():
         return FAIL, {"held_fraction": None}
-    on = evidence.curves[family][sel] >= float(config.value("evidence.present_prob"))
+    on = evidence.curves[family][sel] >= float(level)
     frac = float(on.mean()) if want_present else float(1.0 - on.mean())
     return (PASS if frac >= float(need) else FAIL), {"held_fraction": round(frac, 3)}
 

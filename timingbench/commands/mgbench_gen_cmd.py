@@ -29,6 +29,8 @@ def register_actions(acts: argparse._SubParsersAction) -> None:  # type: ignore[
     g.add_argument("--clips", type=int, default=None,
                    help="number of clips (default: the paper's split size, mgbench_gen.split_sizes_*)")
     g.add_argument("--jobs", type=int, default=1, help="rendering processes")
+    g.add_argument("--no-audio", action="store_true",
+                   help="write MIDI, annotations and questions only (no rendering)")
     g.add_argument("--no-progress", action="store_true", help="no progress bar")
     g.add_argument("--config", default=None)
     g.set_defaults(func=run_generate)
@@ -55,14 +57,17 @@ def run_generate(args: argparse.Namespace) -> int:
     cfg = load_config(args.config)
     req = make_request(args.subset, args.split, seed=args.seed, n_clips=args.clips, soundfont=args.soundfont, cfg=cfg)
     label = f"render MGBench-{req.subset} {req.split}"
-    with ProgressBar(req.n_clips, label, enabled=not args.no_progress) as advance:
+    with ProgressBar(req.n_clips, label, enabled=not (args.no_progress or args.no_audio)) as advance:
         def on_done(k: int) -> None:
             for _ in range(k):
                 advance(None)  # type: ignore[arg-type]
 
-        man = generate_split(req, args.out, cfg, jobs=args.jobs, on_done=on_done)
-    print(f"{man['n_clips']} clips ({man['audio_s']:.0f} s of audio) rendered in {man['render_s']:.1f} s "
-          f"({man['render_s'] / man['n_clips']:.3f} s/clip, soundfont {man['soundfont']}, jobs {args.jobs})")
+        man = generate_split(req, args.out, cfg, jobs=args.jobs, audio=not args.no_audio, on_done=on_done)
+    if args.no_audio:
+        print(f"{man['n_clips']} clips ({man['audio_s']:.0f} s of music): MIDI and questions only, no audio")
+    else:
+        print(f"{man['n_clips']} clips ({man['audio_s']:.0f} s of audio) rendered in {man['render_s']:.1f} s "
+              f"({man['render_s'] / man['n_clips']:.3f} s/clip, soundfont {man['soundfont']}, jobs {args.jobs})")
     if man["dropped_draws"]:
         print("dropped draws: " + ", ".join(f"{k} {v}" for k, v in man["dropped_draws"].items()))
     print(format_composition(composition(args.out)))

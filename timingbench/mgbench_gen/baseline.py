@@ -34,7 +34,25 @@ import numpy as np
 from timingbench.audio import load_clip
 from timingbench.config import Config
 from timingbench.features.bank import compute_bank
-from timingbench.mgbench_gen.theory import INTERVAL_NAMES, PITCH_CLASS_NAMES, contour_name
+from timingbench.mgbench_gen.theory import (
+    HARMONIC_PATTERN_NAMES,
+    INTERVAL_NAMES,
+    MODES,
+    PITCH_CLASS_NAMES,
+    contour_name,
+    diatonic_index,
+    roman,
+    scale_degree,
+    triad_pitch_classes,
+)
+from timingbench.mgbench_gen.theory import (
+    HARMONIC_PATTERNS as _PATTERNS,
+)
+from timingbench.mgbench_gen.two_bar import derived_pattern
+
+#: Krumhansl-Kessler key profiles (Krumhansl 1990, probe-tone ratings), C major / C minor.
+_KK_MAJOR = (6.35, 2.23, 3.48, 2.33, 4.38, 4.09, 2.52, 5.19, 2.39, 3.66, 2.29, 2.88)
+_KK_MINOR = (6.33, 2.68, 3.52, 5.38, 2.60, 3.53, 2.54, 4.75, 3.98, 2.69, 3.34, 3.17)
 
 _NAME_RE = re.compile(r"^([A-G]#?)(-?\d+)$")
 
@@ -169,6 +187,63 @@ def _same_rhythm(notes: list[HeardNote]) -> bool:
     return bool(np.all(np.abs(np.asarray(r1) - np.asarray(r2)) < 0.08))
 
 
+def _kk_correlation(notes: list[HeardNote], tonic: int, mode: str) -> float:
+    hist = np.zeros(12)
+    for n in notes:
+        if n.pitch is not None:
+            hist[n.pitch % 12] += n.offset_s - n.onset_s
+    prof = _KK_MAJOR if mode == "major" else _KK_MINOR
+    return float(np.corrcoef(hist, np.roll(prof, tonic))[0, 1]) if hist.std() > 0 else 0.0
+
+
+def estimate_harmony(notes: list[HeardNote]) -> tuple[int, str, dict[int, int]]:
+    """Key and bar chords of a two-bar excerpt, searched jointly.
+
+    Every key (12 tonics x major / natural minor) and every two-chord progression of the
+    five harmonic patterns is scored by, in order: fewest notes outside the key, fewest
+    bars whose first note is not a tone of the bar's chord, most sounding time on chord
+    tones, and the Krumhansl-Kessler correlation of the duration-weighted pitch-class
+    histogram (Krumhansl 1990).
+
+    Returns
+    -------
+    tonic : int
+        Pitch class 0-11.
+    mode : str
+        ``major`` or ``minor``.
+    chords : dict
+        Bar (1, 2) -> 0-based scale degree of its triad (bars without notes left out).
+    """
+    bars = _bars(notes)
+    best: tuple[tuple[float, ...], int, str, dict[int, int]] | None = None
+    for mode in MODES:
+        for tonic in range(12):
+            outside = sum(1 for n in notes if n.pitch is not None and scale_degree(n.pitch, tonic, mode) is None)
+            kk = _kk_correlation(notes, tonic, mode)
+            for _, firsts, second in _PATTERNS:
+                for first in firsts:
+                    chords = {1: first, 2: second}
+                    miss, cover = 0, 0.0
+                    for b, idx in bars.items():
+                        if not idx:
+                            continue
+                        pcs = triad_pitch_classes(tonic, mode, chords[b])
+                        head = notes[idx[0]].pitch
+                        miss += int(head is None or head % 12 not in pcs)
+                        cover += sum(notes[i].offset_s - notes[i].onset_s for i in idx
+                                     if (notes[i].pitch or 0) % 12 in pcs and notes[i].pitch is not None)
+                    key = (-float(outside), -float(miss), round(cover, 3), kk)
+                    if best is None or key > best[0]:
+                        best = (key, tonic, mode, {b: chords[b] for b, idx in bars.items() if idx})
+    if best is None:
+        return 0, "major", {}
+    return best[1], best[2], best[3]
+
+
+def _tonal(notes: list[HeardNote]) -> tuple[int, str, dict[int, int]]:
+    return estimate_harmony(notes)
+
+
 def _rules() -> list[tuple[re.Pattern[str], Callable[[re.Match[str], list[HeardNote]], tuple[list[int], bool]]]]:
     """(question pattern, answer function) pairs; an answer is (note indices, merge runs)."""
     R: list[tuple[re.Pattern[str], Callable[[re.Match[str], list[HeardNote]], tuple[list[int], bool]]]] = []
@@ -248,6 +323,49 @@ def _rules() -> list[tuple[re.Pattern[str], Callable[[re.Match[str], list[HeardN
         else [])
     rule(r"Locate the bar that repeats the rhythm of the first bar\.", True)(
         lambda m, n: _bars(n)[2] if _same_rhythm(n) else [])
+
+    def sequence(n: list[HeardNote]) -> list[int]:
+        b = _bars(n)
+        if not _same_rhythm(n) or [_p(n)[i] for i in b[1]] == [_p(n)[i] for i in b[2]]:
+            return []
+        tonic, mode, _ = _tonal(n)
+        shifts = {(diatonic_index(_p(n)[j], tonic, mode) or -99) - (diatonic_index(_p(n)[i], tonic, mode) or 99)
+                  for i, j in zip(b[1], b[2], strict=True)}
+        return b[2] if len(shifts) == 1 else []
+
+    rule(r"Locate the sequence \(the first bar transposed within the key\)\.", True)(lambda m, n: sequence(n))
+    # 2B: tonality, chords, harmonic pattern (estimated key and bar chords)
+    rule(r"Locate the note\(s\) on ([A-G]#?)\.")(
+        lambda m, n: where(n, lambda q: q % 12 == PITCH_CLASS_NAMES.index(m.group(1))))
+    rule(r"Locate the note\(s\) on the tonic\.")(lambda m, n: where(n, lambda q: q % 12 == _tonal(n)[0]))
+    def on_degree(n: list[HeardNote], d: int) -> list[int]:
+        tonic, mode, _ = _tonal(n)
+        return where(n, lambda q: scale_degree(q, tonic, mode) == d)
+
+    rule(r"Locate the note\(s\) on scale degree (\d)\.")(lambda m, n: on_degree(n, int(m.group(1))))
+
+    def region(n: list[HeardNote], label: str) -> list[int]:
+        tonic, mode, chords = _tonal(n)
+        return [i for b, idx in _bars(n).items() if b in chords and roman(mode, chords[b]) == label for i in idx]
+
+    def chord_tones(n: list[HeardNote], bars: tuple[int, ...], inside: bool) -> list[int]:
+        tonic, mode, chords = _tonal(n)
+        b = _bars(n)
+        return [i for k in bars if k in chords for i in b[k]
+                if (_p(n)[i] % 12 in triad_pitch_classes(tonic, mode, chords[k])) == inside]
+
+    rule(r"Locate the region where the harmony is ([ivIV]+°?)\.", True)(lambda m, n: region(n, m.group(1)))
+    rule(r"Locate the chord tones of bar ([12])\.")(lambda m, n: chord_tones(n, (int(m.group(1)),), True))
+    rule(r"Locate the non-chord tones\.")(lambda m, n: chord_tones(n, (1, 2), False))
+    pattern_names = "|".join(re.escape(x) for x in HARMONIC_PATTERN_NAMES)
+
+    def pattern(n: list[HeardNote], name: str) -> list[int]:
+        _, _, chords = _tonal(n)
+        if 1 not in chords or 2 not in chords:
+            return []
+        return list(range(len(n))) if derived_pattern((chords[1], chords[2])) == name else []
+
+    rule(rf"Locate the ({pattern_names})\.", True)(lambda m, n: pattern(n, m.group(1)))
     return R
 
 

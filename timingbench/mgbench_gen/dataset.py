@@ -238,10 +238,10 @@ def make_questions(req: SplitRequest, excerpts: list[Excerpt], cfg: Config) -> l
         for j in range(n_g):
             order = _rotated(groups, int(gperm[i]) + j)
             want_empty = (i * n_g + j) in empty
-            c = (three_note.pick(gc, rng, family_order=order[:1], empty=want_empty, exclude=used)
-                 or three_note.pick(gc, rng, family_order=order[:1], empty=not want_empty, exclude=used)
-                 or three_note.pick(gc, rng, family_order=order, empty=want_empty, exclude=used))
-            c = _pick_or_fail(c, ex, "grounding")
+            found = (three_note.pick(gc, rng, family_order=order[:1], empty=want_empty, exclude=used)
+                     or three_note.pick(gc, rng, family_order=order[:1], empty=not want_empty, exclude=used)
+                     or three_note.pick(gc, rng, family_order=order, empty=want_empty, exclude=used))
+            c = _pick_or_fail(found, ex, "grounding")
             used.add(c.question)
             rows.append(_row(ex, f"{ex.id}-g{j}", c, f"audio/{ex.id}.wav"))
         for j in range(n_u):
@@ -265,7 +265,7 @@ def note_row(ex: Excerpt, split: str) -> dict[str, Any]:
         if k < len(ex.note_labels):
             row.update(ex.note_labels[k])
         notes.append(row)
-    labels = {k: (seconds(v) if isinstance(v, float) and k.endswith("_s") else v) for k, v in ex.labels.items()}
+    labels: dict[str, Any] = {k: (seconds(v) if isinstance(v, float) and k.endswith("_s") else v) for k, v in ex.labels.items()}
     if "bars" in labels:
         labels["bars"] = [[seconds(a), seconds(b)] for a, b in labels["bars"]]
     return {"clip": ex.id, "subset": ex.subset, "split": split, "duration_s": ex.duration_s,
@@ -320,7 +320,7 @@ def render_audio(excerpts: list[Excerpt], *, out_dir: Path, soundfont: Path, cfg
                 on_done(done)
 
 
-def generate_split(req: SplitRequest, out_dir: str | Path, cfg: Config, *, jobs: int = 1,
+def generate_split(req: SplitRequest, out_dir: str | Path, cfg: Config, *, jobs: int = 1, audio: bool = True,
                    on_done: Callable[[int], None] | None = None) -> dict[str, Any]:
     """Generate a whole split into ``out_dir`` (layout in the module docstring).
 
@@ -331,6 +331,9 @@ def generate_split(req: SplitRequest, out_dir: str | Path, cfg: Config, *, jobs:
     cfg : Config
     jobs : int
         Rendering processes.
+    audio : bool
+        Render the audio (False: MIDI, annotations and questions only; the audio can be
+        rendered later from the MIDI files and gives the same annotations).
     on_done : callable, optional
         Progress callback, called with the number of clips of each rendered batch.
 
@@ -355,12 +358,13 @@ def generate_split(req: SplitRequest, out_dir: str | Path, cfg: Config, *, jobs:
     write_jsonl(out / "notes.jsonl", [note_row(ex, req.split) for ex in excerpts])
     write_jsonl(out / "mgbench.jsonl", rows)
     t0 = time.perf_counter()
-    render_audio(excerpts, out_dir=out, soundfont=req.soundfont, cfg=cfg, jobs=jobs, on_done=on_done)
+    if audio:
+        render_audio(excerpts, out_dir=out, soundfont=req.soundfont, cfg=cfg, jobs=jobs, on_done=on_done)
     render_s = time.perf_counter() - t0
     grounding = [r for r in rows if r["task"] == "grounding"]
     manifest: dict[str, Any] = {
         "benchmark": "MGBench", "subset": req.subset, "split": req.split, "seed": req.seed,
-        "soundfont": req.soundfont.name, "n_clips": len(excerpts), "n_notes": sum(len(e.notes) for e in excerpts),
+        "soundfont": req.soundfont.name if audio else None, "audio": bool(audio), "n_clips": len(excerpts), "n_notes": sum(len(e.notes) for e in excerpts),
         "audio_s": round(sum(e.duration_s for e in excerpts), 2),
         "n_questions": len(rows), "n_grounding": len(grounding), "n_understanding": len(rows) - len(grounding),
         "n_empty_grounding": sum(1 for r in grounding if not r["intervals"]),

@@ -138,8 +138,10 @@ def sample_clip(rng: np.random.Generator, *, clip_id: str, n_notes: int, params:
 # ----------------------------------------------------------------------------- queries
 
 
-def _where(notes: list[GenNote], pred: Callable[[GenNote], bool]) -> tuple[int, ...]:
-    return tuple(i for i, n in enumerate(notes) if pred(n))
+def _idx(pitches: list[int], pred: Callable[[int], bool]) -> tuple[int, ...]:
+    """Indices of the pitches for which ``pred`` holds (evaluated at once, so a predicate
+    closing over a loop variable sees its current value)."""
+    return tuple(i for i, p in enumerate(pitches) if pred(p))
 
 
 def candidates(ex: Excerpt, rng: np.random.Generator) -> list[Candidate]:
@@ -174,35 +176,35 @@ def candidates(ex: Excerpt, rng: np.random.Generator) -> list[Candidate]:
     near = [q for q in (pitches[0] + 1, pitches[-1] - 1, pitches[0] + 12) if LOWEST_KEY <= q <= HIGHEST_KEY
             and q not in pitches]
     for q in present + absent + near:
-        add("ABS", "midi_pitch", f"Locate the note(s) whose pitch is {q} (MIDI).", _where(notes, lambda x, q=q: x.pitch == q))
+        add("ABS", "midi_pitch", f"Locate the note(s) whose pitch is {q} (MIDI).", _idx(pitches, lambda p: p == q))
         add("ABS", "pitch_name", f"Locate the note(s) whose pitch is {pitch_name(q)}.",
-            _where(notes, lambda x, q=q: x.pitch == q))
+            _idx(pitches, lambda p: p == q))
     for pc in sorted({q % 12 for q in present + absent}):
         add("ABS", "pitch_class", f"Locate the note(s) with pitch class {PITCH_CLASS_NAMES[pc]}.",
-            _where(notes, lambda x, pc=pc: x.pitch % 12 == pc))
+            _idx(pitches, lambda p: p % 12 == pc))
     for k in range(1, 13):
         lo_thr, hi_thr = min(pitches) - k, max(pitches) + k
         if lo_thr >= LOWEST_KEY:
             add("ABS", "above_pitch", f"Locate the note(s) higher than {lo_thr} (MIDI).",
-                _where(notes, lambda x, t=lo_thr: x.pitch > t))
+                _idx(pitches, lambda p: p > lo_thr))
         if hi_thr <= HIGHEST_KEY:
             add("ABS", "below_pitch", f"Locate the note(s) lower than {hi_thr} (MIDI).",
-                _where(notes, lambda x, t=hi_thr: x.pitch < t))
+                _idx(pitches, lambda p: p < hi_thr))
     for q in present:
-        add("ABS", "above_pitch", f"Locate the note(s) higher than {q} (MIDI).", _where(notes, lambda x, q=q: x.pitch > q))
-        add("ABS", "below_pitch", f"Locate the note(s) lower than {q} (MIDI).", _where(notes, lambda x, q=q: x.pitch < q))
+        add("ABS", "above_pitch", f"Locate the note(s) higher than {q} (MIDI).", _idx(pitches, lambda p: p > q))
+        add("ABS", "below_pitch", f"Locate the note(s) lower than {q} (MIDI).", _idx(pitches, lambda p: p < q))
 
     lengths = [x.offset_s - x.onset_s for x in notes]
-    add("REL", "highest", "Locate the highest note.", _where(notes, lambda x: x.pitch == max(pitches)))
-    add("REL", "lowest", "Locate the lowest note.", _where(notes, lambda x: x.pitch == min(pitches)))
+    add("REL", "highest", "Locate the highest note.", _idx(pitches, lambda p: p == max(pitches)))
+    add("REL", "lowest", "Locate the lowest note.", _idx(pitches, lambda p: p == min(pitches)))
     add("REL", "longest", "Locate the longest note.", (int(np.argmax(lengths)),))
     add("REL", "shortest", "Locate the shortest note.", (int(np.argmin(lengths)),))
     for ref, name in ((0, "first"), (n - 1, "last")):
         rp = pitches[ref]
         add("REL", f"higher_than_{name}", f"Locate the note(s) higher than the {name} note.",
-            _where(notes, lambda x, rp=rp: x.pitch > rp))
+            _idx(pitches, lambda p: p > rp))
         add("REL", f"lower_than_{name}", f"Locate the note(s) lower than the {name} note.",
-            _where(notes, lambda x, rp=rp: x.pitch < rp))
+            _idx(pitches, lambda p: p < rp))
     add("REL", "same_as_first", "Locate the later note(s) with the same pitch as the first note.",
         tuple(i for i in range(1, n) if pitches[i] == pitches[0]))
 
@@ -219,7 +221,7 @@ def candidates(ex: Excerpt, rng: np.random.Generator) -> list[Candidate]:
     sizes = sorted(set(abs(d) for d in steps) | {int(v) for v in rng.choice(13, size=3, replace=False)})
     for s in sizes:
         add("PAT", "pair_interval", f"Locate the pair of notes separated by {s} semitone(s).",
-            pairs(lambda d, s=s: abs(d) == s))
+            pairs(lambda d: abs(d) == s))
     add("PAT", "ascending_pair", "Locate the ascending pair of notes.", pairs(lambda d: d > 0))
     add("PAT", "descending_pair", "Locate the descending pair of notes.", pairs(lambda d: d < 0))
     add("PAT", "repeated_pair", "Locate the repeated note pair.", pairs(lambda d: d == 0))

@@ -222,7 +222,7 @@ def realise(rng: np.random.Generator, c: Controls, params: TwoBarParams, *, clip
         "bars": [[on_tick_grid(lead + k * beats * beat_s), on_tick_grid(lead + (k + 1) * beats * beat_s)] for k in (0, 1)],
     }
     ex.note_labels = derive_note_labels(ex, c)
-    for k, (bar, pos, length) in enumerate(metric):
+    for k, (_bar, pos, length) in enumerate(metric):
         ex.note_labels[k]["beat_position"] = str(pos)
         ex.note_labels[k]["metric_length_beats"] = str(length)
     validate(ex, c, params)
@@ -299,7 +299,7 @@ def validate(ex: Excerpt, c: Controls, params: TwoBarParams) -> None:
         if k and abs(n.pitch - ex.notes[k - 1].pitch) > 12:
             raise InvalidExcerpt("a leap beyond an octave")
     beats = BEATS_PER_BAR[c.meter]
-    for n, lab in zip(ex.notes, ex.note_labels, strict=True):
+    for lab in ex.note_labels:
         pos = F(lab["beat_position"])
         if lab["bar"] not in (1, 2) or lab["beat"] != int(pos) + 1 or not 0 <= pos < beats:
             raise InvalidExcerpt("beat or bar assignment disagrees with the rhythm")

@@ -22,6 +22,7 @@ the instruction, so IFR shows the coverage).
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -240,8 +241,16 @@ def estimate_harmony(notes: list[HeardNote]) -> tuple[int, str, dict[int, int]]:
     return best[1], best[2], best[3]
 
 
+@functools.lru_cache(maxsize=256)
+def _tonal_cached(notes: tuple[HeardNote, ...]) -> tuple[int, str, tuple[tuple[int, int], ...]]:
+    tonic, mode, chords = estimate_harmony(list(notes))
+    return tonic, mode, tuple(sorted(chords.items()))
+
+
 def _tonal(notes: list[HeardNote]) -> tuple[int, str, dict[int, int]]:
-    return estimate_harmony(notes)
+    """:func:`estimate_harmony`, computed once per transcription (every question of a clip asks it)."""
+    tonic, mode, chords = _tonal_cached(tuple(notes))
+    return tonic, mode, dict(chords)
 
 
 def _rules() -> list[tuple[re.Pattern[str], Callable[[re.Match[str], list[HeardNote]], tuple[list[int], bool]]]]:

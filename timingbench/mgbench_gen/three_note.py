@@ -18,7 +18,6 @@ notes (one span per note):
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -138,10 +137,9 @@ def sample_clip(rng: np.random.Generator, *, clip_id: str, n_notes: int, params:
 # ----------------------------------------------------------------------------- queries
 
 
-def _idx(pitches: list[int], pred: Callable[[int], bool]) -> tuple[int, ...]:
-    """Indices of the pitches for which ``pred`` holds (evaluated at once, so a predicate
-    closing over a loop variable sees its current value)."""
-    return tuple(i for i, p in enumerate(pitches) if pred(p))
+def _idx(flags: list[bool]) -> tuple[int, ...]:
+    """Indices of the true flags."""
+    return tuple(i for i, f in enumerate(flags) if f)
 
 
 def candidates(ex: Excerpt, rng: np.random.Generator) -> list[Candidate]:
@@ -176,35 +174,35 @@ def candidates(ex: Excerpt, rng: np.random.Generator) -> list[Candidate]:
     near = [q for q in (pitches[0] + 1, pitches[-1] - 1, pitches[0] + 12) if LOWEST_KEY <= q <= HIGHEST_KEY
             and q not in pitches]
     for q in present + absent + near:
-        add("ABS", "midi_pitch", f"Locate the note(s) whose pitch is {q} (MIDI).", _idx(pitches, lambda p: p == q))
+        add("ABS", "midi_pitch", f"Locate the note(s) whose pitch is {q} (MIDI).", _idx([p == q for p in pitches]))
         add("ABS", "pitch_name", f"Locate the note(s) whose pitch is {pitch_name(q)}.",
-            _idx(pitches, lambda p: p == q))
+            _idx([p == q for p in pitches]))
     for pc in sorted({q % 12 for q in present + absent}):
         add("ABS", "pitch_class", f"Locate the note(s) with pitch class {PITCH_CLASS_NAMES[pc]}.",
-            _idx(pitches, lambda p: p % 12 == pc))
+            _idx([p % 12 == pc for p in pitches]))
     for k in range(1, 13):
         lo_thr, hi_thr = min(pitches) - k, max(pitches) + k
         if lo_thr >= LOWEST_KEY:
             add("ABS", "above_pitch", f"Locate the note(s) higher than {lo_thr} (MIDI).",
-                _idx(pitches, lambda p: p > lo_thr))
+                _idx([p > lo_thr for p in pitches]))
         if hi_thr <= HIGHEST_KEY:
             add("ABS", "below_pitch", f"Locate the note(s) lower than {hi_thr} (MIDI).",
-                _idx(pitches, lambda p: p < hi_thr))
+                _idx([p < hi_thr for p in pitches]))
     for q in present:
-        add("ABS", "above_pitch", f"Locate the note(s) higher than {q} (MIDI).", _idx(pitches, lambda p: p > q))
-        add("ABS", "below_pitch", f"Locate the note(s) lower than {q} (MIDI).", _idx(pitches, lambda p: p < q))
+        add("ABS", "above_pitch", f"Locate the note(s) higher than {q} (MIDI).", _idx([p > q for p in pitches]))
+        add("ABS", "below_pitch", f"Locate the note(s) lower than {q} (MIDI).", _idx([p < q for p in pitches]))
 
     lengths = [x.offset_s - x.onset_s for x in notes]
-    add("REL", "highest", "Locate the highest note.", _idx(pitches, lambda p: p == max(pitches)))
-    add("REL", "lowest", "Locate the lowest note.", _idx(pitches, lambda p: p == min(pitches)))
+    add("REL", "highest", "Locate the highest note.", _idx([p == max(pitches) for p in pitches]))
+    add("REL", "lowest", "Locate the lowest note.", _idx([p == min(pitches) for p in pitches]))
     add("REL", "longest", "Locate the longest note.", (int(np.argmax(lengths)),))
     add("REL", "shortest", "Locate the shortest note.", (int(np.argmin(lengths)),))
     for ref, name in ((0, "first"), (n - 1, "last")):
         rp = pitches[ref]
         add("REL", f"higher_than_{name}", f"Locate the note(s) higher than the {name} note.",
-            _idx(pitches, lambda p: p > rp))
+            _idx([p > rp for p in pitches]))
         add("REL", f"lower_than_{name}", f"Locate the note(s) lower than the {name} note.",
-            _idx(pitches, lambda p: p < rp))
+            _idx([p < rp for p in pitches]))
     add("REL", "same_as_first", "Locate the later note(s) with the same pitch as the first note.",
         tuple(i for i in range(1, n) if pitches[i] == pitches[0]))
 
@@ -215,17 +213,17 @@ def candidates(ex: Excerpt, rng: np.random.Generator) -> list[Candidate]:
 
     steps = [pitches[i + 1] - pitches[i] for i in range(n - 1)]
 
-    def pairs(pred: Callable[[int], bool]) -> tuple[int, ...]:
-        return tuple(sorted({j for i, d in enumerate(steps) if pred(d) for j in (i, i + 1)}))
+    def pairs(flags: list[bool]) -> tuple[int, ...]:
+        return tuple(sorted({j for i, f in enumerate(flags) if f for j in (i, i + 1)}))
 
     sizes = sorted(set(abs(d) for d in steps) | {int(v) for v in rng.choice(13, size=3, replace=False)})
     for s in sizes:
         add("PAT", "pair_interval", f"Locate the pair of notes separated by {s} semitone(s).",
-            pairs(lambda d: abs(d) == s))
-    add("PAT", "ascending_pair", "Locate the ascending pair of notes.", pairs(lambda d: d > 0))
-    add("PAT", "descending_pair", "Locate the descending pair of notes.", pairs(lambda d: d < 0))
-    add("PAT", "repeated_pair", "Locate the repeated note pair.", pairs(lambda d: d == 0))
-    add("PAT", "octave_pair", "Locate the pair of notes an octave apart.", pairs(lambda d: abs(d) == 12))
+            pairs([abs(d) == s for d in steps]))
+    add("PAT", "ascending_pair", "Locate the ascending pair of notes.", pairs([d > 0 for d in steps]))
+    add("PAT", "descending_pair", "Locate the descending pair of notes.", pairs([d < 0 for d in steps]))
+    add("PAT", "repeated_pair", "Locate the repeated note pair.", pairs([d == 0 for d in steps]))
+    add("PAT", "octave_pair", "Locate the pair of notes an octave apart.", pairs([abs(d) == 12 for d in steps]))
     add("PAT", "step_target", "Locate the note(s) reached by a step (1 or 2 semitones).",
         tuple(i + 1 for i, d in enumerate(steps) if 1 <= abs(d) <= 2))
     add("PAT", "leap_target", "Locate the note(s) reached by a leap (more than 2 semitones).",

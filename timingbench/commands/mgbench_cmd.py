@@ -22,14 +22,15 @@ from timingbench.benchmarks.mgbench import (
     score_mgbench,
 )
 from timingbench.commands.judge_options import add_judge_options, client_from_args
+from timingbench.commands.mgbench_gen_cmd import register_actions
 from timingbench.config import load_config
 from timingbench.errors import ParameterError
 from timingbench.jsonio import write_json, write_jsonl
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
-    """Add the ``mgbench`` subcommand with its ``score`` action."""
-    p = sub.add_parser("mgbench", help="score MGBench grounding and understanding responses")
+    """Add the ``mgbench`` subcommand: ``score``, and ``generate`` / ``stats`` / ``baseline``."""
+    p = sub.add_parser("mgbench", help="generate MGBench splits, score grounding and understanding responses")
     acts = p.add_subparsers(dest="mgbench_action", metavar="ACTION")
     s = acts.add_parser(
         "score",
@@ -52,6 +53,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     )
     s.add_argument("--config", default=None, help="configuration YAML (default: packaged timingbench-v1)")
     s.set_defaults(func=run_score)
+    register_actions(acts)
     p.set_defaults(func=functools.partial(_print_help, p))
 
 

@@ -20,7 +20,7 @@ import timingbench
 from timingbench.cli import main
 from timingbench.config import load_config
 from timingbench.errors import ParameterError
-from timingbench.executors import FAULT_ENV, LocalExecutor, RayExecutor, RayOptions, TaskFailure
+from timingbench.executors import FAULT_ENV, LocalExecutor, RayExecutor, RayOptions
 from timingbench.runner import PARTS, ScoreOptions, score_folder
 
 OPTS = ScoreOptions(separation="dsp", semantic_backend="none")
@@ -33,9 +33,12 @@ def corpus(tmp_path_factory: pytest.TempPathFactory) -> Path:
     from timingbench.render import render_recipe
 
     root = tmp_path_factory.mktemp("ray_corpus")
-    rows = []
+    rows, truth = [], []
     for recipe, seed in (("silence_then_start", 3101), ("end_cut", 3102), ("energy_increase", 3103)):
-        rows.append(render_recipe(recipe, seed=seed, out_dir=root, duration_s=8.0).prompt)
+        rc = render_recipe(recipe, seed=seed, out_dir=root, duration_s=8.0)
+        rows.append(rc.prompt)
+        truth.extend(rc.truth)
+    (root / "truth.jsonl").write_text("".join(json.dumps(r) + "\n" for r in truth))
     clips = root / "clips"
     first = sorted(clips.glob("*.wav"))[0]
     for k in (7, 8):
@@ -172,3 +175,32 @@ def test_score_command_with_ray_executor(ray_cluster, corpus: Path, local_run: P
     assert rc == 0
     _same_bytes(local_run, out)
     assert "ray: 1 node, 2 CPUs" in capsys.readouterr().err
+
+
+def _calibration(corpus: Path, out: Path, command: str, *extra: str) -> int:
+    return main([command, "--annotations", str(corpus / "truth.jsonl"), "--clips", str(corpus / "clips"),
+                 "--prompts", str(corpus / "prompts.jsonl"), "--separation", "dsp",
+                 "--family-evidence", "none", "--out", str(out), *extra])
+
+
+def test_calibration_commands_on_ray_match_local(ray_cluster, corpus: Path, tmp_path: Path) -> None:
+    for ex in ("local", "ray"):
+        assert _calibration(corpus, tmp_path / ex, "confusion", "--executor", ex) == 0
+        assert _calibration(corpus, tmp_path / ex, "floors", "--executor", ex) == 0
+        assert _calibration(corpus, tmp_path / ex, "sweep", "--executor", ex) == 0
+    for name in ("confusion_events.jsonl", "confusion.json", "floors.json"):
+        assert (tmp_path / "local" / name).read_bytes() == (tmp_path / "ray" / name).read_bytes(), name
+    assert len((tmp_path / "ray" / "confusion_events.jsonl").read_text().splitlines()) >= 3
+    sweeps = [json.loads((tmp_path / ex / "sweep.json").read_text()) for ex in ("local", "ray")]
+    for s in sweeps:
+        s.pop("seconds")
+    assert sweeps[0] == sweeps[1]
+
+
+@pytest.mark.slow
+def test_gain_check_on_ray_matches_local(ray_cluster, corpus: Path, tmp_path: Path) -> None:
+    for ex in ("local", "ray"):
+        assert _calibration(corpus, tmp_path / ex, "gain-check", "--executor", ex) == 0
+    assert (tmp_path / "local" / "gain_check.json").read_bytes() == (tmp_path / "ray" / "gain_check.json").read_bytes()
+    rep = json.loads((tmp_path / "ray" / "gain_check.json").read_text())
+    assert rep["failed"] == [] and rep["n_events"] >= 3

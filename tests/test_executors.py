@@ -59,7 +59,7 @@ def ray_cluster(faults: Path):
     if ray.is_initialized():
         ray.shutdown()
     path = os.pathsep.join(p for p in (str(REPO), os.environ.get("PYTHONPATH", "")) if p)
-    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, configure_logging=False,
+    ray.init(address="local", num_cpus=2, include_dashboard=False, log_to_driver=False, configure_logging=False,
              runtime_env={"env_vars": {"PYTHONPATH": path, FAULT_ENV: str(faults)}})
     yield ray
     ray.shutdown()
@@ -97,6 +97,13 @@ def test_ray_missing_is_a_clear_error(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setitem(sys.modules, "ray", None)  # import ray -> ImportError
     with pytest.raises(ParameterError, match=r"timingbench\[ray\]"):
         RayExecutor(RayOptions())
+
+
+def test_ray_options_without_the_ray_executor_are_an_error(corpus: Path, tmp_path: Path,
+                                                           capsys: pytest.CaptureFixture[str]) -> None:
+    rc = main(["score", str(corpus / "clips"), "--prompts", str(corpus / "prompts.jsonl"),
+               "--out", str(tmp_path / "r"), "--ray-address", "auto"])
+    assert rc == 1 and "need --executor ray" in capsys.readouterr().err
 
 
 def test_bad_ray_options_are_rejected_before_ray_starts() -> None:

@@ -142,7 +142,7 @@ class RayOptions:
     ----------
     address : str or None
         ``ray://HOST:10001``, ``HOST:6379`` or ``auto`` to join a running cluster; None
-        starts a local Ray instance (or reuses one already started in this process).
+        starts a new local Ray instance (or reuses one already started in this process).
     cpus_per_task : float
         Logical CPUs each clip task reserves.
     gpus_per_task : float
@@ -200,11 +200,12 @@ class RayExecutor:
         self._ray = ray = _import_ray()
         if not ray.is_initialized():
             kwargs: dict[str, Any] = {"log_to_driver": False}
-            if opts.address is None:
-                kwargs["num_cpus"] = opts.num_cpus
-                kwargs["include_dashboard"] = False
+            if opts.address is None:  # a new local instance, never a cluster found by chance
+                kwargs.update(address="local", num_cpus=opts.num_cpus, include_dashboard=False)
+            else:
+                kwargs["address"] = opts.address
             try:
-                ray.init(address=opts.address, **kwargs)
+                ray.init(**kwargs)
             except (ConnectionError, RuntimeError, ValueError) as exc:
                 raise ParameterError(f"--ray-address {opts.address}: cannot join the Ray cluster ({exc})") from None
         res = ray.cluster_resources()

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import argparse
 
+from timingbench.errors import ParameterError
 from timingbench.executors import EXECUTORS, Executor, RayOptions, make_executor
 
 
@@ -55,6 +56,8 @@ def add_executor_options(p: argparse.ArgumentParser, *, with_jobs: bool = False)
 
 def executor_from_args(args: argparse.Namespace) -> Executor:
     """The executor the parsed options name (a Ray one joins or starts the cluster now)."""
+    if args.executor != "ray" and (args.ray_address is not None or args.ray_gpus_per_clip > 0):
+        raise ParameterError("--ray-address and --ray-gpus-per-clip need --executor ray")
     jobs = max(1, int(getattr(args, "jobs", 1) or 1))
     ray_opts = RayOptions(address=args.ray_address, cpus_per_task=args.ray_cpus_per_clip,
                           gpus_per_task=args.ray_gpus_per_clip, max_in_flight=args.ray_max_in_flight,

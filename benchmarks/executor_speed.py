@@ -3,10 +3,11 @@
 1. Executor overhead: the same rendered corpus is scored (``--separation dsp``, musicnn
    family evidence, chance credit on, a fresh feature cache each run so every bank is
    computed) with ``LocalExecutor(jobs)`` -- the baseline -- and with ``RayExecutor`` on
-   a local Ray instance of ``jobs`` CPUs started in the same process, alternating
-   local / ray ``--repeats`` times, after one serial warm-up run in this process (so the
-   forked local workers inherit compiled kernels and loaded weights, as Ray's reused
-   workers hold them). Ray's first run includes its worker start-up and is reported apart. The outputs of every run are checked byte-identical.
+   a local Ray instance of ``jobs`` CPUs started afterwards in the same process (a Ray
+   driver must not fork, so the local runs come first), ``--repeats`` times each, after
+   one serial warm-up run in this process (so the forked local workers inherit compiled
+   kernels and loaded weights, as Ray's reused workers hold them). Ray's first run
+   includes its worker start-up and is reported apart. The outputs of every run are checked byte-identical.
 2. Cost model (one process, serial, ``time.process_time`` so every thread counts): CPU
    seconds per clip of the dsp pipeline without family evidence, the musicnn family
    evidence on its own, and demucs separation of one analysis window by a full-size,
@@ -105,13 +106,17 @@ def cost_model(corpus: Path, n: int) -> dict[str, float]:
             "torch_threads": torch.get_num_threads()}
 
 
+def say(line: str) -> None:
+    print(line, flush=True)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--corpus", default=None, help="rendered corpus (clips/, prompts.jsonl); default: render one")
     ap.add_argument("--clips", type=int, default=12, help="clips to render (default 12)")
     ap.add_argument("--duration", type=float, default=30.0, help="rendered clip length, s (default 30)")
     ap.add_argument("--jobs", type=int, default=2, help="local workers = Ray CPUs (default 2)")
-    ap.add_argument("--repeats", type=int, default=2, help="alternating local/ray repeats (default 2)")
+    ap.add_argument("--repeats", type=int, default=2, help="runs of each executor (default 2)")
     ap.add_argument("--cost-clips", type=int, default=4, help="clips for the cost model (default 4)")
     args = ap.parse_args()
     work = Path(tempfile.mkdtemp(prefix="tb-exec-bench-"))
@@ -121,6 +126,15 @@ def main() -> None:
         # warm this process first (numba kernels compiled, musicnn weights loaded), so the
         # forked local workers start as warm as Ray's reused ones
         serial, ref_bytes = score_once(corpus, work, "serial", LocalExecutor(1))
+        say(f"machine: {os.cpu_count()} cores, 1-min load {os.getloadavg()[0]:.1f} at the start")
+        say(f"corpus: {n} clips; jobs / Ray CPUs: {args.jobs}")
+        say(f"serial warm-up run (jobs 1, includes compiling and loading): {serial:.1f} s = {n / serial:.2f} clips/s")
+        local_t = []
+        for k in range(args.repeats):
+            w, b = score_once(corpus, work, f"local{k}", LocalExecutor(args.jobs))
+            assert b == ref_bytes, "local pool and serial outputs differ"
+            local_t.append(w)
+            say(f"local --jobs {args.jobs} run {k + 1}: {w:.1f} s")
         import ray
 
         t = time.perf_counter()
@@ -129,27 +143,21 @@ def main() -> None:
         ray_ex = RayExecutor(RayOptions())
         cold, b = score_once(corpus, work, "ray-cold", ray_ex)
         assert b == ref_bytes, "ray and serial outputs differ"
-        local_t, ray_t = [], []
+        say(f"ray.init: {ray_start:.1f} s; first Ray run (worker start-up): {cold:.1f} s = {n / cold:.2f} clips/s")
+        ray_t = []
         for k in range(args.repeats):
-            w, b = score_once(corpus, work, f"local{k}", LocalExecutor(args.jobs))
-            assert b == ref_bytes, "local and ray outputs differ"
-            local_t.append(w)
             w, b = score_once(corpus, work, f"ray{k}", ray_ex)
             assert b == ref_bytes, "ray outputs differ between runs"
             ray_t.append(w)
+            say(f"ray {args.jobs} CPUs run {k + 1}: {w:.1f} s")
         ray.shutdown()
         lo, ra = min(local_t), min(ray_t)
-        print(f"machine: {os.cpu_count()} cores, 1-min load {os.getloadavg()[0]:.1f} at the end")
-        print(f"corpus: {n} clips; jobs / Ray CPUs: {args.jobs}; outputs byte-identical in all runs")
-        print(f"serial warm-up run (jobs 1, includes compiling and loading): {serial:.1f} s")
-        print(f"ray.init: {ray_start:.1f} s; first Ray run (worker start-up): {cold:.1f} s = {n / cold:.2f} clips/s")
-        print(f"local --jobs {args.jobs}: best {lo:.1f} s = {n / lo:.2f} clips/s  (runs: "
-              f"{', '.join(f'{x:.1f}' for x in local_t)})")
-        print(f"ray {args.jobs} CPUs:     best {ra:.1f} s = {n / ra:.2f} clips/s  (runs: "
-              f"{', '.join(f'{x:.1f}' for x in ray_t)})")
-        print(f"ratio ray / local throughput: {lo / ra:.2f}x")
+        say("outputs byte-identical in every run (serial, local pool, Ray)")
+        say(f"local --jobs {args.jobs}: best {lo:.1f} s = {n / lo:.2f} clips/s")
+        say(f"ray {args.jobs} CPUs (warm): best {ra:.1f} s = {n / ra:.2f} clips/s")
+        say(f"ratio ray / local throughput: {lo / ra:.2f}x; 1-min load {os.getloadavg()[0]:.1f} now")
         cm = cost_model(corpus, min(args.cost_clips, n))
-        print(f"cost model (CPU-seconds per {cm['window_s']:.0f} s clip, serial): dsp pipeline "
+        say(f"cost model (CPU-seconds per {cm['window_s']:.0f} s clip, serial): dsp pipeline "
               f"{cm['dsp_cpu_s']:.2f}; musicnn family evidence {cm['musicnn_cpu_s']:.2f}; demucs "
               f"(random-init HTDemucs, {cm['torch_threads']} torch threads) {cm['demucs_cpu_s']:.1f} "
               f"CPU-s ({cm['demucs_wall_s']:.1f} s wall)")

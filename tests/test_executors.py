@@ -60,6 +60,7 @@ def ray_cluster(faults: Path):
         ray.shutdown()
     path = os.pathsep.join(p for p in (str(REPO), os.environ.get("PYTHONPATH", "")) if p)
     ray.init(address="local", num_cpus=2, include_dashboard=False, log_to_driver=False, configure_logging=False,
+             object_store_memory=200 * 1024**2,
              runtime_env={"env_vars": {"PYTHONPATH": path, FAULT_ENV: str(faults)}})
     yield ray
     ray.shutdown()
@@ -125,6 +126,8 @@ def test_ray_bounds_work_in_flight(ray_cluster) -> None:
         out[i] = r
     assert out == {i: i for i in range(6)} and max(seen) <= 2
     assert "2 CPUs" in ex.describe() and "0 failed" in ex.describe()
+    # a Ray driver never forks: the local pool spawns its workers here
+    assert dict(LocalExecutor(2).imap(abs, [-1, -2, -3], label=str)) == {0: 1, 1: 2, 2: 3}
 
 
 def test_ray_scores_byte_identical_and_resumes(ray_cluster, corpus: Path, local_run: Path, tmp_path: Path) -> None:

@@ -28,7 +28,9 @@ the variable nothing is read.
 
 from __future__ import annotations
 
+import multiprocessing
 import os
+import sys
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from dataclasses import dataclass
@@ -75,6 +77,11 @@ class Executor(Protocol):
         ...
 
 
+def _ray_initialized() -> bool:
+    ray = sys.modules.get("ray")
+    return bool(ray is not None and getattr(ray, "is_initialized", lambda: False)())
+
+
 def _call(fn: Callable[[Any], Any], item: Any, label: str) -> Any:
     """Run one item in a worker, honouring the fault-injection hook (module docstring)."""
     fault_dir = os.environ.get(FAULT_ENV)
@@ -101,7 +108,9 @@ class LocalExecutor:
     Notes
     -----
     An exception raised by an item propagates (the run stops), as it always has locally;
-    only :class:`RayExecutor` retries and contains failures.
+    only :class:`RayExecutor` retries and contains failures. Workers start the platform's
+    default way (forked on Linux), except in a process where Ray is initialised: a Ray
+    driver must not fork, so there they are spawned.
     """
 
     name = "local"
@@ -118,7 +127,9 @@ class LocalExecutor:
             for i, item in enumerate(items):
                 yield i, fn(item)
             return
-        pool = ProcessPoolExecutor(max_workers=self.jobs)
+        # a process that is a Ray driver must not fork (Ray's threads deadlock the child)
+        ctx = multiprocessing.get_context("spawn") if _ray_initialized() else None
+        pool = ProcessPoolExecutor(max_workers=self.jobs, mp_context=ctx)
         try:
             futures: dict[Future[Any], int] = {pool.submit(fn, item): i for i, item in enumerate(items)}
             pending = set(futures)

@@ -126,7 +126,7 @@ def test_ray_bounds_work_in_flight(ray_cluster) -> None:
         out[i] = r
     assert out == {i: i for i in range(6)} and max(seen) <= 2
     assert "2 CPUs" in ex.describe() and "0 failed" in ex.describe()
-    # a Ray driver never forks: the local pool spawns its workers here
+    # a Ray driver never forks: the local pool's workers come from a fork server
     assert dict(LocalExecutor(2).imap(abs, [-1, -2, -3], label=str)) == {0: 1, 1: 2, 2: 3}
 
 

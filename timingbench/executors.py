@@ -29,8 +29,8 @@ the variable nothing is read.
 from __future__ import annotations
 
 import multiprocessing
+import multiprocessing.context
 import os
-import sys
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from dataclasses import dataclass
@@ -77,9 +77,21 @@ class Executor(Protocol):
         ...
 
 
-def _ray_initialized() -> bool:
-    ray = sys.modules.get("ray")
-    return bool(ray is not None and getattr(ray, "is_initialized", lambda: False)())
+#: Imported once by the fork server, so its forked workers start with them loaded.
+_PRELOAD = ["timingbench.runner", "timingbench.calibration.evaluate", "timingbench.calibration.gain"]
+
+
+def _pool_context() -> multiprocessing.context.BaseContext:
+    """Start method of local workers: a fork server where the platform has one, else spawn.
+
+    Workers are never forked from this process itself: it may hold threads (onnxruntime,
+    OpenMP, torch, a Ray driver's) whose locks a forked child inherits held, and hangs on.
+    """
+    if "forkserver" in multiprocessing.get_all_start_methods():
+        ctx = multiprocessing.get_context("forkserver")
+        ctx.set_forkserver_preload(_PRELOAD)
+        return ctx
+    return multiprocessing.get_context("spawn")
 
 
 def _call(fn: Callable[[Any], Any], item: Any, label: str) -> Any:
@@ -108,9 +120,8 @@ class LocalExecutor:
     Notes
     -----
     An exception raised by an item propagates (the run stops), as it always has locally;
-    only :class:`RayExecutor` retries and contains failures. Workers start the platform's
-    default way (forked on Linux), except in a process where Ray is initialised: a Ray
-    driver must not fork, so there they are spawned.
+    only :class:`RayExecutor` retries and contains failures. Workers come from a fork
+    server (spawned where there is none), never forked from this process.
     """
 
     name = "local"
@@ -127,9 +138,7 @@ class LocalExecutor:
             for i, item in enumerate(items):
                 yield i, fn(item)
             return
-        # a process that is a Ray driver must not fork (Ray's threads deadlock the child)
-        ctx = multiprocessing.get_context("spawn") if _ray_initialized() else None
-        pool = ProcessPoolExecutor(max_workers=self.jobs, mp_context=ctx)
+        pool = ProcessPoolExecutor(max_workers=self.jobs, mp_context=_pool_context())
         try:
             futures: dict[Future[Any], int] = {pool.submit(fn, item): i for i, item in enumerate(items)}
             pending = set(futures)

@@ -1,7 +1,7 @@
 """Clips per second of `timingbench score` on the local pool and on Ray, and CPU-seconds per clip.
 
 1. Executor overhead: the same rendered corpus is scored (``--separation dsp``, musicnn
-   family evidence, chance credit on, a fresh feature cache each run so every bank is
+   default family evidence, chance credit on, a fresh feature cache each run so every bank is
    computed) with ``LocalExecutor(jobs)`` -- the baseline -- and with ``RayExecutor`` on
    a local Ray instance of ``jobs`` CPUs started afterwards in the same process (a Ray
    driver must not fork, so the local runs come first), ``--repeats`` times each, after
@@ -9,8 +9,8 @@
    kernels and loaded weights, as Ray's reused workers hold them). Ray's first run
    includes its worker start-up and is reported apart. The outputs of every run are checked byte-identical.
 2. Cost model (one process, serial, ``time.process_time`` so every thread counts): CPU
-   seconds per clip of the dsp pipeline without family evidence, the musicnn family
-   evidence on its own, and demucs separation of one analysis window by a full-size,
+   seconds per clip of the dsp pipeline without family evidence, the family evidence on
+   its own (the trained presence model and musicnn, model loading excluded), and demucs separation of one analysis window by a full-size,
    randomly initialised HTDemucs (``HTDemucs(sources)`` with demucs's default
    architecture; a random model costs what the trained one costs).
 
@@ -84,10 +84,13 @@ def cost_model(corpus: Path, n: int) -> dict[str, float]:
     dsp = (time.process_time() - t) / len(refs)
     from timingbench.features.semantic import family_evidence
 
-    t = time.process_time()
-    for bank in banks:
-        family_evidence(bank, sr=bank.sr, config=cfg, backend="musicnn")
-    musicnn = (time.process_time() - t) / len(banks)
+    evid = {}
+    for backend in ("trained", "musicnn"):
+        family_evidence(banks[0], sr=banks[0].sr, config=cfg, backend=backend)  # load the model once
+        t = time.process_time()
+        for bank in banks[1:]:
+            family_evidence(bank, sr=bank.sr, config=cfg, backend=backend)
+        evid[backend] = (time.process_time() - t) / max(1, len(banks) - 1)
     import torch
     from demucs.htdemucs import HTDemucs
 
@@ -101,9 +104,17 @@ def cost_model(corpus: Path, n: int) -> dict[str, float]:
     sep.separate_demucs(np.asarray(x, dtype=np.float32), sr=banks[0].sr, model=model,
                         overlap=float(cfg.value("separation.demucs_overlap")), shifts=0)
     demucs = time.process_time() - t
-    return {"dsp_cpu_s": dsp, "musicnn_cpu_s": musicnn, "demucs_cpu_s": demucs,
+    return {"dsp_cpu_s": dsp, "trained_cpu_s": evid["trained"], "musicnn_cpu_s": evid["musicnn"],
+            "demucs_cpu_s": demucs,
             "demucs_wall_s": time.perf_counter() - w, "window_s": x.size / banks[0].sr,
             "torch_threads": torch.get_num_threads()}
+
+
+def report_cost(cm: dict[str, float]) -> None:
+    say(f"cost model (CPU-seconds per {cm['window_s']:.0f} s clip, serial): dsp pipeline "
+        f"{cm['dsp_cpu_s']:.2f}; family evidence: trained (presence) model {cm['trained_cpu_s']:.2f}, "
+        f"musicnn {cm['musicnn_cpu_s']:.2f}; demucs (random-init HTDemucs, {cm['torch_threads']} "
+        f"torch threads) {cm['demucs_cpu_s']:.1f} CPU-s ({cm['demucs_wall_s']:.1f} s wall)")
 
 
 def say(line: str) -> None:
@@ -118,11 +129,15 @@ def main() -> None:
     ap.add_argument("--jobs", type=int, default=2, help="local workers = Ray CPUs (default 2)")
     ap.add_argument("--repeats", type=int, default=2, help="runs of each executor (default 2)")
     ap.add_argument("--cost-clips", type=int, default=4, help="clips for the cost model (default 4)")
+    ap.add_argument("--cost-only", action="store_true", help="only the cost model (part 2)")
     args = ap.parse_args()
     work = Path(tempfile.mkdtemp(prefix="tb-exec-bench-"))
     try:
         corpus = Path(args.corpus) if args.corpus else render(work / "corpus", args.clips, args.duration)
         n = len(list((corpus / "clips").glob("*.wav")))
+        if args.cost_only:
+            report_cost(cost_model(corpus, min(args.cost_clips, n)))
+            return
         # warm this process first (numba kernels compiled, musicnn weights loaded), so the
         # forked local workers start as warm as Ray's reused ones
         serial, ref_bytes = score_once(corpus, work, "serial", LocalExecutor(1))
@@ -156,11 +171,7 @@ def main() -> None:
         say(f"local --jobs {args.jobs}: best {lo:.1f} s = {n / lo:.2f} clips/s")
         say(f"ray {args.jobs} CPUs (warm): best {ra:.1f} s = {n / ra:.2f} clips/s")
         say(f"ratio ray / local throughput: {lo / ra:.2f}x; 1-min load {os.getloadavg()[0]:.1f} now")
-        cm = cost_model(corpus, min(args.cost_clips, n))
-        say(f"cost model (CPU-seconds per {cm['window_s']:.0f} s clip, serial): dsp pipeline "
-              f"{cm['dsp_cpu_s']:.2f}; musicnn family evidence {cm['musicnn_cpu_s']:.2f}; demucs "
-              f"(random-init HTDemucs, {cm['torch_threads']} torch threads) {cm['demucs_cpu_s']:.1f} "
-              f"CPU-s ({cm['demucs_wall_s']:.1f} s wall)")
+        report_cost(cost_model(corpus, min(args.cost_clips, n)))
     finally:
         shutil.rmtree(work, ignore_errors=True)
 

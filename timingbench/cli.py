@@ -33,6 +33,7 @@ COMMAND_MODULES = (
     "timingbench.commands.tag_cmd",
     "timingbench.commands.mgbench_cmd",
     "timingbench.commands.audiorag_cmd",
+    "timingbench.commands.models_cmd",
 )
 
 

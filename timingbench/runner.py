@@ -5,14 +5,14 @@ and its rows are written atomically to ``RESULTS_DIR/.parts/<clip>.json`` as soo
 done, so a killed run restarted with the same command skips finished clips and loses
 nothing. When every clip is done the parts are assembled, sorted by (prompt id, sample,
 clip), into ``events.jsonl`` and ``clips.jsonl``, and ``summary.json`` is written. The
-rows do not depend on ``--jobs`` or on the order in which clips finish.
+rows do not depend on ``--jobs``, the executor (local pool or Ray, see
+:mod:`timingbench.executors`) or the order in which clips finish.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterable
-from concurrent.futures import ProcessPoolExecutor
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -21,6 +21,7 @@ from timingbench import __version__
 from timingbench.audio import file_hash, load_clip
 from timingbench.config import Config, digest
 from timingbench.errors import TimingbenchError
+from timingbench.executors import Executor, LocalExecutor, TaskFailure
 from timingbench.jsonio import atomic_write_text, read_json, write_json, write_jsonl
 from timingbench.prompts import (
     STEM_FAMILIES,
@@ -169,9 +170,14 @@ def score_clip(ref: ClipRef, prompt: Prompt, config: Config, opts: ScoreOptions)
         msg = str(exc)
         if str(ref.path) not in msg:  # errors raised past decoding do not know the file
             msg = f"{ref.path}: {msg}"
-        row = {"clip": ref.clip, "prompt_id": prompt.id, "sample": ref.sample, "duration_s": None,
-               "duration_ok": None, "tempo": None, "timbre_match": None, "error": msg}
-        return {"key": key, "events": [], "clip": row, "notes": [], "evidence": {}}
+        return error_part(ref, prompt, config, opts, msg)
+
+
+def error_part(ref: ClipRef, prompt: Prompt, config: Config, opts: ScoreOptions, msg: str) -> dict[str, Any]:
+    """The part of a clip that could not be scored: no events, a clip row carrying ``error``."""
+    row = {"clip": ref.clip, "prompt_id": prompt.id, "sample": ref.sample, "duration_s": None,
+           "duration_ok": None, "tempo": None, "timbre_match": None, "error": msg}
+    return {"key": part_key(ref, prompt, config, opts), "events": [], "clip": row, "notes": [], "evidence": {}}
 
 
 def part_key(ref: ClipRef, prompt: Prompt, config: Config, opts: ScoreOptions) -> str:
@@ -190,17 +196,15 @@ def _part_path(out: Path, clip: str) -> Path:
     return out / PARTS / f"{clip}.json"
 
 
-def _work(args: tuple[ClipRef, Prompt, Config, ScoreOptions, str]) -> tuple[str, dict[str, Any]]:
-    ref, prompt, config, opts, out = args
-    part = score_clip(ref, prompt, config, opts)
-    atomic_write_text(_part_path(Path(out), ref.clip), json.dumps(part))
-    return ref.clip, part
+def _work(args: tuple[ClipRef, Prompt, Config, ScoreOptions]) -> dict[str, Any]:
+    ref, prompt, config, opts = args
+    return score_clip(ref, prompt, config, opts)
 
 
 def score_folder(
     clips_dir: str | Path, prompts_path: str | Path, out_dir: str | Path, config: Config, *,
     opts: ScoreOptions | None = None, jobs: int = 1,
-    progress: Callable[[int, int, str], None] | None = None,
+    progress: Callable[[int, int, str], None] | None = None, executor: Executor | None = None,
 ) -> RunResult:
     """Score every clip of a folder and write ``events.jsonl``, ``clips.jsonl``, ``summary.json``.
 
@@ -218,6 +222,10 @@ def score_folder(
         Worker processes (results are identical for any value).
     progress : callable, optional
         Called as ``progress(done, total, clip)`` after each clip.
+    executor : Executor, optional
+        Where clips run (default: a :class:`~timingbench.executors.LocalExecutor` of
+        ``jobs`` processes). A clip the executor reports failed (its worker died on every
+        attempt) gets an error row and no part, so a later run tries it again.
 
     Returns
     -------
@@ -244,23 +252,18 @@ def score_folder(
     total, done = len(match.clips), len(parts)
     if progress:
         progress(done, total, "")
-    work = [(ref, ps.prompts[ref.prompt_id], config, opts, str(out)) for ref in todo]
-    results: Iterable[tuple[str, dict[str, Any]]]
-    if jobs > 1 and len(work) > 1:
-        pool = ProcessPoolExecutor(max_workers=jobs)
-        results = pool.map(_work, work)
-    else:
-        pool = None
-        results = map(_work, work)
-    try:
-        for clip, part in results:
-            parts[clip] = part
-            done += 1
-            if progress:
-                progress(done, total, clip)
-    finally:
-        if pool is not None:
-            pool.shutdown(cancel_futures=True)
+    work = [(ref, ps.prompts[ref.prompt_id], config, opts) for ref in todo]
+    for i, part in (executor or LocalExecutor(jobs)).imap(_work, work, label=lambda w: w[0].clip):
+        ref = todo[i]
+        if isinstance(part, TaskFailure):
+            part = error_part(ref, ps.prompts[ref.prompt_id], config, opts,
+                              f"{ref.path}: failed on {part.attempts} attempts ({part.error})")
+        else:
+            atomic_write_text(_part_path(out, ref.clip), json.dumps(part))
+        parts[ref.clip] = part
+        done += 1
+        if progress:
+            progress(done, total, ref.clip)
     ordered = [parts[r.clip] for r in match.clips]
     events = [row for p in ordered for row in p["events"]]
     clips = [p["clip"] for p in ordered]

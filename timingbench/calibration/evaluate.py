@@ -30,6 +30,7 @@ from timingbench.audio import load_clip
 from timingbench.calibration.annotations import AnnotationSet, Layer1Row, load_annotations
 from timingbench.config import Config
 from timingbench.errors import TimingbenchError
+from timingbench.executors import Executor, LocalExecutor, TaskFailure
 from timingbench.prompts import ClipRef, Prompt, load_prompts, match_clips
 from timingbench.runner import ScoreOptions, family_evidence_for
 from timingbench.scoring import detector_name, event_tolerance, score_event
@@ -59,14 +60,45 @@ def default_prompts_path(clips_dir: str | Path, annotations_path: str | Path) ->
     )
 
 
+def corpus_item(item: tuple[ClipRef, Prompt, Config, ScoreOptions]) -> tuple[Any, Any] | str:
+    """Decode and analyse one annotated clip (an executor task).
+
+    Every event of the prompt is scored once, so the stems and derived features the
+    detectors ask for are computed here (on the worker) and travel in the bank's memo.
+
+    Returns
+    -------
+    result : (bank, family evidence) or str
+        The error message when the clip cannot be analysed.
+    """
+    from timingbench.features import get_bank
+
+    ref, prompt, config, opts = item
+    try:
+        clip = load_clip(ref.path, config)
+        bank = get_bank(clip, config, separation=opts.separation, demucs_repo=opts.demucs_repo,
+                        cache_dir=opts.cache_dir)
+        evidence, _ = family_evidence_for(bank, prompt, config, opts)
+    except TimingbenchError as exc:
+        return str(exc)
+    for i in range(len(prompt.events)):
+        try:
+            score_event(bank, prompt, i, config, family_evidence=evidence, clip=ref.clip, with_chance=False)
+        except TimingbenchError:
+            pass  # raised again, and reported, when the corpus is scored
+    return bank, evidence
+
+
 def load_corpus(
     clips_dir: str | Path, prompts_path: str | Path, annotations: AnnotationSet | str | Path,
     config: Config, opts: ScoreOptions, *, progress: Callable[[int, int, str], None] | None = None,
+    executor: Executor | None = None,
 ) -> Corpus:
     """Decode and analyse every annotated clip once.
 
     Only clips with at least one Layer-1 annotation are loaded. Clips that cannot be
-    decoded are reported in ``errors`` and skipped.
+    decoded are reported in ``errors`` and skipped. ``executor`` (default: this process)
+    says where the clips are analysed; the corpus is the same for any executor.
     """
     ann = annotations if isinstance(annotations, AnnotationSet) else load_annotations(annotations)
     ps = load_prompts(prompts_path)
@@ -74,22 +106,23 @@ def load_corpus(
     wanted = {c for c, _ in truth}
     match = match_clips(clips_dir, ps.prompts)
     refs = [r for r in match.clips if r.clip in wanted]
-    from timingbench.features import get_bank
-
     banks: dict[str, Any] = {}
     evidence: dict[str, Any] = {}
-    errors = [str(e) for e in ann.errors] + [str(e) for e in ps.errors]
-    for i, ref in enumerate(refs):
-        try:
-            clip = load_clip(ref.path, config)
-            bank = get_bank(clip, config, separation=opts.separation, demucs_repo=opts.demucs_repo,
-                            cache_dir=opts.cache_dir)
-            banks[ref.clip] = bank
-            evidence[ref.clip], _ = family_evidence_for(bank, ps.prompts[ref.prompt_id], config, opts)
-        except TimingbenchError as exc:
-            errors.append(str(exc))
+    failed: dict[str, str] = {}
+    work = [(ref, ps.prompts[ref.prompt_id], config, opts) for ref in refs]
+    for done, (i, res) in enumerate((executor or LocalExecutor(1)).imap(corpus_item, work,
+                                                                        label=lambda w: w[0].clip), 1):
+        ref = refs[i]
+        if isinstance(res, TaskFailure):
+            failed[ref.clip] = f"{ref.path}: failed on {res.attempts} attempts ({res.error})"
+        elif isinstance(res, str):
+            failed[ref.clip] = res
+        else:
+            banks[ref.clip], evidence[ref.clip] = res
         if progress:
-            progress(i + 1, len(refs), ref.clip)
+            progress(done, len(refs), ref.clip)
+    errors = [str(e) for e in ann.errors] + [str(e) for e in ps.errors]
+    errors += [failed[r.clip] for r in refs if r.clip in failed]
     return Corpus(ps.prompts, [r for r in refs if r.clip in banks], banks, evidence, truth, errors)
 
 

@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import argparse
 import time
+from collections.abc import Callable
 from pathlib import Path
+
+from rich.progress import Progress, TaskID
 
 from timingbench.calibration.annotations import load_annotations
 from timingbench.calibration.confusion import confusion_profile, format_confusion
@@ -15,8 +18,10 @@ from timingbench.calibration.groups import format_groups, group_report, scenario
 from timingbench.calibration.human_floor import format_annotator_confusion, format_human_floor
 from timingbench.calibration.sweep import format_sweep, run_sweep
 from timingbench.commands.annotations_cmd import human_floor_from_args
+from timingbench.commands.executor_options import add_executor_options, executor_from_args
 from timingbench.commands.score_cmd import add_scoring_options, options_from, progress_bar
 from timingbench.config import Config, load_config
+from timingbench.executors import Executor
 from timingbench.jsonio import write_json, write_jsonl
 from timingbench.prompts import load_prompts
 
@@ -31,6 +36,7 @@ def _common(p: argparse.ArgumentParser, *, out_required: bool) -> None:
     p.add_argument("--families", default=None, help="only events of these families (comma-separated)")
     p.add_argument("--kinds", default=None, help="only events of these kinds (comma-separated)")
     add_scoring_options(p)
+    add_executor_options(p, with_jobs=True)
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -52,6 +58,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
 
 def _corpus(args: argparse.Namespace) -> tuple[Corpus, Config]:
     cfg = load_config(args.config)
+    args.executor_obj = executor_from_args(args)
     ann = load_annotations(args.annotations)
     for e in ann.errors:
         print(f"annotation rejected: {e}")
@@ -68,10 +75,18 @@ def _corpus(args: argparse.Namespace) -> tuple[Corpus, Config]:
     with progress_bar() as bar:
         task = bar.add_task("analysing", total=None, clip="")
         corpus = load_corpus(args.clips, prompts, ann, cfg, options_from(args, chance=False),
-                             progress=lambda d, t, c: bar.update(task, completed=d, total=t, clip=c))
+                             progress=_ticker(bar, task, "analysing", args.executor_obj),
+                             executor=args.executor_obj)
     for msg in corpus.errors:
         print(f"skipped: {msg}")
     return corpus, cfg
+
+
+def _ticker(bar: Progress, task: TaskID, what: str, executor: Executor) -> Callable[[int, int, str], None]:
+    """Progress callback showing cluster-wide counts next to the bar."""
+    def tick(done: int, total: int, clip: str) -> None:
+        bar.update(task, completed=done, total=total, clip=clip, description=f"{what} ({executor.describe()})")
+    return tick
 
 
 def run_confusion_cmd(args: argparse.Namespace) -> int:
@@ -146,7 +161,10 @@ def run_gain_cmd(args: argparse.Namespace) -> int:
     with progress_bar() as bar:
         task = bar.add_task("gain check", total=None, clip="")
         rep = gain_check(corpus, cfg, options_from(args, chance=False),
-                         progress=lambda d, t, c: bar.update(task, completed=d, total=t, clip=c))
+                         progress=_ticker(bar, task, "gain check", args.executor_obj),
+                         executor=args.executor_obj)
+    for msg in rep["failed"]:
+        print(f"skipped: {msg}")
     for g, r in rep["by_gain"].items():
         print(f"{g} dB: {r['n_verdict_changes']} verdict changes of {rep['n_events']} events; "
               f"max onset shift {r['max_shift_frames']:.2f} frames; shifts > 1 frame: {r['shifts_over_one_frame']}")

@@ -7,6 +7,7 @@ import sys
 
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
+from timingbench.commands.executor_options import add_executor_options, executor_from_args
 from timingbench.config import load_config
 from timingbench.runner import ScoreOptions, score_folder
 from timingbench.summary import format_table
@@ -59,6 +60,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
                    help="worker processes, >= 1 (default 1; results identical for any N)")
     p.add_argument("--no-chance", action="store_true", help="skip the chance-credit re-scoring (p_chance null)")
     add_scoring_options(p)
+    add_executor_options(p)
     p.set_defaults(func=run_score)
 
 
@@ -79,14 +81,16 @@ def run_score(args: argparse.Namespace) -> int:
         print("timingbench: warning: --family-evidence clap without --clap-dir (or semantic.clap_dir): "
               "no checkpoint, so every family is exempt (model_unavailable) and the identity gate is off",
               file=sys.stderr)
+    executor = executor_from_args(args)
     with progress_bar() as bar:
         task = bar.add_task("scoring", total=None, clip="")
 
         def tick(done: int, total: int, clip: str) -> None:
-            bar.update(task, completed=done, total=total, clip=clip)
+            bar.update(task, completed=done, total=total, clip=clip,
+                       description=f"scoring ({executor.describe()})")
 
         res = score_folder(args.clips_dir, args.prompts, args.out, cfg, opts=opts,
-                           jobs=max(1, args.jobs), progress=tick)
+                           jobs=max(1, args.jobs), progress=tick, executor=executor)
     print(format_table(res.summary))
     print(f"wrote {args.out}/events.jsonl, clips.jsonl, summary.json")
     rejected = res.summary["prompts"]["rejected"]

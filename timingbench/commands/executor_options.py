@@ -1,0 +1,65 @@
+"""Command-line options choosing where clips are analysed (``--executor local|ray``).
+
+Shared by ``score``, ``confusion``, ``sweep``, ``gain-check`` and ``floors``.
+"""
+
+from __future__ import annotations
+
+import argparse
+
+from timingbench.errors import ParameterError
+from timingbench.executors import EXECUTORS, Executor, RayOptions, make_executor
+
+
+def _positive_float(text: str) -> float:
+    try:
+        x = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number > 0, got {text!r}") from None
+    if not x > 0:
+        raise argparse.ArgumentTypeError(f"expected a number > 0, got {x:g}")
+    return x
+
+
+def _share(text: str) -> float:
+    try:
+        x = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number >= 0, got {text!r}") from None
+    if not x >= 0:
+        raise argparse.ArgumentTypeError(f"expected a number >= 0, got {x:g}")
+    return x
+
+
+def add_executor_options(p: argparse.ArgumentParser, *, with_jobs: bool = False) -> None:
+    """Add ``--executor``, the ``--ray-*`` options and, with ``with_jobs``, ``--jobs``."""
+    from timingbench.commands.score_cmd import positive_int
+
+    if with_jobs:
+        p.add_argument("--jobs", type=positive_int, default=1,
+                       help="local worker processes, >= 1 (default 1; results identical for any N)")
+    p.add_argument("--executor", choices=list(EXECUTORS), default="local",
+                   help="where clips are analysed: local process pool (default) or Ray tasks "
+                        "(pip install 'timingbench[ray]'); results are identical")
+    p.add_argument("--ray-address", default=None,
+                   help="Ray cluster to join (ray://HOST:10001, HOST:6379 or auto); "
+                        "default: start a local Ray instance")
+    p.add_argument("--ray-cpus-per-clip", type=_positive_float, default=1.0,
+                   help="logical CPUs each clip task reserves (default 1)")
+    p.add_argument("--ray-gpus-per-clip", type=_share, default=0.0,
+                   help="GPUs each clip task reserves, e.g. 0.25 when demucs runs on GPU (default 0)")
+    p.add_argument("--ray-max-in-flight", type=positive_int, default=None,
+                   help="most clip tasks submitted at once (default: twice what the cluster runs at once)")
+    p.add_argument("--ray-retries", type=int, choices=range(0, 10), default=1, metavar="{0..9}",
+                   help="re-runs of a clip whose worker died or raised before it is an error row (default 1)")
+
+
+def executor_from_args(args: argparse.Namespace) -> Executor:
+    """The executor the parsed options name (a Ray one joins or starts the cluster now)."""
+    if args.executor != "ray" and (args.ray_address is not None or args.ray_gpus_per_clip > 0):
+        raise ParameterError("--ray-address and --ray-gpus-per-clip need --executor ray")
+    jobs = max(1, int(getattr(args, "jobs", 1) or 1))
+    ray_opts = RayOptions(address=args.ray_address, cpus_per_task=args.ray_cpus_per_clip,
+                          gpus_per_task=args.ray_gpus_per_clip, max_in_flight=args.ray_max_in_flight,
+                          retries=args.ray_retries)
+    return make_executor(args.executor, jobs=jobs, ray_options=ray_opts)

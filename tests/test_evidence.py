@@ -237,7 +237,11 @@ def test_net_shape_is_stored_with_the_weights(tmp_path: Path) -> None:
 
 
 def test_evidence_persistence_and_absence_read_presence_and_skip_disabled_constants(config: Config) -> None:
-    from timingbench.detectors.evidence_events import presence_absence, presence_persistence, presence_step
+    from timingbench.detectors.evidence_events import (
+        presence_absence,
+        presence_persistence,
+        presence_step,
+    )
 
     n = 400
     t = np.arange(n) * 0.0464

@@ -435,3 +435,29 @@ def test_estimate_is_gain_invariant(config: Config) -> None:
             for g in (1.0, 10 ** (-20 / 20), 10 ** (-40 / 20), 1000.0)]
     assert None not in ests
     assert max(ests) - min(ests) <= 1e-6 * ests[0]
+
+
+# ---------------------------------------------------------------- summary
+
+
+def test_summary_reports_steady_only_accuracy_beside_the_headline(tmp_path: Path, config: Config) -> None:
+    from types import SimpleNamespace
+
+    from timingbench.summary import build_summary, format_table
+
+    def clip(name: str, est: float | None, steady: bool) -> dict:
+        t = score_tempo(TempoEstimate(est, np.empty(0), None if est else "no pulse: x", {"steady": steady}),
+                        target_bpm=120.0, tolerance_pct=3.0, config=config)
+        return {"clip": name, "duration_ok": True, "error": None, "tempo": t}
+
+    clips = [clip("a.wav", 120.5, True), clip("b.wav", 150.0, True), clip("c.wav", 119.0, False),
+             clip("d.wav", None, False)]
+    prompts = tmp_path / "p.jsonl"
+    prompts.write_text("{}\n")
+    opts = SimpleNamespace(separation="dsp", semantic_backend="none", chance=False, disabled_gates=())
+    summary = build_summary([], clips, config=config, opts=opts, unmatched=[], missing=[],
+                            prompt_errors=[], parts=[], prompts_path=str(prompts))
+    tempo = summary["tempo"]
+    assert tempo["n"] == 4 and tempo["accuracy_3pct"] == 0.5 and tempo["no_estimate"] == 1
+    assert tempo["n_steady"] == 2 and tempo["accuracy_3pct_steady"] == 0.5
+    assert "within ±3%, steady clips only (n=2)  50.0%" in format_table(summary)

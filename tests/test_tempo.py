@@ -96,8 +96,8 @@ def test_beat_line_counts_a_skipped_beat_and_drops_an_extra_one() -> None:
 
 
 def test_beat_line_is_unmoved_by_a_per_sound_lag_the_reciprocal_mean_is_not() -> None:
-    # a soundfont whose downbeat sample starts later than the other beats' (bar-periodic
-    # lags): the tempo is still exact, the trimmed reciprocal mean is pulled off it
+    # the tracker placing each sound of a bar at its own lag (bar-periodic errors): the
+    # tempo is still exact, the trimmed reciprocal mean is pulled off it
     k = np.arange(55)
     beats = 0.3 + k * 60.0 / 110.0 + np.array([0.0, 0.03, -0.01, 0.02])[k % 4]
     paper = tempo_from_beats(beats, trim_pct=(5.0, 95.0))

@@ -383,6 +383,13 @@ def test_tempo_check_rejects_unknown_kind(tmp_path: Path) -> None:
     assert main(["tempo-check", "--source", "synth", "--out", str(tmp_path), "--kinds", "waltz"]) == 1
 
 
+def test_tempo_check_soundfont_needs_rendered_references(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    rc = main(["tempo-check", "--source", "synth", "--out", str(tmp_path), "--soundfont", "x.sf2"])
+    assert rc == 1 and "--soundfont" in capsys.readouterr().err
+
+
 # ---------------------------------------------------------------- slow sweeps
 
 

@@ -43,6 +43,7 @@ def build_summary(
         by_family[r["family"]].append(r)
     disc = [(1.0 - (r["p_chance"] or 0.0)) if r["outcome"] == "on_time" else 0.0 for r in events]
     tempo_rows = [c["tempo"] for c in clips if c.get("tempo")]
+    steady_rows = [t for t in tempo_rows if (t.get("beat_stability") or {}).get("steady")]
     ladder: dict[str, float | None] = {}
     for pct in config.value("tempo.ladder_pct"):
         k = f"{float(pct):g}"
@@ -77,6 +78,10 @@ def build_summary(
         "tempo": {
             "n": len(tempo_rows),
             "accuracy_3pct": _rate(sum(bool(t.get("credited")) for t in tempo_rows), len(tempo_rows)),
+            # beside the headline: the same criterion over clips whose beat stream is steady
+            "n_steady": len(steady_rows),
+            "accuracy_3pct_steady": _rate(sum(bool(t.get("credited")) for t in steady_rows),
+                                          len(steady_rows)),
             "ladder": ladder,
             "octave_equivalent_accuracy": _rate(
                 sum(t.get("octave_equivalent") is not None for t in tempo_rows), len(tempo_rows)),
@@ -140,6 +145,7 @@ def format_table(summary: dict[str, Any]) -> str:
         lad = "  ".join(f"±{k}% {_pct(v)}" for k, v in t["ladder"].items())
         lines.append(f"tempo (n={t['n']}): ±3% {_pct(t['accuracy_3pct'])}   ladder {lad}   "
                      f"octave-equivalent {_pct(t['octave_equivalent_accuracy'])}   no estimate {t['no_estimate']}")
+        lines.append(f"  within ±3%, steady clips only (n={t['n_steady']}) {_pct(t['accuracy_3pct_steady'])}")
     lines.append(f"duration compliance {_pct(summary['duration_compliance'])}   "
                  f"timbre match {_pct(summary['timbre_match_rate'])}")
     sep = summary["separation"]

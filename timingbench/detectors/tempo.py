@@ -5,15 +5,21 @@ bidirectional LSTMs on a 100 frames/s grid) decoded by its dynamic Bayesian netw
 inter-beat intervals (IBIs) are trimmed to their 5-95th percentile range, and the clip
 tempo is the mean of their reciprocals, in BPM.
 
-A tempo is reported only when the beat stream is steady enough to carry one: enough
-beats, a small IBI coefficient of variation, one steady run covering most of the beat
-span, and beats that the network actually hears. Otherwise ``estimate_bpm`` is ``None``
-with a reason, so a tempo prompt can never be credited by accident on beatless audio.
+A tempo is reported whenever the clip carries a pulse: at least ``tempo.min_beats``
+beats that the network actually hears, with a median beat activation at or above
+``tempo.min_beat_activation``. Otherwise ``estimate_bpm`` is ``None`` with a reason, so a
+tempo prompt can never be credited by accident on beatless audio (noise, drones, pads).
+Beat-to-beat stability is reported beside the estimate (``beat_stability``, with a
+``steady`` flag), as in the paper; it never withholds the estimate.
+
+Beside the paper's estimator, :func:`tempo_from_beat_line` gives a second, more precise
+one (``precise_bpm``): the slope of a least-squares line through beat time against beat
+number. It is reported, never used for credit.
 
 Module layout follows the rest of the package: :func:`beat_times` (the tracker),
-:func:`tempo_from_beats` and :func:`beat_stability` (metric functions on plain arrays in
-seconds), :func:`estimate_tempo` (evaluate a clip) and :func:`score_tempo` (the
-``clips.jsonl`` ``tempo`` object, SPEC section 3).
+:func:`tempo_from_beats`, :func:`tempo_from_beat_line` and :func:`beat_stability` (metric
+functions on plain arrays in seconds), :func:`estimate_tempo` (evaluate a clip) and
+:func:`score_tempo` (the ``clips.jsonl`` ``tempo`` object, SPEC section 3).
 """
 
 from __future__ import annotations
@@ -40,7 +46,7 @@ MADMOM_SR = 44100
 REASON_SILENT = "silent"
 REASON_TOO_SHORT = "too short"
 REASON_TOO_FEW_BEATS = "too few beats"
-REASON_UNSTEADY = "no steady beat"
+REASON_NO_PULSE = "no pulse"
 
 
 @dataclass(frozen=True)
@@ -50,25 +56,30 @@ class TempoEstimate:
     Attributes
     ----------
     estimate_bpm : float or None
-        Clip tempo in beats per minute; ``None`` when the clip carries no measurable
-        steady beat (see ``reason``).
+        Clip tempo in beats per minute (paper Sec. IV-B: trimmed-IBI reciprocal mean);
+        ``None`` when the clip carries no pulse (see ``reason``).
     beats_s : np.ndarray of float64, shape (n,)
         Beat times in seconds from the start of the clip (possibly empty).
     reason : str or None
-        Why there is no estimate (``silent``, ``too short``, ``too few beats``,
-        ``no steady beat: ...``); ``None`` when ``estimate_bpm`` is a number.
+        Why there is no estimate (``silent``, ``too short``, ``too few beats: ...``,
+        ``no pulse: ...``); ``None`` when ``estimate_bpm`` is a number.
     beat_stability : dict
         ``ibi_cv`` (float or None), ``longest_steady_run_s`` (float, seconds),
         ``steady_run_fraction`` (float, of the beat span), ``beat_activation``
         (median RNN activation at the beats, float or None), ``n_beats`` (int),
         ``n_heard_beats`` (beats with activation >= ``tempo.min_beat_activation``),
-        ``steady`` (bool) and ``unsteady_because`` (list of failed checks).
+        ``has_pulse`` (bool), ``steady`` (bool) and ``unsteady_because`` (list of
+        failed checks).
+    precise_bpm : float or None
+        The beat-line tempo (:func:`tempo_from_beat_line`) in BPM, reported beside
+        ``estimate_bpm``; ``None`` whenever ``estimate_bpm`` is.
     """
 
     estimate_bpm: float | None
     beats_s: npt.NDArray[np.float64]
     reason: str | None
     beat_stability: dict[str, Any] = field(default_factory=dict)
+    precise_bpm: float | None = None
 
 
 @dataclass(frozen=True)
@@ -302,17 +313,76 @@ def tempo_from_beats(beats_s: npt.ArrayLike, *, trim_pct: tuple[float, float]) -
     return float(np.mean(60.0 / ibi))
 
 
+def tempo_from_beat_line(
+    beats_s: npt.ArrayLike, *, trim_pct: tuple[float, float]
+) -> float | None:
+    """Tempo in BPM from the least-squares line through beat time against beat number.
+
+    The span runs from the first to the last inter-beat interval inside the
+    ``trim_pct`` percentile range, so pick-up-bar and clip-edge intervals are dropped as
+    in :func:`tempo_from_beats`; intervals inside the span are all kept, because every
+    beat there still lies on the line. Each interval advances the beat number by
+    ``round(interval / median kept interval)`` (a beat the tracker skipped counts two);
+    a beat less than half a median interval after the previous one is dropped. The tempo
+    is ``60 / slope``. A beat-placement error that repeats along the clip (a fixed lag
+    per drum sound, frame-grid quantisation) moves the line, not its slope, which is
+    why this estimate is more precise on steady audio than the reciprocal mean, whose
+    trimming drops some of the intervals such errors lengthen or shorten.
+
+    Parameters
+    ----------
+    beats_s : array_like of float, shape (b,)
+        Beat times in seconds, increasing.
+    trim_pct : (float, float)
+        Percentile range (0-100) of the intervals that bound the span.
+
+    Returns
+    -------
+    bpm : float or None
+        ``None`` when fewer than three beats remain on the span.
+
+    Raises
+    ------
+    ParameterError
+        As :func:`trimmed_intervals`.
+    """
+    b = np.asarray(beats_s, dtype=np.float64)
+    kept = trimmed_intervals(b, trim_pct=trim_pct)
+    if kept.size == 0:
+        return None
+    ibi = np.diff(b)
+    inside = (ibi >= kept.min()) & (ibi <= kept.max())
+    first = int(np.argmax(inside))
+    last = int(ibi.size - 1 - np.argmax(inside[::-1]))
+    med = float(np.median(kept))
+    times, numbers = [float(b[first])], [0.0]
+    for t in b[first + 1 : last + 2]:
+        step = round((float(t) - times[-1]) / med)
+        if step >= 1:  # an extra beat closer than half an interval to the last one is dropped
+            times.append(float(t))
+            numbers.append(numbers[-1] + step)
+    if len(times) < 3:
+        return None
+    slope = float(np.polyfit(np.asarray(numbers), np.asarray(times), 1)[0])
+    return 60.0 / slope if slope > 0 else None
+
+
 def beat_stability(
     beats_s: npt.ArrayLike,
     *,
     beat_activation: npt.ArrayLike | None,
     config: Config,
 ) -> dict[str, Any]:
-    """Beat-to-beat stability statistics and the steady/unsteady verdict.
+    """Beat-to-beat stability statistics, the pulse check and the steady flag.
 
     A steady run is a maximal sequence of consecutive intervals each within
     ``tempo.steady_ibi_tol_pct`` percent of the median interval, plus one beat frame
     (``1 / tempo.beat_fps`` s) of grid quantisation.
+
+    The pulse check (enough heard beats, median activation above the floor) decides
+    whether there is a tempo at all; the steady flag (small IBI coefficient of
+    variation, one steady run over most of the beat span) is a statistic reported beside
+    the tempo and never withholds it.
 
     Parameters
     ----------
@@ -333,7 +403,10 @@ def beat_stability(
         (seconds), ``steady_run_fraction`` (of the first-to-last beat span),
         ``beat_activation`` (median activation at the beats, or None), ``n_beats``,
         ``n_heard_beats`` (beats at or above ``tempo.min_beat_activation``; all beats
-        when no activation is given or the check is disabled), ``steady`` (bool) and ``unsteady_because`` (list of failed checks).
+        when no activation is given or the check is disabled), ``has_pulse`` (bool:
+        the heard-beat and activation checks pass), ``steady`` (bool: ``has_pulse`` and
+        the CV and steady-run checks pass) and ``unsteady_because`` (list of failed
+        checks).
 
     Raises
     ------
@@ -373,6 +446,9 @@ def beat_stability(
     because: list[str] = []
     if n_heard < min_beats:
         because.append(f"{n_heard} heard beats < tempo.min_beats={min_beats}")
+    if min_act is not None and act_med is not None and act_med < float(min_act):
+        because.append(f"beat activation {act_med:.3f} < tempo.min_beat_activation={min_act}")
+    has_pulse = not because
     max_cv = config.value("tempo.max_ibi_cv")
     if max_cv is not None and (ibi_cv is None or ibi_cv > float(max_cv)):
         because.append(f"ibi_cv {_fmt(ibi_cv)} > tempo.max_ibi_cv={max_cv}")
@@ -381,8 +457,6 @@ def beat_stability(
         because.append(
             f"steady run {fraction:.2f} of the beat span < tempo.min_steady_run_fraction={min_frac}"
         )
-    if min_act is not None and act_med is not None and act_med < float(min_act):
-        because.append(f"beat activation {act_med:.3f} < tempo.min_beat_activation={min_act}")
     return {
         "ibi_cv": ibi_cv,
         "longest_steady_run_s": run_s,
@@ -390,6 +464,7 @@ def beat_stability(
         "beat_activation": act_med,
         "n_beats": n,
         "n_heard_beats": n_heard,
+        "has_pulse": has_pulse,
         "steady": not because,
         "unsteady_because": because,
     }
@@ -424,7 +499,10 @@ def estimate_tempo(samples: np.ndarray, *, sr: int, config: Config) -> TempoEsti
     estimate : TempoEstimate
         ``estimate_bpm`` is ``None`` with a ``reason`` for silent clips, clips too
         short to hold ``tempo.min_beats`` beats at ``tempo.max_bpm``, clips with too
-        few beats, and clips whose beats are not steady.
+        few heard beats, and clips whose beats the network does not hear (median
+        activation below ``tempo.min_beat_activation``: noise, drones, pads). An
+        unsteady beat stream still gets an estimate, with ``beat_stability["steady"]``
+        false.
 
     Raises
     ------
@@ -442,6 +520,7 @@ def estimate_tempo(samples: np.ndarray, *, sr: int, config: Config) -> TempoEsti
         "beat_activation": None,
         "n_beats": 0,
         "n_heard_beats": 0,
+        "has_pulse": False,
         "steady": False,
         "unsteady_because": [],
     }
@@ -464,12 +543,15 @@ def estimate_tempo(samples: np.ndarray, *, sr: int, config: Config) -> TempoEsti
     if n_heard < min_beats:
         reason = f"{REASON_TOO_FEW_BEATS}: {n_heard} heard beats < tempo.min_beats={min_beats}"
         return TempoEstimate(None, beats, reason, stability)
-    if not stability["steady"]:
-        reason = f"{REASON_UNSTEADY}: " + "; ".join(stability["unsteady_because"])
+    if not stability["has_pulse"]:
+        reason = f"{REASON_NO_PULSE}: " + "; ".join(stability["unsteady_because"])
         return TempoEstimate(None, beats, reason, stability)
     trim = tuple(float(v) for v in _require(config, "tempo.ibi_trim_pct"))
     bpm = tempo_from_beats(beats, trim_pct=(trim[0], trim[1]))
-    return TempoEstimate(bpm, beats, None if bpm is not None else REASON_TOO_FEW_BEATS, stability)
+    if bpm is None:
+        return TempoEstimate(None, beats, REASON_TOO_FEW_BEATS, stability)
+    precise = tempo_from_beat_line(beats, trim_pct=(trim[0], trim[1]))
+    return TempoEstimate(bpm, beats, None, stability, precise)
 
 
 def relative_error_pct(estimate_bpm: float, target_bpm: float, *, decimals: int) -> float:
@@ -570,7 +652,10 @@ def score_tempo(
         ``estimate_bpm``, ``target_bpm``, ``error_pct`` (signed, or None),
         ``within_pct`` (``{"2": bool, "3": bool, "5": bool}``), ``octave_equivalent``
         (matched factor or None, at ``tolerance_pct``), ``beat_stability``,
-        ``credited`` (within ``tolerance_pct`` at factor 1) and ``reason``.
+        ``credited`` (within ``tolerance_pct`` at factor 1), ``reason``, and the
+        second estimator beside the headline: ``precise_bpm`` and
+        ``precise_error_pct`` (signed; None when there is no estimate). Credit,
+        ladder and octave match use ``estimate_bpm`` only.
 
     Raises
     ------
@@ -598,6 +683,8 @@ def score_tempo(
             "beat_stability": stability,
             "credited": False,
             "reason": estimate.reason or "no estimate",
+            "precise_bpm": None,
+            "precise_error_pct": None,
         }
     err = relative_error_pct(est, target_bpm, decimals=decimals)
     return {
@@ -611,4 +698,9 @@ def score_tempo(
         "beat_stability": stability,
         "credited": abs(err) <= tolerance_pct,
         "reason": None,
+        "precise_bpm": None if estimate.precise_bpm is None else float(estimate.precise_bpm),
+        "precise_error_pct": (
+            None if estimate.precise_bpm is None
+            else relative_error_pct(estimate.precise_bpm, target_bpm, decimals=decimals)
+        ),
     }

@@ -362,6 +362,12 @@ def _check_family(family: str) -> None:
         )
 
 
+def _check_candidate(family: str, candidate_s: float) -> None:
+    _check_family(family)
+    if not np.isfinite(candidate_s):
+        raise ParameterError(f"candidate_s must be a finite number of seconds, got {candidate_s!r}")
+
+
 def family_rise(
     ev: FamilyEvidence, family: str, *, candidate_s: float, config: Config
 ) -> tuple[str, dict[str, Any]]:
@@ -403,9 +409,7 @@ def family_rise(
     ParameterError
         If ``family`` is not an instrument family or ``candidate_s`` is not finite.
     """
-    _check_family(family)
-    if not np.isfinite(candidate_s):
-        raise ParameterError(f"candidate_s must be a finite number of seconds, got {candidate_s!r}")
+    _check_candidate(family, candidate_s)
     if ev.backend == "trained":
         from timingbench.evidence.gate import trained_verdict
 
@@ -449,9 +453,7 @@ def family_fall(
     ParameterError
         If ``family`` is not an instrument family or ``candidate_s`` is not finite.
     """
-    _check_family(family)
-    if not np.isfinite(candidate_s):
-        raise ParameterError(f"candidate_s must be a finite number of seconds, got {candidate_s!r}")
+    _check_candidate(family, candidate_s)
     if ev.backend != "trained":
         return EXEMPT, {"backend": ev.backend, "reason": "exit_not_judged"}
     from timingbench.evidence.gate import trained_verdict

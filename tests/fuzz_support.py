@@ -206,5 +206,5 @@ def check_errors(errors: Sequence[str], lines: Sequence[Line], path: Path,
         ln = lines[k]
         assert not ln.valid, f"valid line {n} was reported: {msg!r}\nline: {ln.text[:200]!r}"
         if ln.field is not None:
-            assert any(f"'{f}" in msg or f"{f}'" in msg or f"({f}" in msg or f"field {f}" in msg
+            assert any(f"'{f}" in msg or f"{f}'" in msg or f"({f}" in msg or f" {f} " in msg
                        for f in field_names), f"error names no field: {msg!r}"

@@ -20,7 +20,6 @@ from __future__ import annotations
 import argparse
 import http.client
 import json
-import statistics
 import subprocess
 import sys
 import tempfile

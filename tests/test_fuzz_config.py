@@ -61,7 +61,7 @@ def config_case(seed: int) -> tuple[bytes, bool, str | None]:
         doc["constants"][sec] = junk(rng)
     elif kind == "version":
         doc["version"] = junk(rng)
-    text = yaml.safe_dump(doc, allow_unicode=True, sort_keys=False)
+    text = yaml.dump(doc, Dumper=getattr(yaml, "CSafeDumper", yaml.SafeDumper), allow_unicode=True, sort_keys=False)
     if kind == "text":
         damage = rng.choice(["bytes", "tab", "nest", "bomb", "unhashable", "mixed_keys", "truncate",
                              "duplicate", "garbage", "binary"])

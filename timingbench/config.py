@@ -32,6 +32,9 @@ from timingbench.errors import ConfigError
 PROVENANCES = ("convention", "calibrated", "few_shot")
 LOOSENING = ("increase", "decrease")
 
+#: libyaml's safe loader when PyYAML was built with it (about 10x faster), else the pure one.
+_SAFE_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
 #: The configuration shipped with the package, used when no ``--config`` is given.
 DEFAULT_CONFIG_PATH = Path(__file__).resolve().parent.parent / "configs" / "timingbench-v1.yaml"
 
@@ -293,7 +296,7 @@ def load_config(path: str | Path | None = None) -> Config:
     except UnicodeDecodeError as exc:
         raise ConfigError(f"{p}: not UTF-8 text (byte 0x{raw[exc.start]:02x} at offset {exc.start})") from None
     try:
-        data = yaml.safe_load(text)
+        data = yaml.load(text, Loader=_SAFE_LOADER)  # noqa: S506 (a safe loader)
     except yaml.YAMLError as exc:
         raise ConfigError(f"{p}: not valid YAML ({exc})") from None
     except RecursionError:

@@ -83,12 +83,14 @@ class Stats:
     def __init__(self) -> None:
         self.lock = threading.Lock()
         self.latencies: list[float] = []
+        self.by_method: dict[str, list[float]] = {"GET": [], "POST": []}
         self.failures: list[str] = []
         self.layer2_saved: list[str] = []
 
-    def add(self, seconds: float, failure: str | None = None, saved: str | None = None) -> None:
+    def add(self, method: str, seconds: float, failure: str | None = None, saved: str | None = None) -> None:
         with self.lock:
             self.latencies.append(seconds)
+            self.by_method[method].append(seconds)
             if failure:
                 self.failures.append(failure)
             if saved:
@@ -124,15 +126,15 @@ def client(port: int, clips: list[str], until: float, stats: Stats, worker: int)
             try:
                 status, data = request(port, method, path, body)
             except OSError as exc:
-                stats.add(time.perf_counter() - t0, f"{method} {path}: {exc}")
+                stats.add(method, time.perf_counter() - t0, f"{method} {path}: {exc}")
                 continue
             dt = time.perf_counter() - t0
             if status != 200:
-                stats.add(dt, f"{method} {path}: HTTP {status} {data[:120]!r}")
+                stats.add(method, dt, f"{method} {path}: HTTP {status} {data[:120]!r}")
             elif path.endswith("/layer2"):
-                stats.add(dt, saved=json.loads(data)["source"])
+                stats.add(method, dt, saved=json.loads(data)["source"])
             else:
-                stats.add(dt)
+                stats.add(method, dt)
         k += 1
 
 
@@ -156,6 +158,8 @@ def report(name: str, stats: Stats, wall: float) -> None:
           f"p95 {pct(stats.latencies, 95):7.1f} ms  p99 {pct(stats.latencies, 99):7.1f} ms  "
           f"max {max(stats.latencies) * 1000 if n else float('nan'):7.1f} ms  failed {len(stats.failures)}",
           flush=True)
+    for method, xs in stats.by_method.items():
+        print(f"    {method:<4} {len(xs):>7} req  p50 {pct(xs, 50):7.1f} ms  p99 {pct(xs, 99):7.1f} ms")
     for f in stats.failures[:5]:
         print(f"    failure: {f}")
 

@@ -20,7 +20,7 @@ import json
 import math
 import random
 import signal
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -156,15 +156,6 @@ def bounded(seconds: float = INPUT_TIME_BOUND_S) -> Iterator[None]:
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)
         signal.signal(signal.SIGALRM, old)
-
-
-def call_loader(fn: Callable[[], Any], allowed: type[BaseException] | tuple[type[BaseException], ...]) -> Any:
-    """Run a loader under :func:`bounded`; any exception other than ``allowed`` propagates."""
-    with bounded():
-        try:
-            return fn()
-        except allowed:
-            return None
 
 
 def line_of(message: str, path: Path) -> int | None:

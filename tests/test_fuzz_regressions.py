@@ -97,6 +97,15 @@ def test_mgbench_interval_beyond_the_float_range_is_a_row_error(tmp_path: Path) 
     assert len(gt.errors) == 1 and f"{path}:1:" in gt.errors[0] and "'intervals'" in gt.errors[0]
 
 
+def test_audiorag_answer_index_padded_with_unicode_space_is_read(tmp_path: Path) -> None:
+    meta_path = tmp_path / "metadata.jsonl"
+    meta_path.write_text(json.dumps({"audio_path": "a.wav", "question": "q", "answer": "x"}) + "\n", encoding="utf-8")
+    ans_path = tmp_path / "answers.jsonl"
+    ans_path.write_text(json.dumps({"id": "\x1c0\u2028", "answer": "x"}) + "\n", encoding="utf-8")
+    answers, errors = audiorag.load_answers(ans_path, audiorag.load_metadata(meta_path))
+    assert [a.index for a in answers] == [0] and not errors
+
+
 @pytest.mark.parametrize("rid", ["\u00b2", "9" * 5000])
 def test_audiorag_answer_id_that_is_no_plain_index_is_a_row_error(tmp_path: Path, rid: str) -> None:
     meta_path = tmp_path / "metadata.jsonl"

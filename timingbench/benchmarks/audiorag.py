@@ -238,7 +238,7 @@ def load_answers(path: str | Path, meta: RagMetadata) -> tuple[list[RagAnswer], 
             errors.append(f"{where}: field 'id' must be a row index or an audio_path, got {rid!r}")
             continue
         if isinstance(rid, int) or (isinstance(rid, str) and _is_index(rid.strip())):
-            index = int(rid)
+            index = int(rid.strip() if isinstance(rid, str) else rid)
             if index not in by_index:
                 errors.append(f"{where}: field 'id' {rid!r} is not the index of a valid metadata row")
                 continue

@@ -33,6 +33,7 @@ test: setup
 
 test-slow: setup
 	$(PY) -m pytest -m slow
+	TIMINGBENCH_HYPOTHESIS_PROFILE=long $(PY) -m pytest tests/test_fuzz_*.py --hypothesis-show-statistics
 
 lint: setup
 	$(VENV)/bin/ruff check timingbench tests benchmarks tools

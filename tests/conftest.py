@@ -2,12 +2,26 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import numpy as np
 import pytest
+from hypothesis import HealthCheck, settings
 
 from timingbench.config import Config, load_config
+
+#: Hypothesis profiles. ``ci`` (the default) is seeded, so every run of the default suite
+#: draws the same inputs; ``long`` (``TIMINGBENCH_HYPOTHESIS_PROFILE=long``, set by
+#: ``make test-slow``) draws 10^5 fresh inputs per fuzzed parser (``TIMINGBENCH_FUZZ_EXAMPLES``
+#: sets another count). Tests that set their own
+#: ``max_examples`` keep it under either profile.
+_FUZZ_HEALTH = [HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.filter_too_much]
+settings.register_profile("ci", max_examples=100, derandomize=True, deadline=None, database=None,
+                          suppress_health_check=_FUZZ_HEALTH)
+settings.register_profile("long", max_examples=int(os.environ.get("TIMINGBENCH_FUZZ_EXAMPLES", "100000")),
+                          deadline=None, database=None, suppress_health_check=_FUZZ_HEALTH)
+settings.load_profile(os.environ.get("TIMINGBENCH_HYPOTHESIS_PROFILE", "ci"))
 
 #: The read-only shared folder beside the repository (real recordings, papers).
 SHARED = Path(__file__).resolve().parent.parent.parent / "shared"

@@ -10,6 +10,7 @@ from __future__ import annotations
 import hashlib
 import shutil
 import subprocess
+import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -69,9 +70,56 @@ def file_hash(path: str | Path) -> str:
     return h.hexdigest()[:16]
 
 
-def _decode_soundfile(path: Path) -> tuple[npt.NDArray[np.float32], int]:
-    data, sr = sf.read(str(path), dtype="float32", always_2d=True)
-    return data, int(sr)
+#: Frames read per block when a file must be streamed to count its length.
+_BLOCK_FRAMES = 1 << 16
+#: Bytes read per block from ffmpeg's output pipe.
+_PIPE_BYTES = 1 << 20
+
+
+@dataclass(frozen=True)
+class _Head:
+    """The leading frames of a file, its true length in frames, its rate and channel count."""
+
+    data: npt.NDArray[np.float32]
+    n_frames: int
+    sr: int
+    channels: int
+
+
+def _count_rest(fh: sf.SoundFile, start: int) -> int:
+    """Frames from ``start`` to the end, read in blocks (memory bounded by the block)."""
+    fh.seek(start)
+    n = start
+    while True:
+        block = fh.read(_BLOCK_FRAMES, dtype="float32", always_2d=True)
+        if len(block) == 0:
+            return n
+        n += len(block)
+
+
+def _decode_soundfile(path: Path, keep_s: float) -> _Head:
+    """Read the leading ``keep_s`` seconds with libsndfile; the length comes from the header.
+
+    A header that claims more frames than the file holds (a truncated or damaged file)
+    is caught by reading the last claimed frame; the frames are then counted by streaming
+    the rest of the file block by block.
+    """
+    with sf.SoundFile(str(path)) as fh:
+        sr, channels, claimed = int(fh.samplerate), int(fh.channels), int(fh.frames)
+        keep = int(np.ceil(keep_s * sr)) if sr > 0 else 0
+        data = fh.read(keep, dtype="float32", always_2d=True)
+        n_frames = claimed
+        if len(data) < min(keep, claimed):
+            n_frames = len(data)  # the header promised more than the file holds
+        elif claimed > len(data):
+            try:
+                fh.seek(claimed - 1)
+                last = fh.read(1, dtype="float32", always_2d=True)
+            except (sf.LibsndfileError, RuntimeError):
+                last = np.zeros((0, channels), dtype=np.float32)
+            if len(last) != 1:
+                n_frames = _count_rest(fh, len(data))
+    return _Head(data, n_frames, sr, channels)
 
 
 def _probe_ffmpeg(path: Path) -> tuple[int, int]:
@@ -90,26 +138,56 @@ def _probe_ffmpeg(path: Path) -> tuple[int, int]:
     return int(parts[0]), int(parts[1])
 
 
-def _decode_ffmpeg(path: Path) -> tuple[npt.NDArray[np.float32], int]:
+def _decode_ffmpeg(path: Path, keep_s: float) -> _Head:
+    """Decode with ffmpeg, keeping the leading ``keep_s`` seconds.
+
+    The whole file is decoded (compressed formats rarely state an exact length), but
+    through a pipe read block by block: only the kept head is held in memory, the rest is
+    counted and dropped.
+    """
     sr, channels = _probe_ffmpeg(path)
+    if channels <= 0 or sr <= 0:
+        raise ClipError(f"{path}: corrupt audio ({channels} channels at {sr} Hz)")
     ffmpeg = shutil.which("ffmpeg")
     assert ffmpeg is not None  # _probe_ffmpeg found ffprobe from the same package
-    res = subprocess.run(
-        [ffmpeg, "-v", "error", "-nostdin", "-i", str(path), "-map", "0:a:0",
-         "-f", "f32le", "-acodec", "pcm_f32le", "-"],
-        capture_output=True, check=False,
-    )
-    if res.returncode != 0:
-        reason = res.stderr.decode(errors="replace").strip().splitlines()
+    frame_bytes = 4 * channels
+    keep_bytes = int(np.ceil(keep_s * sr)) * frame_bytes
+    head = bytearray()
+    total = 0
+    with tempfile.TemporaryFile() as err:
+        proc = subprocess.Popen(
+            [ffmpeg, "-v", "error", "-nostdin", "-i", str(path), "-map", "0:a:0",
+             "-f", "f32le", "-acodec", "pcm_f32le", "-"],
+            stdout=subprocess.PIPE, stderr=err, stdin=subprocess.DEVNULL,
+        )
+        assert proc.stdout is not None
+        with proc.stdout:
+            while True:
+                chunk = proc.stdout.read(_PIPE_BYTES)
+                if not chunk:
+                    break
+                total += len(chunk)
+                if len(head) < keep_bytes:
+                    head += chunk[:keep_bytes - len(head)]
+        rc = proc.wait()
+        err.seek(0)
+        reason = err.read().decode(errors="replace").strip().splitlines()
+    if rc != 0:
         raise ClipError(f"{path}: corrupt audio ({reason[-1] if reason else 'ffmpeg failed'})")
-    data = np.frombuffer(res.stdout, dtype="<f4")
-    if channels <= 0 or data.size % channels:
+    if total % frame_bytes:
         raise ClipError(f"{path}: corrupt audio (decoded sample count not a multiple of channels)")
-    return data.reshape(-1, channels).copy(), sr
+    keep = len(head) - len(head) % frame_bytes
+    data = np.frombuffer(bytes(head[:keep]), dtype="<f4").reshape(-1, channels).copy()
+    return _Head(data, total // frame_bytes, sr, channels)
 
 
 def load_clip(path: str | Path, config: Config) -> Clip:
     """Decode ``path`` to mono float32 at the configured rate and cut the analysis window.
+
+    Only the leading ``audio.analysis_window_s`` (plus 0.1 s for the resampler's edge) is
+    held in memory, whatever the file's length: libsndfile formats are read up to there
+    and their length taken from the header (checked, see :func:`_decode_soundfile`);
+    other formats are streamed through ffmpeg and counted.
 
     Parameters
     ----------
@@ -127,7 +205,8 @@ def load_clip(path: str | Path, config: Config) -> Clip:
     ------
     ClipError
         Naming the file and the reason: missing, empty, corrupt, sample rate below
-        ``audio.min_sample_rate_hz``, too short, non-finite samples, or silent.
+        ``audio.min_sample_rate_hz``, too short, non-finite samples in the analysis
+        window, or silent.
     """
     p = Path(path)
     if not p.is_file():
@@ -136,27 +215,28 @@ def load_clip(path: str | Path, config: Config) -> Clip:
         raise ClipError(f"{p}: empty file (0 bytes)")
     target_sr = int(config.value("audio.sample_rate_hz"))
     window_s = float(config.value("audio.analysis_window_s"))
+    # cut before resampling (plus a margin for the resampler's edge) to bound the cost
+    keep_s = window_s + 0.1
     try:
-        data, sr = _decode_soundfile(p)
+        head = _decode_soundfile(p, keep_s)
     except (sf.LibsndfileError, RuntimeError, TypeError):
-        data, sr = _decode_ffmpeg(p)
+        head = _decode_ffmpeg(p, keep_s)
+    sr, channels, n_frames = head.sr, head.channels, head.n_frames
     min_sr = int(config.value("audio.min_sample_rate_hz"))
     if sr < min_sr:
         raise ClipError(f"{p}: sample rate {sr} Hz is below audio.min_sample_rate_hz ({min_sr} Hz)")
-    n_frames, channels = data.shape
-    if n_frames == 0:
+    if n_frames == 0 or len(head.data) == 0:
         raise ClipError(f"{p}: zero-length audio (no samples)")
     duration_s = n_frames / float(sr)
     min_s = float(config.value("audio.min_duration_s"))
     if duration_s < min_s:
         raise ClipError(f"{p}: too short to analyse ({n_frames} samples at {sr} Hz = {duration_s * 1000:.2f} ms; "
                         f"audio.min_duration_s is {min_s * 1000:g} ms)")
+    data = head.data
     if not np.all(np.isfinite(data)):
         bad = int(np.count_nonzero(~np.isfinite(data)))
-        raise ClipError(f"{p}: {bad} non-finite samples (NaN or inf)")
-    # cut before resampling (plus a margin for the resampler's edge) to bound the cost
-    keep = min(n_frames, int(np.ceil((window_s + 0.1) * sr)))
-    mono = data[:keep].mean(axis=1, dtype=np.float64)
+        raise ClipError(f"{p}: {bad} non-finite samples (NaN or inf) in the analysis window")
+    mono = data.mean(axis=1, dtype=np.float64)
     if sr != target_sr:
         mono = soxr.resample(mono, sr, target_sr, quality="VHQ")
     n_keep = min(len(mono), int(round(window_s * target_sr)))

@@ -48,13 +48,20 @@ def dumps_row(row: dict[str, Any]) -> str:
 def iter_jsonl(path: str | Path) -> Iterator[tuple[int, Any]]:
     """Yield ``(line_number, parsed)`` for each non-blank line of a JSONL file.
 
-    A line that is not UTF-8 or not JSON yields ``(line_number, TimingbenchError)``
-    instead of raising, so a caller can report the line and carry on with the rest.
+    Lines end at ``\n`` only (a ``\r`` before it is stripped; a lone ``\r``, form feed
+    or Unicode line separator inside a line does not start a new one), so line numbers
+    are those an editor shows. A UTF-8 byte-order mark at the start of the file is
+    skipped. A line that is not UTF-8 or not JSON yields ``(line_number,
+    TimingbenchError)`` instead of raising, so a caller can report the line and carry on
+    with the rest.
     """
     p = Path(path)
-    # surrogateescape keeps undecodable bytes so that only their own line is rejected
-    with open(p, encoding="utf-8", errors="surrogateescape") as fh:
-        for i, line in enumerate(fh, start=1):
+    with open(p, "rb") as fh:
+        for i, raw in enumerate(fh, start=1):
+            if i == 1 and raw.startswith(b"\xef\xbb\xbf"):
+                raw = raw[3:]
+            # surrogateescape keeps undecodable bytes so that only their own line is rejected
+            line = raw.decode("utf-8", errors="surrogateescape")
             if not line.strip():
                 continue
             try:

@@ -31,6 +31,7 @@ from timingbench.prompts import (
     load_prompts,
     match_clips,
 )
+from timingbench.runlock import RunLock
 from timingbench.scoring import detector_name, event_tolerance, needs_family_evidence, score_event
 
 PARTS = ".parts"
@@ -230,7 +231,28 @@ def score_folder(
     Returns
     -------
     result : RunResult
+
+    Raises
+    ------
+    timingbench.runlock.RunLockedError
+        At once, when another live run is using ``out_dir`` (see :mod:`timingbench.runlock`).
     """
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    with RunLock(out) as lock:
+        result = _score_folder_locked(clips_dir, prompts_path, out, config, opts=opts, jobs=jobs,
+                                      progress=progress)
+    if lock.stale is not None:
+        result.notes.append(f"took over the lock of a run that is no longer alive "
+                            f"(pid {lock.stale.get('pid')!r} on host {lock.stale.get('host')!r})")
+    return result
+
+
+def _score_folder_locked(
+    clips_dir: str | Path, prompts_path: str | Path, out_dir: str | Path, config: Config, *,
+    opts: ScoreOptions | None, jobs: int, progress: Callable[[int, int, str], None] | None,
+) -> RunResult:
+    """:func:`score_folder` once the results folder is locked."""
     opts = opts or ScoreOptions()
     out = Path(out_dir)
     (out / PARTS).mkdir(parents=True, exist_ok=True)

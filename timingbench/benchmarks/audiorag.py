@@ -182,6 +182,11 @@ def _run_name(v: Any) -> str | None:
     return None
 
 
+def _is_index(text: str) -> bool:
+    """True for a plain ASCII row index (``"12"``; not ``"²"`` or a 5000-digit number)."""
+    return text.isascii() and text.isdigit() and len(text) <= 18
+
+
 def load_answers(path: str | Path, meta: RagMetadata) -> tuple[list[RagAnswer], list[str]]:
     """Read answer rows and tie each to a question.
 
@@ -232,8 +237,8 @@ def load_answers(path: str | Path, meta: RagMetadata) -> tuple[list[RagAnswer], 
         if isinstance(rid, bool):
             errors.append(f"{where}: field 'id' must be a row index or an audio_path, got {rid!r}")
             continue
-        if isinstance(rid, int) or (isinstance(rid, str) and rid.strip().isdigit()):
-            index = int(rid)
+        if isinstance(rid, int) or (isinstance(rid, str) and _is_index(rid.strip())):
+            index = int(rid.strip() if isinstance(rid, str) else rid)
             if index not in by_index:
                 errors.append(f"{where}: field 'id' {rid!r} is not the index of a valid metadata row")
                 continue

@@ -163,6 +163,13 @@ def _row_id(row: Mapping[str, Any]) -> str | None:
     return None
 
 
+def _finite(v: int | float) -> bool:
+    try:
+        return math.isfinite(v)
+    except OverflowError:  # an integer beyond the float range
+        return False
+
+
 def _spans_field(value: Any, where: str) -> np.ndarray:
     """Validate a JSON ``intervals`` value: a list of ``[start, end]`` number pairs."""
     if not isinstance(value, list):
@@ -171,7 +178,7 @@ def _spans_field(value: Any, where: str) -> np.ndarray:
         if not isinstance(pair, list | tuple) or len(pair) != 2:
             raise ParameterError(f"{where}: field 'intervals'[{k}] must be a [start, end] pair, got {pair!r:.60}")
         for v in pair:
-            if isinstance(v, bool) or not isinstance(v, int | float) or not math.isfinite(v):
+            if isinstance(v, bool) or not isinstance(v, int | float) or not _finite(v):
                 raise ParameterError(
                     f"{where}: field 'intervals'[{k}] has a non-numeric or non-finite time {v!r:.40}; "
                     "times must be numbers of seconds"

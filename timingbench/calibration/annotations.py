@@ -34,7 +34,6 @@ per line. The label grammar used by the importers and by the Audacity exporter i
 from __future__ import annotations
 
 import csv
-import io
 import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
@@ -242,7 +241,12 @@ class AnnotationSet:
 
 
 def _number(value: Any) -> bool:
-    return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
+    if not isinstance(value, int | float) or isinstance(value, bool):
+        return False
+    try:
+        return math.isfinite(value)
+    except OverflowError:  # an integer beyond the float range
+        return False
 
 
 def _err(where: str, fld: str, rule: str) -> AnnotationError:
@@ -498,8 +502,8 @@ def _row_from_label(
         raise _err(where, "label", f"has more than three '|'-separated fields: {text!r}")
     sal: Any = None
     if len(parts) == 3 and parts[2]:
-        if not parts[2].isdigit():
-            raise _err(where, "salience", f"must be 1, 2 or 3, got {parts[2]!r}")
+        if parts[2] not in ("1", "2", "3"):
+            raise _err(where, "salience", f"must be 1, 2 or 3, got {parts[2]!r:.40}")
         sal = int(parts[2])
     row: dict[str, Any] = {"clip": clip, "annotator": annotator, "split": split, "salience": sal,
                            "onset_s": onset_s}
@@ -533,12 +537,37 @@ def _parse_time(text: str, where: str, fld: str) -> float:
 
 
 def _read_text(path: Path) -> str:
+    """The file's text: a leading BOM dropped, line ends untouched, bad UTF-8 kept as surrogates.
+
+    Undecodable bytes are kept (``surrogateescape``) so that only the lines holding them are
+    rejected (:func:`_utf8_error`), not the whole file.
+    """
     if not path.is_file():
         raise AnnotationError(f"{path}: file not found")
     try:
-        return path.read_text(encoding="utf-8-sig")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise AnnotationError(f"{path}: cannot read ({exc})") from None
+        data = path.read_bytes()
+    except OSError as exc:
+        raise AnnotationError(f"{path}: cannot read ({exc.strerror})") from None
+    if data.startswith(b"\xef\xbb\xbf"):
+        data = data[3:]
+    return data.decode("utf-8", errors="surrogateescape")
+
+
+def _physical_lines(text: str) -> list[str]:
+    """Lines as an editor numbers them: split at ``\n`` only, a trailing ``\r`` dropped."""
+    lines = text.split("\n")
+    if lines and lines[-1] == "":
+        lines.pop()
+    return [ln[:-1] if ln.endswith("\r") else ln for ln in lines]
+
+
+def _utf8_error(line: str, where: str) -> AnnotationError | None:
+    try:
+        line.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        byte = ord(line[exc.start]) & 0xFF
+        return AnnotationError(f"{where}not valid UTF-8 (byte 0x{byte:02x} at column {exc.start + 1})")
+    return None
 
 
 def import_audacity_labels(
@@ -602,10 +631,14 @@ def audacity_labels_from_text(
     """
     _check_import_args(clip, annotator, split)
     rows: list[tuple[int, Any]] = []
-    for i, line in enumerate(text.splitlines(), start=1):
+    for i, line in enumerate(_physical_lines(text), start=1):
         if not line.strip() or line.startswith("\\"):
             continue
         where = f"{source}:{i}: "
+        bad = _utf8_error(line, where)
+        if bad is not None:
+            rows.append((i, bad))
+            continue
         cells = line.split("\t")
         if len(cells) < 2:
             rows.append((i, _err(where, "start", "expected 'start<TAB>end<TAB>label'")))
@@ -626,7 +659,9 @@ def import_sonic_visualiser_csv(
 ) -> AnnotationSet:
     """Read a Sonic Visualiser layer exported as CSV (``File > Export Annotation Layer``).
 
-    The first column is the time in seconds and the last non-numeric column is the label
+    Each line is one record (a quoted label cannot span lines, so an unbalanced quote
+    damages only its own line). The first column is the time in seconds and the last
+    non-numeric column is the label
     (time-instant layers export ``time,label``; time-value layers ``time,value,label``;
     region layers ``time,value,duration,label``). A first line whose time is not a number
     is taken as a header and skipped.
@@ -655,12 +690,20 @@ def import_sonic_visualiser_csv(
     p = Path(path)
     _check_import_args(clip, annotator, split)
     rows: list[tuple[int, Any]] = []
-    reader = csv.reader(io.StringIO(_read_text(p)))
-    for cells in reader:
-        i = reader.line_num
+    # one record per physical line: an unbalanced quote damages its own line, not the rest
+    for i, line in enumerate(_physical_lines(_read_text(p)), start=1):
+        where = f"{p}:{i}: "
+        bad = _utf8_error(line, where)
+        if bad is not None:
+            rows.append((i, bad))
+            continue
+        try:
+            cells = next(csv.reader([line]), [])
+        except csv.Error as exc:  # an over-long field, a bare carriage return
+            rows.append((i, _err(where, "time", f"line is not valid CSV ({exc})")))
+            continue
         if not cells or not any(c.strip() for c in cells):
             continue
-        where = f"{p}:{i}: "
         first = cells[0].strip()
         try:
             float(first)

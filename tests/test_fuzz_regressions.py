@@ -1,0 +1,141 @@
+"""The smallest inputs of the crashes and lost rows the loader fuzzing found, fixed once and kept.
+
+Each test is one input the fuzz suites (``tests/test_fuzz_*.py``) reduced a failure to, so
+that the default suite checks it whatever the seeded profile happens to draw.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from timingbench.benchmarks import audiorag, mgbench
+from timingbench.calibration.annotations import (
+    import_audacity_labels,
+    import_sonic_visualiser_csv,
+    load_annotations,
+)
+from timingbench.config import load_config
+from timingbench.errors import ConfigError
+from timingbench.prompts import load_prompts
+
+PROMPT = {"id": "p1", "family": "single_event", "text": "t", "duration_s": 30.0, "tempo": None,
+          "events": [{"id": "p1/e1", "kind": "instrument_entry", "target": "drums", "family": "percussion",
+                      "time_s": 6.0}]}
+
+
+def test_prompt_file_with_a_bom_keeps_its_first_row(tmp_path: Path) -> None:
+    path = tmp_path / "p.jsonl"
+    path.write_bytes(b"\xef\xbb\xbf" + json.dumps(PROMPT).encode() + b"\r\n")
+    ps = load_prompts(path)
+    assert list(ps.prompts) == ["p1"] and not ps.errors
+
+
+def test_jsonl_line_numbers_ignore_a_lone_carriage_return(tmp_path: Path) -> None:
+    path = tmp_path / "p.jsonl"
+    path.write_bytes(b'{"id": 1,\r "x": \x00}\n' + b"not json\n" + json.dumps(PROMPT).encode() + b"\n")
+    ps = load_prompts(path)
+    assert list(ps.prompts) == ["p1"]
+    assert [str(e).split(": ")[0] for e in ps.errors] == [f"{path}:1", f"{path}:2"]
+
+
+def test_annotation_onset_beyond_the_float_range_is_a_field_error(tmp_path: Path) -> None:
+    path = tmp_path / "a.jsonl"
+    good = {"clip": "c.wav", "source": "kick", "family": "percussion", "onset_s": 1.0, "annotator": "a"}
+    path.write_text('{"clip": "c.wav", "source": "kick", "family": "percussion", "annotator": "a", '
+                    '"onset_s": 1' + "0" * 400 + "}\n" + json.dumps(good) + "\n", encoding="utf-8")
+    aset = load_annotations(path)
+    assert len(aset.layer2) == 1
+    assert len(aset.errors) == 1 and f"{path}:1:" in str(aset.errors[0]) and "'onset_s'" in str(aset.errors[0])
+
+
+@pytest.mark.parametrize("salience", ["\u00b2", "0" * 5000 + "2"])
+def test_audacity_salience_that_is_no_plain_digit_is_a_field_error(tmp_path: Path, salience: str) -> None:
+    path = tmp_path / "labels.txt"
+    path.write_text(f"1.0\t1.0\tpiano|x|{salience}\n2.0\t2.0\tpiano|y|2\n", encoding="utf-8")
+    aset = import_audacity_labels(path, clip="c.wav", annotator="a", split="dev")
+    assert [r.source for r in aset.layer2] == ["y"]
+    assert "'salience'" in str(aset.errors[0]) and f"{path}:1:" in str(aset.errors[0])
+
+
+def test_audacity_lines_are_numbered_as_an_editor_shows_them(tmp_path: Path) -> None:
+    path = tmp_path / "labels.txt"
+    # \x0b, \x1c and U+2028 are line breaks to str.splitlines, not to an editor
+    path.write_text("1.0\t1.0\tpiano|a\x0bb\x1cc\u2028d\nx\t1.0\tpiano|e\n", encoding="utf-8")
+    aset = import_audacity_labels(path, clip="c.wav", annotator="a", split="dev")
+    assert [r.source for r in aset.layer2] == ["a\x0bb\x1cc\u2028d"]
+    assert len(aset.errors) == 1 and f"{path}:2:" in str(aset.errors[0])
+
+
+@pytest.mark.parametrize("importer", [import_audacity_labels, import_sonic_visualiser_csv])
+def test_a_bad_byte_rejects_its_line_not_the_file(tmp_path: Path, importer) -> None:  # type: ignore[no-untyped-def]
+    sep = "\t" if importer is import_audacity_labels else ","
+    path = tmp_path / "labels.txt"
+    path.write_bytes(f"1.0{sep}1.0{sep}piano|a\n".encode() + b"2.0" + sep.encode() + b"piano|\xff\n"
+                     + f"3.0{sep}3.0{sep}piano|c\n".encode())
+    aset = importer(path, clip="c.wav", annotator="a", split="dev")
+    assert [r.source for r in aset.layer2] == ["a", "c"]
+    assert len(aset.errors) == 1 and f"{path}:2:" in str(aset.errors[0]) and "UTF-8" in str(aset.errors[0])
+
+
+def test_sonic_visualiser_unbalanced_quote_damages_only_its_line(tmp_path: Path) -> None:
+    path = tmp_path / "layer.csv"
+    path.write_text('TIME,LABEL\n1.0,"piano|a\n2.0,piano|b\n3.0,"piano|c, d"\n', encoding="utf-8")
+    aset = import_sonic_visualiser_csv(path, clip="c.wav", annotator="a", split="dev")
+    assert sorted(r.source for r in aset.layer2) == ["a", "b", "c, d"]
+
+
+def test_mgbench_interval_beyond_the_float_range_is_a_row_error(tmp_path: Path) -> None:
+    path = tmp_path / "gt.jsonl"
+    path.write_text('{"id": "m1", "subset": "3N", "task": "grounding", "question": "q", "intervals": [[1, 1'
+                    + "0" * 400 + ']]}\n{"id": "m2", "subset": "3N", "task": "grounding", "question": "q", '
+                    '"intervals": [[1, 2]]}\n', encoding="utf-8")
+    gt = mgbench.load_ground_truth(path)
+    assert list(gt.rows) == ["m2"]
+    assert len(gt.errors) == 1 and f"{path}:1:" in gt.errors[0] and "'intervals'" in gt.errors[0]
+
+
+def test_audiorag_answer_index_padded_with_unicode_space_is_read(tmp_path: Path) -> None:
+    meta_path = tmp_path / "metadata.jsonl"
+    meta_path.write_text(json.dumps({"audio_path": "a.wav", "question": "q", "answer": "x"}) + "\n", encoding="utf-8")
+    ans_path = tmp_path / "answers.jsonl"
+    ans_path.write_text(json.dumps({"id": "\x1c0\u2028", "answer": "x"}) + "\n", encoding="utf-8")
+    answers, errors = audiorag.load_answers(ans_path, audiorag.load_metadata(meta_path))
+    assert [a.index for a in answers] == [0] and not errors
+
+
+@pytest.mark.parametrize("rid", ["\u00b2", "9" * 5000])
+def test_audiorag_answer_id_that_is_no_plain_index_is_a_row_error(tmp_path: Path, rid: str) -> None:
+    meta_path = tmp_path / "metadata.jsonl"
+    meta_path.write_text(json.dumps({"audio_path": "a.wav", "question": "q", "answer": "x"}) + "\n", encoding="utf-8")
+    ans_path = tmp_path / "answers.jsonl"
+    ans_path.write_text(json.dumps({"id": rid, "answer": "x"}) + "\n" + json.dumps({"id": 0, "answer": "x"}) + "\n",
+                        encoding="utf-8")
+    answers, errors = audiorag.load_answers(ans_path, audiorag.load_metadata(meta_path))
+    assert [a.index for a in answers] == [0]
+    assert len(errors) == 1 and f"{ans_path}:1:" in errors[0] and "'id'" in errors[0]
+
+
+_CONST = "constants:\n  s:\n    c: {value: %s, provenance: convention, why: w}\n"
+
+
+@pytest.mark.parametrize(
+    "text,needle",
+    [
+        (b"version: v\n" + b"\xff\xfe" + (_CONST % "1").encode(), "not UTF-8"),
+        (("version: v\n" + _CONST % ("[" * 300 + "]" * 300)).encode(), "nested"),
+        (("a0: &a0 [x, x, x, x, x, x, x, x, x, x]\n"
+          + "".join(f"a{k}: &a{k} [" + ", ".join([f"*a{k - 1}"] * 10) + "]\n" for k in range(1, 9))
+          + "version: v\n" + _CONST % "*a8").encode(), "aliases expanded"),
+        (("version: v\n" + _CONST % "{1: a, b: c}").encode(), "not a string"),
+    ],
+    ids=["bad-utf8", "deep-nesting", "alias-bomb", "mixed-keys"],
+)
+def test_config_damage_is_one_config_error(tmp_path: Path, text: bytes, needle: str) -> None:
+    path = tmp_path / "c.yaml"
+    path.write_bytes(text)
+    with pytest.raises(ConfigError) as err:
+        load_config(path)
+    assert str(path) in str(err.value) and needle in str(err.value)

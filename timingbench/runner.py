@@ -241,7 +241,7 @@ def score_folder(
     out.mkdir(parents=True, exist_ok=True)
     with RunLock(out) as lock:
         result = _score_folder_locked(clips_dir, prompts_path, out, config, opts=opts, jobs=jobs,
-                                      progress=progress)
+                                      progress=progress, executor=executor)
     if lock.stale is not None:
         result.notes.append(f"took over the lock of a run that is no longer alive "
                             f"(pid {lock.stale.get('pid')!r} on host {lock.stale.get('host')!r})")
@@ -251,6 +251,7 @@ def score_folder(
 def _score_folder_locked(
     clips_dir: str | Path, prompts_path: str | Path, out_dir: str | Path, config: Config, *,
     opts: ScoreOptions | None, jobs: int, progress: Callable[[int, int, str], None] | None,
+    executor: Executor | None = None,
 ) -> RunResult:
     """:func:`score_folder` once the results folder is locked."""
     opts = opts or ScoreOptions()

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import gc
 import math
+import sys
 from collections.abc import Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from contextlib import contextmanager
@@ -249,9 +250,20 @@ def _plain_intervals(raw: list[Any]) -> bool:
         if type(pair) is not list or len(pair) != 2:
             return False
         a, b = pair
-        if type(a) not in _REAL_TYPES or type(b) not in _REAL_TYPES or not -math.inf < a < b < math.inf:
+        if type(a) not in _REAL_TYPES or type(b) not in _REAL_TYPES or not -_FLOAT_MAX <= a < b <= _FLOAT_MAX:
             return False
     return True
+
+
+_FLOAT_MAX = sys.float_info.max
+
+
+def _finite(x: float) -> bool:
+    """``math.isfinite`` that is False (not OverflowError) for an integer beyond the float range."""
+    try:
+        return math.isfinite(x)
+    except OverflowError:
+        return False
 
 
 def _check_intervals(raw: list[Any], where: str, errors: list[str]) -> bool:
@@ -269,8 +281,12 @@ def _check_intervals(raw: list[Any], where: str, errors: list[str]) -> bool:
             "pair of numbers (seconds)"
         )
         return False
+    huge = next((k for k, (a, b) in enumerate(raw) if abs(a) > _FLOAT_MAX or abs(b) > _FLOAT_MAX), None)
+    if huge is not None:
+        errors.append(f"{where}: field 'intervals' item {huge} holds a number beyond the float range (seconds)")
+        return False
     bad_k = next((k for k, (a, b) in enumerate(raw)
-                  if not (math.isfinite(a) and math.isfinite(b) and a < b)), None)
+                  if not (_finite(a) and _finite(b) and a < b)), None)
     if bad_k is not None:
         try:  # names the offending interval and rule
             validate_intervals(raw, name=f"{where}: field 'intervals'")

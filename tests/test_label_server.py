@@ -434,3 +434,151 @@ def test_label_results_folder_must_exist(tmp_path: Path, rng: np.random.Generato
         (tmp_path / "half").mkdir()
         with pytest.raises(TimingbenchError, match=r"events.jsonl: not found"):
             LabelApp(clips_dir=clips, prompts_path=prompts, store=store, cfg=config, results=tmp_path / "half")
+
+
+# ---------------------------------------------------------------------- attack surface
+
+GET_ROUTES = ["", "/verdicts", "/logmel", "/audio", "/labels.txt"]
+POST_ROUTES = [("/open", {}), ("/layer1", {"event_id": "p1/e1", "onset_s": 1.5}),
+               ("/layer2", {"source": "x", "family": "bass", "onset_s": 1.0}),
+               ("/layer2/delete", {"id": "x"}), ("/layer2-done", {"done": True}),
+               ("/import-audacity", {"text": "1.5\t1.5\tp1/e1\n"})]
+TRAVERSALS = ["..%2Fprompts.jsonl", "..%2F..%2F..%2Fetc%2Fpasswd", "%2Fetc%2Fpasswd", "..",
+              "%2E%2E%2Fprompts.jsonl", "p1.wav%2F..%2F..%2Fprompts.jsonl", "notes.txt",
+              "p1.wav%00.txt", "..%5Cprompts.jsonl", "clips%2Fp1.wav"]
+
+
+@pytest.mark.parametrize("route", GET_ROUTES)
+def test_path_traversal_is_refused_on_every_read_route(
+    served: tuple[Client, LabelStore, Path], route: str
+) -> None:
+    client, _, _ = served
+    for name in TRAVERSALS:
+        status, _, body = client.request("GET", f"/api/clip/{name}{route}")
+        assert status == 404, (name, route)
+        assert b"root:" not in body and b"drums" not in body
+    assert client.request("GET", f"/api/clip/p1.wav{route}")[0] == 200  # the route itself works
+
+
+@pytest.mark.parametrize(("route", "body"), POST_ROUTES)
+def test_path_traversal_is_refused_on_every_write_route(
+    served: tuple[Client, LabelStore, Path], route: str, body: dict[str, Any]
+) -> None:
+    client, _, out = served
+    before = out.read_bytes() if out.exists() else b""
+    for name in TRAVERSALS:
+        assert client.request("POST", f"/api/clip/{name}{route}", body)[0] == 404, (name, route)
+    assert (out.read_bytes() if out.exists() else b"") == before
+    assert not out.exists() or load_annotations(out).rows() == []
+
+
+@pytest.mark.parametrize("route", [r for r, _ in POST_ROUTES])
+def test_oversized_bodies_are_refused_on_every_write_route(
+    served: tuple[Client, LabelStore, Path], config: Config, route: str
+) -> None:
+    client, _, out = served
+    limit = int(config.value("label.max_body_bytes"))
+    for length in (limit + 1, 10 * limit, 2**62):
+        # refused from its Content-Length alone: the server never reads (or buffers) the body
+        conn = http.client.HTTPConnection(str(client.host), int(client.port), timeout=30)
+        conn.putrequest("POST", f"/api/clip/p1.wav{route}")
+        conn.putheader("Content-Type", "application/json")
+        conn.putheader("Content-Length", str(length))
+        conn.endheaders(b'{"text": "' + b"x" * 1000)
+        resp = conn.getresponse()
+        status, data = resp.status, json.loads(resp.read())
+        conn.close()
+        assert status == 413 and f"{limit}-byte limit" in data["error"]
+    assert not out.exists() or load_annotations(out).rows() == []
+
+
+@pytest.mark.parametrize("headers", [
+    {"Origin": "http://evil.example"},
+    {"Origin": "null"},
+    {"Origin": "https://127.0.0.1"},  # another scheme is another origin
+    {"Sec-Fetch-Site": "cross-site"},
+    {"Host": "evil.example"},
+    {"Host": "evil.example", "Origin": "http://evil.example"},
+])
+def test_writes_from_a_foreign_origin_or_host_are_refused(
+    served: tuple[Client, LabelStore, Path], headers: dict[str, str]
+) -> None:
+    client, _, out = served
+    body = {"event_id": "p1/e1", "occurred": True, "onset_s": 1.5, "onset_character": "hard", "salience": 3}
+    status, data = client.json("POST", "/api/clip/p1.wav/layer1", body, headers=headers)
+    assert status == 403 and ("Origin" in data["error"] or "Host" in data["error"]
+                              or "cross-site" in data["error"])
+    assert not out.exists() or load_annotations(out).rows() == []
+    # the same write from the page itself (its own origin) is accepted
+    own = {"Origin": f"http://{client.host}:{client.port}", "Sec-Fetch-Site": "same-origin"}
+    assert client.json("POST", "/api/clip/p1.wav/layer1", body, headers=own)[0] == 200
+    assert len(load_annotations(out).layer1) == 1
+
+
+def test_non_loopback_bind_needs_the_explicit_flag(tmp_path: Path, rng: np.random.Generator,
+                                                   config: Config) -> None:
+    from timingbench.errors import TimingbenchError
+    from timingbench.label.server import is_loopback
+
+    assert is_loopback("127.0.0.1") and is_loopback("::1") and is_loopback("localhost")
+    assert is_loopback("127.0.0.2") and not is_loopback("0.0.0.0") and not is_loopback("192.168.1.4")
+    clips, prompts = write_corpus(tmp_path, rng)
+    with LabelStore(tmp_path / "a.jsonl", annotator="x", split="dev") as store:
+        app = LabelApp(clips_dir=clips, prompts_path=prompts, store=store, cfg=config)
+        with pytest.raises(TimingbenchError, match="--host"):
+            make_server(app, host="0.0.0.0", port=0)
+        server = make_server(app, host="0.0.0.0", port=0, allow_remote=True)
+        try:
+            assert server.allowed_hosts is None  # reached under any name, as asked
+        finally:
+            server.server_close()
+
+
+def _cli_label(tmp_path: Path, rng: np.random.Generator, extra: list[str],
+               monkeypatch: pytest.MonkeyPatch) -> tuple[int, list[str]]:
+    from timingbench.cli import main
+
+    clips, prompts = write_corpus(tmp_path, rng)
+    bound: list[str] = []
+
+    def serve_forever(self: LabelServer, poll_interval: float = 0.5) -> None:
+        bound.append(str(self.server_address[0]))
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(LabelServer, "serve_forever", serve_forever)
+    rc = main(["label", str(clips), "--prompts", str(prompts), "--out", str(tmp_path / "a.jsonl"),
+               "--annotator", "x", "--port", "0", *extra])
+    return rc, bound
+
+
+def test_cli_exposes_the_page_only_with_host_and_warns(
+    tmp_path: Path, rng: np.random.Generator, monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    rc, bound = _cli_label(tmp_path, rng, ["--host", "0.0.0.0"], monkeypatch)
+    assert rc == 0 and bound == ["0.0.0.0"]
+    assert "warning: the page is reachable from other machines on 0.0.0.0" in capsys.readouterr().err
+
+
+def test_cli_loopback_default_prints_no_warning(
+    tmp_path: Path, rng: np.random.Generator, monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    rc, bound = _cli_label(tmp_path, rng, [], monkeypatch)
+    assert rc == 0 and bound == ["127.0.0.1"]
+    assert "warning: the page is reachable" not in capsys.readouterr().err
+
+
+def test_cli_refuses_a_configured_non_loopback_host_without_the_flag(
+    tmp_path: Path, rng: np.random.Generator, monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    from timingbench.config import DEFAULT_CONFIG_PATH
+
+    text = DEFAULT_CONFIG_PATH.read_text(encoding="utf-8")
+    assert 'host: {value: "127.0.0.1"' in text
+    cfg = tmp_path / "cfg.yaml"
+    cfg.write_text(text.replace('host: {value: "127.0.0.1"', 'host: {value: "0.0.0.0"', 1), encoding="utf-8")
+    rc, bound = _cli_label(tmp_path, rng, ["--config", str(cfg)], monkeypatch)
+    assert rc == 1 and bound == []
+    assert "non-loopback address '0.0.0.0'" in capsys.readouterr().err

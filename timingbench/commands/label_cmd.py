@@ -9,7 +9,7 @@ from pathlib import Path
 
 from timingbench.calibration.annotations import SPLITS
 from timingbench.config import load_config
-from timingbench.label.server import LabelApp, make_server
+from timingbench.label.server import LabelApp, is_loopback, make_server
 from timingbench.label.store import LabelStore
 
 
@@ -62,8 +62,9 @@ def run_label(args: argparse.Namespace) -> int:
                        results=args.results)
         for err in app.prompt_set.errors:
             print(f"warning: {err}", file=sys.stderr)
-        server = make_server(app, host=host, port=port, verbose=args.verbose)
-        if args.host is not None and host not in ("127.0.0.1", "localhost", "::1"):
+        server = make_server(app, host=host, port=port, verbose=args.verbose,
+                             allow_remote=args.host is not None)
+        if not is_loopback(host):
             print(f"warning: the page is reachable from other machines on {host}; anyone who "
                   "reaches it can edit the annotations", file=sys.stderr)
         print(f"timingbench label: {len(app.clips)} clips, annotator {store.annotator!r}, "

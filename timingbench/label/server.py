@@ -12,10 +12,16 @@ Safety rules:
   field.
 - The ``Host`` header must name the address the server is bound to (or ``localhost``),
   which defeats DNS-rebinding pages reaching a loopback server.
+- A write (``POST``) whose ``Origin`` is not the page's own (``http://`` + its ``Host``),
+  or that the browser marks ``Sec-Fetch-Site: cross-site``, is refused (403): another
+  site's page cannot save into the annotation file.
+- The server binds to a loopback address unless its caller passes ``allow_remote``
+  (the ``--host`` flag of ``timingbench label``, which also prints a warning).
 """
 
 from __future__ import annotations
 
+import ipaddress
 import json
 import mimetypes
 import re
@@ -56,6 +62,16 @@ _AUDIO_TYPES = {
 }
 LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "::1")
 _RANGE_RE = re.compile(r"^bytes=(\d*)-(\d*)$")
+
+
+def is_loopback(host: str) -> bool:
+    """Whether ``host`` (a name or address to bind) reaches only this machine."""
+    if host.lower() == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
 
 
 class HttpError(TimingbenchError):
@@ -364,6 +380,14 @@ class LabelHandler(BaseHTTPRequestHandler):
         if allowed is not None and host not in allowed:
             raise HttpError(403, f"Host {host!r} not allowed; open {self.server.url}")
 
+    def _check_origin(self) -> None:
+        """Refuse a write sent by another site's page (its ``Origin`` is not this page's)."""
+        if self.headers.get("Sec-Fetch-Site", "").lower() == "cross-site":
+            raise HttpError(403, "cross-site write refused (Sec-Fetch-Site: cross-site)")
+        origin = self.headers.get("Origin")
+        if origin is not None and origin != f"http://{self.headers.get('Host', '')}":
+            raise HttpError(403, f"Origin {origin!r} not allowed to write; open {self.server.url}")
+
     def _body(self) -> dict[str, Any]:
         ctype = self.headers.get("Content-Type", "").split(";")[0].strip().lower()
         if ctype != "application/json":
@@ -444,6 +468,7 @@ class LabelHandler(BaseHTTPRequestHandler):
 
     def _post(self) -> None:
         app = self.server.app
+        self._check_origin()
         seg = self._segments()
         if len(seg) < 4 or seg[:2] != ["api", "clip"]:
             raise HttpError(404, f"no such endpoint: {urlsplit(self.path).path}")
@@ -522,19 +547,29 @@ class LabelServer(ThreadingHTTPServer):
         # loopback servers answer only requests addressed to loopback (DNS rebinding);
         # a server bound elsewhere on purpose (--host) is reached under any name
         self.allowed_hosts: set[str] | None = None
-        if host in LOOPBACK_HOSTS:
+        if is_loopback(host):
             self.allowed_hosts = {f"{shown}:{bound_port}", f"localhost:{bound_port}",
                                   f"127.0.0.1:{bound_port}"}
 
 
-def make_server(app: LabelApp, *, host: str, port: int, verbose: bool = False) -> LabelServer:
+def make_server(app: LabelApp, *, host: str, port: int, verbose: bool = False,
+                allow_remote: bool = False) -> LabelServer:
     """Bind a :class:`LabelServer` (``port=0`` picks a free port; see ``server.url``).
+
+    Parameters
+    ----------
+    allow_remote : bool
+        Permit a non-loopback ``host`` (the page then edits files for anyone who reaches it).
 
     Raises
     ------
     TimingbenchError
-        If the address cannot be bound (port in use, unknown host).
+        If ``host`` is not a loopback address and ``allow_remote`` is false, or the address
+        cannot be bound (port in use, unknown host).
     """
+    if not allow_remote and not is_loopback(host):
+        raise TimingbenchError(f"refusing to serve the labelling page on non-loopback address {host!r}: "
+                               "pass it with --host explicitly to expose the page to other machines")
     try:
         return LabelServer(app, host=host, port=port, verbose=verbose)
     except OSError as exc:
@@ -542,4 +577,4 @@ def make_server(app: LabelApp, *, host: str, port: int, verbose: bool = False) -
                                "choose another --port") from None
 
 
-__all__ = ["HttpError", "LabelApp", "LabelHandler", "LabelServer", "make_server"]
+__all__ = ["HttpError", "LabelApp", "LabelHandler", "LabelServer", "is_loopback", "make_server"]

@@ -278,3 +278,12 @@ def test_audiorag_loaders(seed: int) -> None:
             assert ln.key.strip() in got_runs, (ln.text, errors)
         checked.append(ln)
     check_errors(errors, checked, ans_path, field_names=FIELD_NAMES)
+
+
+def test_tag_ground_truth_huge_integer_duration(tmp_path: Path) -> None:
+    # found by the long profile (seed 40): an integer duration beyond the float range
+    path = tmp_path / "gt.jsonl"
+    path.write_text('{"id": "q1", "subset": "s", "intervals": [[1, 2]], "duration_s": ' + "9" * 400 + "}\n"
+                    '{"id": "q2", "subset": "s", "intervals": [[1, 2]]}\n', encoding="utf-8")
+    queries, errors = tag.load_ground_truth(path)
+    assert [q.id for q in queries] == ["q2"] and "duration_s" in errors[0]

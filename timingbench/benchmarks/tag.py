@@ -216,7 +216,7 @@ def load_ground_truth(path: str | Path) -> tuple[list[TagQuery], list[str]]:
             continue
         dur = row.get("duration_s")
         if dur is not None and (
-            isinstance(dur, bool) or not isinstance(dur, int | float) or not math.isfinite(dur)
+            isinstance(dur, bool) or not isinstance(dur, int | float) or not _finite(dur)
             or dur <= 0
         ):
             errors.append(f"{where}: field 'duration_s' must be a positive number of seconds")

@@ -38,7 +38,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     t.add_argument("--dev", required=True, type=Path, help="dev data folder (training soundfonts, other seed)")
     t.add_argument("--out", required=True, type=Path, help="weights file to write (.pt)")
     t.add_argument("--seed", type=int, default=0, help="training seed (default 0)")
-    t.add_argument("--epochs", type=int, default=12, help="epochs (default 12)")
+    t.add_argument("--epochs", type=int, default=24, help="epochs (default 24, the shipped weights)")
     t.add_argument("--batch", type=int, default=24, help="batch size (default 24)")
     t.add_argument("--lr", type=float, default=2e-3, help="peak learning rate (default 2e-3)")
     t.add_argument("--change-weight", type=float, default=1.0,

@@ -32,7 +32,7 @@ from timingbench.evidence.targets import IGNORE, change_targets, presence_target
 class TrainParams:
     """Optimiser settings of one training run."""
 
-    epochs: int = 14
+    epochs: int = 24
     batch: int = 24
     lr: float = 2e-3
     crop_frames: int = 576

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 from typing import Any
 
@@ -29,7 +30,7 @@ from timingbench.evidence.targets import (
 from timingbench.features.semantic import FamilyEvidence, family_evidence, family_fall, family_rise
 
 FLUID = Path("/usr/share/sounds/sf2/FluidR3_GM.sf2")
-needs_fluid = pytest.mark.skipif(not FLUID.is_file() or not ds.shutil_which("fluidsynth"),
+needs_fluid = pytest.mark.skipif(not FLUID.is_file() or not shutil.which("fluidsynth"),
                                  reason="FluidSynth and FluidR3_GM are installed by `make setup`")
 
 

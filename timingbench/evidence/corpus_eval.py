@@ -23,7 +23,7 @@ from typing import Any
 from timingbench.calibration.annotations import load_annotations
 from timingbench.calibration.evaluate import default_prompts_path, load_corpus
 from timingbench.config import Config
-from timingbench.evidence.gate import change_near, side_levels
+from timingbench.evidence.gate import gate_score
 from timingbench.evidence.metrics import Probe, auc_table
 from timingbench.runner import ScoreOptions
 
@@ -77,21 +77,13 @@ def evaluate_corpus(annotations_path: Path, clips_dir: Path, config: Config, *, 
     from timingbench.calibration.groups import scenarios_from_manifest
 
     probes, clip_of = corpus_probes(corpus, ann, config, scenarios_from_manifest(clips_dir))
-    sec = config.section("evidence")
-
     def score(pr: Probe) -> float | None:
         ev = corpus.evidence.get(clip_of.get(pr.clip, ""))
         if ev is None or pr.family not in ev.curves:
             return None
         if ev.backend == "trained":
-            quiet = "before" if pr.kind == "entry" else "after"
-            b, a = side_levels(ev.curves[pr.family], ev.times, pr.time_s, context_s=float(sec["context_s"]),
-                               guard_s=float(sec["guard_s"]), pct=float(sec["quiet_percentile"]), quiet_side=quiet)
-            ch = change_near((ev.entered if pr.kind == "entry" else ev.left)[pr.family], ev.times, pr.time_s,
-                             float(sec["gate_reach_s"]))
-            if ch is None or b is None or a is None:
-                return None
-            return min(ch, 1.0 - (b if pr.kind == "entry" else a))
+            changes = (ev.entered if pr.kind == "entry" else ev.left)[pr.family]
+            return gate_score(ev.curves[pr.family], changes, ev.times, pr.time_s, config=config, kind=pr.kind)
         if pr.kind != "entry":
             return None
         from timingbench.features.semantic import family_rise

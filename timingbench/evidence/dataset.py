@@ -23,7 +23,6 @@ Real singing comes from ``../shared/realdata/vocadito`` (its part after
 from __future__ import annotations
 
 import json
-import shutil
 import subprocess
 import sys
 import tempfile
@@ -59,11 +58,6 @@ TRAIN_SOUNDFONTS = (
 #: The held-out soundfont of the out-of-distribution test set.
 HELD_OUT_SOUNDFONT = "/usr/share/sounds/sf3/MuseScore_General.sf3"
 VOCADITO = Path(__file__).resolve().parents[2] / ".." / "shared" / "realdata" / "vocadito" / "Audio" / "vocadito_1.wav"
-
-
-def shutil_which(name: str) -> str | None:
-    """Path of an executable on PATH, or None."""
-    return shutil.which(name)
 
 
 def is_held_out(soundfont: str | Path) -> bool:

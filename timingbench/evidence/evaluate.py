@@ -22,8 +22,8 @@ import numpy.typing as npt
 import torch
 
 from timingbench.config import Config
-from timingbench.evidence.gate import change_near, side_levels
-from timingbench.evidence.metrics import Probe, auc, auc_table, logit, probes_from_labels
+from timingbench.evidence.gate import change_near, gate_score, side_levels
+from timingbench.evidence.metrics import Probe, auc, auc_table, logit, probes_from_labels, round4
 from timingbench.evidence.model import FamilyNet
 from timingbench.evidence.programs import FAMILIES
 from timingbench.evidence.targets import output_times, presence_targets
@@ -65,13 +65,9 @@ def design_scores(pred: dict[str, npt.NDArray[np.float64]], times: npt.NDArray[n
         return change_near(pred[key][pr.clip, FAMILIES.index(pr.family)], times, pr.time_s, reach)
 
     def gate(pr: Probe) -> float | None:
-        c = change(pr)
-        curve = pred["presence"][pr.clip, FAMILIES.index(pr.family)]
-        quiet = "before" if pr.kind == "entry" else "after"
-        b, a = side_levels(curve, times, pr.time_s, context_s=ctx, guard_s=guard, pct=pct, quiet_side=quiet)
-        if c is None or b is None or a is None:
-            return None
-        return min(c, 1.0 - (b if pr.kind == "entry" else a))
+        k = FAMILIES.index(pr.family)
+        changes = pred["entered" if pr.kind == "entry" else "left"][pr.clip, k]
+        return gate_score(pred["presence"][pr.clip, k], changes, times, pr.time_s, config=cfg, kind=pr.kind)
 
     return {"presence_rise": presence_rise, "change": change, "gate": gate}
 
@@ -104,9 +100,9 @@ def evaluate_dataset(models: dict[str, FamilyNet], logmel: npt.NDArray[Any], lab
         for k, fam in enumerate(FAMILIES):
             y = pres_t[:, k, :n].reshape(-1) >= 0.5
             s = pred["presence"][:, k, :n].reshape(-1)
-            per[fam] = _round(auc(s[y], s[~y]))
+            per[fam] = round4(auc(s[y], s[~y]))
         vals = [v for v in per.values() if v is not None]
-        frame_auc[name] = {"families": per, "macro": _round(float(np.mean(vals))) if vals else None}
+        frame_auc[name] = {"families": per, "macro": round4(float(np.mean(vals))) if vals else None}
         for design, fn in design_scores(pred, times[:n], cfg).items():
             if name.endswith("presence-only") and design != "presence_rise":
                 continue
@@ -115,7 +111,3 @@ def evaluate_dataset(models: dict[str, FamilyNet], logmel: npt.NDArray[Any], lab
     for pr in probes:
         counts[f"{pr.kind}/{pr.role}"] = counts.get(f"{pr.kind}/{pr.role}", 0) + 1
     return {"tables": tables, "n_probes": counts, "frame_presence_auc": frame_auc}
-
-
-def _round(x: float | None) -> float | None:
-    return None if x is None else round(float(x), 4)

@@ -47,6 +47,27 @@ def change_near(curve: F64, times: F64, t_s: float, reach_s: float) -> float | N
     return float(np.max(curve[near])) if near.any() else None
 
 
+def gate_statistics(presence: F64, changes: F64, times: F64, t_s: float, *, config: Config,
+                    kind: str) -> tuple[float | None, float | None, float | None]:
+    """What the gate reads at ``t_s``: ``(change, before, after)`` (module docstring; None when absent).
+
+    ``changes`` is the "entered" curve for ``kind='entry'``, the "left" curve for exits.
+    """
+    sec = config.section("evidence")
+    ch = change_near(changes, times, t_s, float(sec["gate_reach_s"]))
+    b, a = side_levels(presence, times, t_s, context_s=float(sec["context_s"]), guard_s=float(sec["guard_s"]),
+                       pct=float(sec["quiet_percentile"]), quiet_side="before" if kind == "entry" else "after")
+    return ch, b, a
+
+
+def gate_score(presence: F64, changes: F64, times: F64, t_s: float, *, config: Config, kind: str) -> float | None:
+    """One number for the gate's decision: ``min(change, 1 - presence on the quiet side)`` (None without context)."""
+    ch, b, a = gate_statistics(presence, changes, times, t_s, config=config, kind=kind)
+    if ch is None or b is None or a is None:
+        return None
+    return min(ch, 1.0 - (b if kind == "entry" else a))
+
+
 def trained_verdict(ev: Any, family: str, *, t_s: float, config: Config, kind: str) -> tuple[str, dict[str, Any]]:
     """The trained evidence's verdict on ``family`` entering (``kind='entry'``) or leaving at ``t_s``.
 
@@ -65,10 +86,7 @@ def trained_verdict(ev: Any, family: str, *, t_s: float, config: Config, kind: s
         return EXEMPT, detail
     sec = config.section("evidence")
     changes = ev.entered if kind == "entry" else ev.left
-    ch = change_near(changes[family], ev.times, t_s, float(sec["gate_reach_s"]))
-    b, a = side_levels(ev.curves[family], ev.times, t_s, context_s=float(sec["context_s"]),
-                       guard_s=float(sec["guard_s"]), pct=float(sec["quiet_percentile"]),
-                       quiet_side="before" if kind == "entry" else "after")
+    ch, b, a = gate_statistics(ev.curves[family], changes[family], ev.times, t_s, config=config, kind=kind)
     if ch is None or b is None or a is None:
         detail["reason"] = "insufficient_context"
         return EXEMPT, detail

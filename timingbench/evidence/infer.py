@@ -18,7 +18,6 @@ import numpy as np
 import numpy.typing as npt
 
 from timingbench.errors import ModelUnavailableError
-from timingbench.evidence.programs import FAMILIES
 from timingbench.evidence.targets import output_times
 
 #: The weights that ship inside the package.
@@ -110,11 +109,6 @@ def bank_outputs(bank: Any, *, version: str, weights: Path | None = None) -> Net
     key = f"evidence:trained:{version}:{weights_digest(path)}"
     raw = bank.derived(key, lambda b: run_network(b.logmel, sr=b.sr, hop=b.hop, weights=path).__dict__)
     return NetOutputs(**raw)
-
-
-def family_rows(out: NetOutputs) -> dict[str, int]:
-    """Row of each family in the outputs."""
-    return {f: i for i, f in enumerate(FAMILIES)}
 
 
 def reference_logmel() -> npt.NDArray[np.float32]:

@@ -136,25 +136,16 @@ def auc_table(probes: list[Probe], score: Callable[[Probe], float | None]) -> di
             t = scored.get((kind, f, "true"), [])
             d = scored.get((kind, f, "decoy"), [])
             p = scored.get((kind, f, "pre_existing"), [])
-            rows[f] = {"n_true": len(t), "n_decoy": len(d), "n_pre": len(p), "auc_decoy": _r(auc(t, d)),
-                       "auc_pre": _r(auc(t, p)), "auc_all": _r(auc(t, d + p))}
+            rows[f] = {"n_true": len(t), "n_decoy": len(d), "n_pre": len(p), "auc_decoy": round4(auc(t, d)),
+                       "auc_pre": round4(auc(t, p)), "auc_all": round4(auc(t, d + p))}
         vals = [r["auc_all"] for r in rows.values() if r["auc_all"] is not None]
-        table[kind] = {"families": rows, "macro": _r(float(np.mean(vals))) if vals else None}
+        table[kind] = {"families": rows, "macro": round4(float(np.mean(vals))) if vals else None}
     return table
 
 
-def _r(x: float | None) -> float | None:
+def round4(x: float | None) -> float | None:
+    """``x`` rounded to 4 decimals (None stays None)."""
     return None if x is None else round(float(x), 4)
-
-
-def window_stats(curve: F64, times: F64, t: float, *, context_s: float, guard_s: float,
-                 pre_percentile: float) -> tuple[float, float] | None:
-    """High percentile of ``curve`` over the context before ``t`` and its median after (None if a side is empty)."""
-    pre = (times >= t - guard_s - context_s) & (times < t - guard_s)
-    post = (times > t + guard_s) & (times <= t + guard_s + context_s)
-    if not pre.any() or not post.any():
-        return None
-    return float(np.percentile(curve[pre], pre_percentile)), float(np.median(curve[post]))
 
 
 def logit(p: float, clip: float = 1e-3) -> float:

@@ -16,7 +16,6 @@ import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -180,8 +179,3 @@ def evaluate_loss(model: FamilyNet, logmel: Any, pres: Any, ch: Any, cw: torch.T
             lp_sum += float(lp) * len(x)
             lc_sum += float(lc) * len(x)
     return lp_sum / len(logmel), lc_sum / len(logmel)
-
-
-def default_weights_path() -> Path:
-    """Where the shipped weights live inside the package."""
-    return Path(__file__).resolve().parents[1] / "data" / "evidence" / "family_evidence.pt"

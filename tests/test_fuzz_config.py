@@ -11,6 +11,7 @@ than the per-input bound.
 
 from __future__ import annotations
 
+import copy
 import random
 import tempfile
 from pathlib import Path
@@ -39,9 +40,8 @@ def config_case(seed: int) -> tuple[bytes, bool, str | None]:
     """YAML bytes, whether they must load, and the key an error must name (if any)."""
     rng = random.Random(seed)
     picked = rng.sample(_CONSTANTS, rng.randint(1, 6))
-    doc: dict[str, Any] = {"version": "fuzz-" + wild_text(rng, 0, 5), "constants": {}}
-    for sec, name, entry in picked:
-        doc["constants"].setdefault(sec, {})[name] = dict(entry)
+    doc: dict[str, Any] = {"version": "fuzz-" + wild_text(rng, 0, 5),
+                           "constants": copy.deepcopy(_PACKAGED["constants"])}
     kind = rng.choice(["valid", "field", "field", "unknown", "section", "version", "text", "text"])
     must_load, key = kind == "valid", None
     if kind in ("field", "unknown"):

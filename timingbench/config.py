@@ -22,12 +22,14 @@ import hashlib
 import json
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
 import yaml
 
 from timingbench.errors import ConfigError
+from timingbench.params.base import ParamSet
 
 PROVENANCES = ("convention", "calibrated", "few_shot")
 LOOSENING = ("increase", "decrease")
@@ -85,6 +87,11 @@ class Config:
     def content_hash(self) -> str:
         """SHA-256 hex digest of the canonical content (first 16 hex digits)."""
         return self._hash
+
+    @cached_property
+    def params(self) -> ParamSet:
+        """The typed parameter sets of this configuration (``config.params.stem``)."""
+        return ParamSet(self)
 
     def value(self, key: str) -> Any:
         """Return the value of constant ``key`` (``None`` when disabled).
@@ -301,4 +308,6 @@ def load_config(path: str | Path | None = None) -> Config:
         raise ConfigError(f"{p}: not valid YAML ({exc})") from None
     except RecursionError:
         raise ConfigError(f"{p}: not valid YAML (nested too deeply)") from None
-    return parse_config(data, source=str(p))
+    config = parse_config(data, source=str(p))
+    config.params.build_all()
+    return config

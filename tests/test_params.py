@@ -1,0 +1,92 @@
+"""Typed parameter sets: every configured constant is read by code, and no code reads one the config lacks."""
+
+from __future__ import annotations
+
+import ast
+import dataclasses
+import re
+import typing
+from pathlib import Path
+
+import pytest
+
+from timingbench.config import load_config
+from timingbench.errors import ConfigError
+from timingbench.params import REGISTRY, all_keys
+from timingbench.params.base import Params
+
+PKG = Path(__file__).resolve().parent.parent / "timingbench"
+
+
+def _code_files() -> list[Path]:
+    return [p for p in PKG.rglob("*.py") if "params" not in p.relative_to(PKG).parts[:1]]
+
+
+def _attributes_read() -> set[str]:
+    names: set[str] = set()
+    for p in _code_files():
+        for node in ast.walk(ast.parse(p.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Attribute):
+                names.add(node.attr)
+    return names
+
+
+def _fields(cls: type[Params]) -> list[tuple[str, str]]:
+    hints = typing.get_type_hints(cls)
+    out: list[tuple[str, str]] = []
+    for f in dataclasses.fields(cls):
+        t = hints[f.name]
+        if isinstance(t, type) and issubclass(t, Params):
+            out.extend(_fields(t))
+        else:
+            out.append((cls.__name__, f.name))
+    return out
+
+
+def test_every_configured_constant_has_a_field():
+    cfg = load_config()
+    assert set(cfg) == all_keys(), sorted(set(cfg) ^ all_keys())
+
+
+def test_every_field_is_read_by_some_code():
+    read = _attributes_read()
+    unread = sorted(f"{cls.SECTION}.{name}" for cls in REGISTRY.values() for _, name in _fields(cls)
+                    if name not in read)
+    assert not unread, f"constants no code reads: {unread}"
+
+
+def test_no_code_looks_up_a_constant_by_string_key():
+    pattern = re.compile(r"\.value\(\s*f?[\"']")
+    hits = [f"{p.relative_to(PKG)}:{i}" for p in _code_files()
+            for i, line in enumerate(p.read_text(encoding="utf-8").splitlines(), 1)
+            if pattern.search(line) and not p.name == "config.py"]
+    assert not hits, hits
+
+
+def test_missing_constant_fails_at_load(tmp_path):
+    text = (PKG.parent / "configs" / "timingbench-v1.yaml").read_text(encoding="utf-8")
+    cut = re.sub(r"\n    step_min_db: .*", "", text, count=1)
+    assert cut != text
+    p = tmp_path / "cut.yaml"
+    p.write_text(cut, encoding="utf-8")
+    with pytest.raises(ConfigError, match="step_min_db"):
+        load_config(p)
+
+
+def test_wrong_type_and_switched_off_convention_fail():
+    cfg = load_config()
+    with pytest.raises(ConfigError, match="search.window_s"):
+        cfg.with_value("search.window_s", "five").params.search  # noqa: B018
+    with pytest.raises(ConfigError, match="no off state"):
+        cfg.with_disabled("search.window_s").params.search  # noqa: B018
+    with pytest.raises(ConfigError, match="finite"):
+        cfg.with_value("search.window_s", float("nan")).params.search  # noqa: B018
+
+
+def test_disabled_calibrated_constant_reads_none_and_replace_matches():
+    cfg = load_config()
+    key = next(k for k in cfg.keys(provenance=("calibrated",)) if isinstance(cfg.value(k), float))
+    sec, name = key.split(".", 1)
+    off = getattr(cfg.with_disabled(key).params, sec)
+    assert getattr(off, name) is None
+    assert off == dataclasses.replace(getattr(cfg.params, sec), **{name: None})

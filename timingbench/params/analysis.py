@@ -1,0 +1,348 @@
+"""Parameter sets of audio decoding, the feature bank, separation and family evidence.
+
+Generated field by field from ``configs/timingbench-v1.yaml``: each field is the constant
+of the same name in the class's section; its docstring line is the constant's ``why``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from timingbench.params.base import Params, register
+
+
+@register
+@dataclass(frozen=True)
+class AudioParams(Params):
+    """Constants of the ``audio`` section.
+
+    Attributes
+    ----------
+    sample_rate_hz : int
+        paper Sec. IV-A: audio is decoded to 44.1 kHz mono (convention)
+    analysis_window_s : float
+        paper Sec. III-B: per-clip reference statistics on the leading 35 s (convention)
+    silent_peak_dbfs : float
+        a clip whose peak is below -90 dBFS carries no measurable music (below 16-bit dither)
+        (convention)
+    min_duration_s : float
+        shorter than ~4 analysis frames cannot be analysed (convention)
+    min_sample_rate_hz : int
+        below telephone band (8 kHz) a file holds no audio above 4 kHz, where the percussion
+        route and most timbre live: such a file is rejected, not scored as a miss (convention)
+    """
+
+    SECTION = "audio"
+
+    sample_rate_hz: int
+    analysis_window_s: float
+    silent_peak_dbfs: float
+    min_duration_s: float
+    min_sample_rate_hz: int
+
+
+@register
+@dataclass(frozen=True)
+class FeaturesParams(Params):
+    """Constants of the ``features`` section.
+
+    Attributes
+    ----------
+    hop : int
+        paper Sec. IV-A: common ~11.6 ms frame grid (512 samples at 44.1 kHz) (convention)
+    n_fft : int
+        46 ms Hann window at 44.1 kHz, librosa's default music STFT; 4x overlap with the hop
+        (convention)
+    n_mels : int
+        librosa's default mel resolution for onset strength and the labelling page's log-mel
+        (convention)
+    db_range : float
+        log spectra are clipped 80 dB below the clip's own maximum (librosa top_db), so every dB
+        feature is level-relative (convention)
+    level_range_db : float
+        level envelopes are floored 120 dB below their own maximum so digital silence has a
+        finite, gain-invariant value (convention)
+    hpss_kernel_frames : int
+        librosa decompose.hpss default harmonic median length (31 frames = 0.36 s) (convention)
+    hpss_kernel_bins : int
+        librosa decompose.hpss default percussive median length (31 bins = 670 Hz) (convention)
+    hpss_mask_power : float
+        librosa decompose.hpss default Wiener soft-mask exponent (convention)
+    band_edges_hz : dict[str, Any]
+        standard mixing-engineer bands: sub bass, bass/kick body, vocal and instrument
+        fundamentals, presence and air (convention)
+    chroma_tuning : float
+        chroma bins centred on A440 equal temperament; a fixed tuning keeps harmony novelty
+        deterministic and cheap (convention)
+    n_mfcc : int
+        classic MFCC timbre dimension; coefficient 0 (overall level) is dropped so timbre
+        novelty is gain-invariant (convention)
+    novelty_half_s : float
+        checkerboard kernel half width (Foote 2000 uses a few seconds); 1.5 s resolves section
+        changes a few seconds apart (convention)
+    novelty_taper_sigma : float
+        Gaussian taper of the checkerboard kernel, in units of its half width (Foote's radially
+        symmetric taper) (convention)
+    loud_percentile : float
+        the clip's loud level is the 95th percentile of its frame RMS in dB, robust to single
+        peaks (convention)
+    floor_percentile : float
+        the leading-window noise floor is the 5th percentile of frame RMS in dB (convention)
+    """
+
+    SECTION = "features"
+
+    hop: int
+    n_fft: int
+    n_mels: int
+    db_range: float
+    level_range_db: float
+    hpss_kernel_frames: int
+    hpss_kernel_bins: int
+    hpss_mask_power: float
+    band_edges_hz: dict[str, Any]
+    chroma_tuning: float
+    n_mfcc: int
+    novelty_half_s: float
+    novelty_taper_sigma: float
+    loud_percentile: float
+    floor_percentile: float
+
+
+@register
+@dataclass(frozen=True)
+class SeparationParams(Params):
+    """Constants of the ``separation`` section.
+
+    Attributes
+    ----------
+    model_4stem : str
+        paper Sec. IV-A: hybrid transformer demucs for drums, bass, vocals, other (convention)
+    model_6stem : str
+        paper Sec. IV-A: piano and guitar stems need the 6-source hybrid transformer model
+        (convention)
+    demucs_repo : str | None
+        local demucs model folder; null means --demucs-repo or the torch hub cache (convention)
+    demucs_overlap : float
+        demucs apply_model default overlap between chunks (convention)
+    demucs_shifts : int
+        no random shift trick, so separation is deterministic (convention)
+    dsp_bass_cutoff_hz : float
+        dsp fallback: harmonic energy below 250 Hz is routed to the bass stem (convention)
+    """
+
+    SECTION = "separation"
+
+    model_4stem: str
+    model_6stem: str
+    demucs_repo: str | None
+    demucs_overlap: float
+    demucs_shifts: int
+    dsp_bass_cutoff_hz: float
+
+
+@register
+@dataclass(frozen=True)
+class SemanticParams(Params):
+    """Constants of the ``semantic`` section.
+
+    Attributes
+    ----------
+    backend : str
+        the embedded, offline trained family evidence model (docs/evidence-model.md) is the
+        default; musicnn is the embedded tagger; clap needs a local checkpoint (convention)
+    version : str
+        bumped whenever evidence curves change, so cached curves in the feature bank are not
+        reused across versions (convention)
+    input_loud_level_dbfs : float
+        tagger input is scaled so the clip's loud level (95th pct frame RMS) sits at -14 dBFS, a
+        typical mastered level: the taggers' log front ends are not gain-invariant, scoring must
+        be (convention)
+    hop_s : float
+        evidence windows every 0.5 s: the same order as the on-time tolerance, 6x overlap of the
+        3 s musicnn patch (convention)
+    clap_window_s : float
+        CLAP windows as long as musicnn's 3 s training patch, so both backends have the same
+        time resolution (convention)
+    clap_dir : str | None
+        local LAION-CLAP checkpoint folder (transformers ClapModel); null means --clap-dir or
+        none (no download ever) (convention)
+    musicnn_tag_families : dict[str, Any]
+        MagnaTagATune tags that name an instrument of the SPEC section 1 family; a family's
+        evidence is the max over its tags; negated tags (no vocals) never count (convention)
+    clap_family_texts : dict[str, Any]
+        one zero-shot text per family in CLAP's 'the sound of X' style; evidence is the softmax
+        over the families (convention)
+    musicnn_exempt_families : dict[str, Any]
+        families musicnn does not judge although a tag names one of their instruments
+        (disclosed): over the 14 true woodwind/plucked entrances of dev + tonal_dev the median
+        evidence in the 3 s after is at most 0.018 (flute tag at most 0.010; strings 0.08-0.31),
+        so the gate vetoed 4 of 5 on-time woodwind entrances on noise (few_shot)
+    exempt_families : dict[str, Any]
+        paper Sec. IV-B: families on which the embedding is unreliable for generated audio
+        (synths, pads) are exempted and disclosed (convention)
+    context_s : float
+        evidence before/after a candidate is read over 3 s, the paper's strict absence window
+        (convention)
+    context_s_by_family : dict[str, Any]
+        per-family override of context_s for the gate (families not listed use context_s)
+        (few_shot)
+    after_statistic_by_family : dict[str, Any]
+        per-family statistic of the windows after a candidate: median (default) or max
+        (few_shot)
+    pre_percentile : float
+        'quiet before' reads a high percentile of the windows before the candidate, robust to
+        one stray window (convention)
+    prob_clip : float
+        probabilities are clipped to [0.001, 0.999] before log-odds, so a rise from digital-
+        silence-level evidence stays finite (convention)
+    min_logit_rise : float | None
+        the family's evidence must rise by 0.5 log-odds (x1.65 odds) across the candidate; set
+        on the dev split of rendered entrances (benchmarks/semantic_speed.py) to keep ~80 % of
+        true entrances; log-odds because tag base rates differ by orders of magnitude
+        (calibrated)
+    quiet_max : float | None
+        before an entrance the tagger must not already judge the family more likely present than
+        absent; dev renders: 0.2-0.7 changed no decision (calibrated)
+    """
+
+    SECTION = "semantic"
+
+    backend: str
+    version: str
+    input_loud_level_dbfs: float
+    hop_s: float
+    clap_window_s: float
+    clap_dir: str | None
+    musicnn_tag_families: dict[str, Any]
+    clap_family_texts: dict[str, Any]
+    musicnn_exempt_families: dict[str, Any]
+    exempt_families: dict[str, Any]
+    context_s: float
+    context_s_by_family: dict[str, Any]
+    after_statistic_by_family: dict[str, Any]
+    pre_percentile: float
+    prob_clip: float
+    min_logit_rise: float | None
+    quiet_max: float | None
+
+
+@register
+@dataclass(frozen=True)
+class EvidenceParams(Params):
+    """Constants of the ``evidence`` section.
+
+    Attributes
+    ----------
+    version : str
+        bumped whenever the trained evidence changes, so cached curves in the feature bank are
+        not reused across versions (convention)
+    clip_s : float
+        training clips are 9 s: room for a 3 s before/after context around entrances placed
+        1.5-7.5 s in (convention)
+    edge_s : float
+        entrances and exits of the training layouts lie at least 1.5 s inside the clip
+        (convention)
+    render_gap_s : float
+        silence between clips on one FluidSynth timeline, longer than the release tails of the
+        GM sets (reverb is off) (convention)
+    label_present_db : float
+        a family sounds in a frame when its stem is within 40 dB of the mix's loudest frame (the
+        bank's 80 dB log-mel range halved: clearly audible in the mix) (convention)
+    real_vocals_p : float
+        share of vocals parts that are real singing (vocadito) rather than a soundfont voice; no
+        soundfont sings words (convention)
+    vocadito_train_from_s : float
+        only vocadito after 12 s is trained on; its first vocal entrance (before 12 s) is kept
+        for testing (convention)
+    frame_stride : int
+        the model's output hop is 4 bank frames = 46.4 ms at 44.1 kHz (the issue asks <= 50 ms)
+        (convention)
+    context_s : float
+        the entered/left/nothing question compares the 3 s before a frame with the 3 s after it,
+        the paper's strict absence window (convention)
+    guard_s : float
+        the 0.25 s either side of the frame are left out of the before/after context (the
+        transition itself) (convention)
+    label_absent_max : float
+        training target: a family is absent over a context when it sounds in at most 10 % of its
+        frames (convention)
+    label_near_min : float
+        training target: 'entered' also needs the family sounding in 70 % of the 0.5 s just
+        after the guard (mirror for 'left'), so the label sits on the entrance (convention)
+    gate_reach_s : float
+        the change head is read within 0.25 s of the candidate, half the on-time tolerance
+        (convention)
+    quiet_percentile : float
+        'absent before' reads a high percentile of the presence over the context, robust to one
+        stray frame (convention)
+    entry_min_prob : float | None
+        the change head must give 'entered' at least 0.7 within the reach; chosen on the
+        rendered dev corpus over the judged families (tools/calibrate_evidence_gate.py: grid
+        0.3/0.5/0.7, objective on-time credits - 3 x negative credits; 10 on-time and 6 negative
+        events, a thin basis) (calibrated)
+    exit_min_prob : float | None
+        the change head must give 'left' at least 0.7 within the reach; chosen on the rendered
+        dev corpus with entry_min_prob (0.5 tied) (calibrated)
+    quiet_max : float | None
+        before an entrance (after an exit) the family's presence percentile must stay at most
+        0.5: not judged more likely present than absent; dev corpus: 0.5 and 0.7 tied, the
+        stricter kept (calibrated)
+    whole_percentile : float
+        whole-clip absence reads the 75th percentile of the presence from the clip start: a
+        family that only strayed in briefly still counts as absent (convention)
+    snap_s : float
+        an evidence peak is snapped to an onset accent within 0.3 s of it (the change head's
+        resolution is a few 46 ms frames) (convention)
+    snap_rel_height : float
+        the snapped accent reaches half the strongest onset near the evidence peak (earliest
+        such accent) (convention)
+    refine_s : float
+        the change head answers over its 3 s context; the entrance is looked for within 1.5 s of
+        its peak, on the presence curve (convention)
+    step_s : float
+        the presence step is the mean over the 1 s after minus the 1 s before (convention)
+    present_prob : float | None
+        a frame holds the family when its presence is at least 0.5 (persistence); dev corpus:
+        0.25-0.5 tied, the stricter kept (calibrated)
+    candidate_separation_s : float
+        evidence peaks closer than 1 s are one change; the stronger is kept (convention)
+    exempt_families : dict[str, Any]
+        families whose entrance-vs-decoy AUC of the gate on the held-out MuseScore General set
+        is below 0.85 (docs/evidence-model.md: guitar 0.63, strings 0.73, brass 0.68, woodwinds
+        0.74, keys 0.78, plucked 0.81, synth 0.72); scored on timing alone and disclosed
+        (convention)
+    label_present_min : float
+        training target: a family is present over a context when it sounds in at least 60 % of
+        its frames (parts rest between phrases) (convention)
+    """
+
+    SECTION = "evidence"
+
+    version: str
+    clip_s: float
+    edge_s: float
+    render_gap_s: float
+    label_present_db: float
+    real_vocals_p: float
+    vocadito_train_from_s: float
+    frame_stride: int
+    context_s: float
+    guard_s: float
+    label_absent_max: float
+    label_near_min: float
+    gate_reach_s: float
+    quiet_percentile: float
+    entry_min_prob: float | None
+    exit_min_prob: float | None
+    quiet_max: float | None
+    whole_percentile: float
+    snap_s: float
+    snap_rel_height: float
+    refine_s: float
+    step_s: float
+    present_prob: float | None
+    candidate_separation_s: float
+    exempt_families: dict[str, Any]
+    label_present_min: float

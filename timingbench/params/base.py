@@ -1,0 +1,217 @@
+"""Typed parameter sets built from a :class:`~timingbench.config.Config`.
+
+Every configured constant is read by exactly one field of one frozen dataclass, built once
+from the configuration (:attr:`Config.params`). Code receives those dataclasses and reads
+attributes; it never looks a constant up by string key. A field's name is the constant's
+name inside its section, units included (``step_before_s``, ``step_min_db``), so the YAML
+and the code say the same thing.
+
+A field that the sensitivity sweep may switch off (a ``calibrated`` or ``few_shot``
+constant) is typed ``float | None``; ``None`` means "this check is off" and every reader
+handles it. The sweep switches a field off with :func:`dataclasses.replace` on the params,
+or with :meth:`Config.with_disabled` on the configuration.
+
+A dataclass field whose type is itself a params dataclass is built from the same section
+(a detector's own copy of a gate's constants, e.g. ``stem.absence_guard_s``).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import types
+import typing
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
+
+from timingbench.errors import ConfigError
+
+if TYPE_CHECKING:
+    from timingbench.config import Config
+
+P = TypeVar("P", bound="Params")
+
+#: Section name -> params class, filled by :func:`register`.
+REGISTRY: dict[str, type[Params]] = {}
+
+
+@dataclasses.dataclass(frozen=True)
+class Params:
+    """Base of every parameter set.
+
+    Subclasses set ``SECTION`` (the configuration section they are built from) and declare
+    one field per constant. ``validate`` (called after the fields are set) raises
+    :class:`~timingbench.errors.ConfigError` for values out of range.
+    """
+
+    SECTION: ClassVar[str] = ""
+
+    def __post_init__(self) -> None:
+        self.validate()
+
+    def validate(self) -> None:
+        """Check value ranges; the default checks that every number is finite.
+
+        Raises
+        ------
+        ConfigError
+            Naming the section and field of the first invalid value.
+        """
+        for f in dataclasses.fields(self):
+            v = getattr(self, f.name)
+            if isinstance(v, float) and not math.isfinite(v):
+                raise ConfigError(f"constant '{self.SECTION}.{f.name}' field 'value' must be a finite number, "
+                                  f"got {v!r}")
+
+    @classmethod
+    def keys(cls, section: str | None = None) -> list[str]:
+        """The dotted configuration keys this class reads (nested sets included)."""
+        sec = section or cls.SECTION
+        out: list[str] = []
+        hints = typing.get_type_hints(cls)
+        for f in dataclasses.fields(cls):
+            sub = _params_type(hints[f.name])
+            out.extend(sub.keys(sec) if sub is not None else [f"{sec}.{f.name}"])
+        return out
+
+    @classmethod
+    def from_config(cls: type[P], config: Config, section: str | None = None) -> P:
+        """Build the parameter set from ``config``'s section.
+
+        Parameters
+        ----------
+        config : Config
+            The configuration.
+        section : str, optional
+            Section to read (default ``SECTION``).
+
+        Returns
+        -------
+        params : Params
+
+        Raises
+        ------
+        ConfigError
+            If a constant is missing, has the wrong type, is switched off where the field
+            does not allow it, or fails :meth:`validate`.
+        """
+        sec = section or cls.SECTION
+        hints = typing.get_type_hints(cls)
+        kwargs: dict[str, Any] = {}
+        for f in dataclasses.fields(cls):
+            tp = hints[f.name]
+            sub = _params_type(tp)
+            if sub is not None:
+                kwargs[f.name] = sub.from_config(config, sec)
+                continue
+            key = f"{sec}.{f.name}"
+            kwargs[f.name] = _coerce(config.value(key), tp, key, config.source)
+        try:
+            return cls(**kwargs)
+        except ConfigError as exc:
+            raise ConfigError(f"{config.source}: {exc}") from None
+
+
+def register(cls: type[P]) -> type[P]:
+    """Class decorator: make ``cls`` the parameter set of its ``SECTION``."""
+    if not cls.SECTION:
+        raise TypeError(f"{cls.__name__} has no SECTION")
+    if cls.SECTION in REGISTRY and REGISTRY[cls.SECTION] is not cls:
+        raise TypeError(f"section {cls.SECTION!r} already has {REGISTRY[cls.SECTION].__name__}")
+    REGISTRY[cls.SECTION] = cls
+    return cls
+
+
+def _params_type(tp: Any) -> type[Params] | None:
+    return tp if isinstance(tp, type) and issubclass(tp, Params) else None
+
+
+def _coerce(value: Any, tp: Any, key: str, source: str) -> Any:
+    """Check ``value`` against the field type ``tp`` (ints are accepted for floats)."""
+    args = typing.get_args(tp)
+    origin = typing.get_origin(tp)
+    optional = origin in (typing.Union, types.UnionType) and type(None) in args
+    if value is None:
+        if optional or tp is Any:
+            return None
+        raise ConfigError(f"{source}: constant {key!r} cannot be switched off or null (it has no off state)")
+    base = tp
+    if optional:
+        rest = [a for a in args if a is not type(None)]
+        base = rest[0] if len(rest) == 1 else Any
+    border = typing.get_origin(base) or base
+    if base is Any:
+        return value
+    if border is float:
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            raise ConfigError(f"{source}: constant {key!r} field 'value' must be a number, got {value!r:.60}")
+        return float(value)
+    if border is int:
+        if isinstance(value, bool) or not isinstance(value, int | float) or float(value) != int(value):
+            raise ConfigError(f"{source}: constant {key!r} field 'value' must be an integer, got {value!r:.60}")
+        return int(value)
+    if border is bool:
+        if not isinstance(value, bool):
+            raise ConfigError(f"{source}: constant {key!r} field 'value' must be true or false, got {value!r:.60}")
+        return value
+    if border is str:
+        if not isinstance(value, str):
+            raise ConfigError(f"{source}: constant {key!r} field 'value' must be a string, got {value!r:.60}")
+        return value
+    if border in (list, tuple):
+        if not isinstance(value, list | tuple):
+            raise ConfigError(f"{source}: constant {key!r} field 'value' must be a list, got {value!r:.60}")
+        return list(value)
+    if border in (dict, Mapping) or border is typing.get_origin(Mapping[str, Any]):
+        if not isinstance(value, Mapping):
+            raise ConfigError(f"{source}: constant {key!r} field 'value' must be a mapping, got {value!r:.60}")
+        return dict(value)
+    return value
+
+
+class ParamSet:
+    """Every registered parameter set of one configuration, by section name.
+
+    ``config.params.stem`` is the :class:`StemParams` of ``config``. Sets are built on
+    first access and kept; :func:`build_all` builds them all (``load_config`` does, so a
+    file with a missing or mistyped constant fails when it is loaded).
+    """
+
+    def __init__(self, config: Config) -> None:
+        self._config = config
+        self._built: dict[str, Params] = {}
+
+    def __getattr__(self, section: str) -> Params:
+        if section.startswith("_"):
+            raise AttributeError(section)
+        try:
+            return self._built[section]
+        except KeyError:
+            pass
+        _load_registry()
+        try:
+            cls = REGISTRY[section]
+        except KeyError:
+            raise AttributeError(f"no parameter set for section {section!r}") from None
+        p = cls.from_config(self._config)
+        self._built[section] = p
+        return p
+
+    def build_all(self) -> dict[str, Params]:
+        """Build every registered set; return them by section."""
+        _load_registry()
+        return {s: getattr(self, s) for s in REGISTRY}
+
+
+def _load_registry() -> None:
+    """Import the modules that declare the parameter sets (they register themselves)."""
+    from timingbench.params import analysis, benchmarks, detectors, generation, tools  # noqa: F401
+
+
+def all_keys() -> set[str]:
+    """Every dotted key that some registered parameter set reads."""
+    _load_registry()
+    out: set[str] = set()
+    for cls in REGISTRY.values():
+        out.update(cls.keys())
+    return out

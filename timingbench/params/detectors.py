@@ -1,0 +1,757 @@
+"""Parameter sets of the event detectors, the rejection gates and the scoring rules.
+
+Generated field by field from ``configs/timingbench-v1.yaml``: each field is the constant
+of the same name in the class's section; its docstring line is the constant's ``why``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from timingbench.params.base import Params, register
+
+
+@register
+@dataclass(frozen=True)
+class SearchParams(Params):
+    """Constants of the ``search`` section.
+
+    Attributes
+    ----------
+    window_s : float
+        paper Sec. IV-A: search window of +-5 s around the instructed time (convention)
+    sibling_gap_fraction : float
+        paper Sec. IV-A: window clamped to half the gap to the nearest sibling event
+        (convention)
+    default_tolerance_s : float
+        on-time tolerance when a prompt row gives none; sync work needs a few hundred ms
+        (convention)
+    """
+
+    SECTION = "search"
+
+    window_s: float
+    sibling_gap_fraction: float
+    default_tolerance_s: float
+
+
+@register
+@dataclass(frozen=True)
+class ChanceParams(Params):
+    """Constants of the ``chance`` section.
+
+    Attributes
+    ----------
+    draws : int
+        paper Sec. IV-E: 16 random instructed times per event (convention)
+    seed : int
+        fixed seed so p_chance is reproducible (convention)
+    min_distance_s : float
+        a chance draw closer than 1 s to the true instruction would re-measure the real event
+        (convention)
+    """
+
+    SECTION = "chance"
+
+    draws: int
+    seed: int
+    min_distance_s: float
+
+
+@register
+@dataclass(frozen=True)
+class DurationParams(Params):
+    """Constants of the ``duration`` section.
+
+    Attributes
+    ----------
+    tolerance_s : float
+        a clip within 1 s of the instructed length complies (container padding, fades)
+        (convention)
+    """
+
+    SECTION = "duration"
+
+    tolerance_s: float
+
+
+@register
+@dataclass(frozen=True)
+class TempoParams(Params):
+    """Constants of the ``tempo`` section.
+
+    Attributes
+    ----------
+    tolerance_pct : float
+        paper Sec. IV-B: credited within +-3 % of target (convention)
+    ladder_pct : list[float]
+        paper Sec. IV-B: {2,3,5} % tolerance ladder (convention)
+    octave_factors : list[float]
+        MIREX octave-equivalent factors {1/3,1/2,1,2,3} (convention)
+    ibi_trim_pct : list[float]
+        paper Sec. IV-B: inter-beat intervals trimmed to the 5-95th percentile range
+        (convention)
+    input_loud_level_dbfs : float
+        beat-tracker input is scaled so the clip's loud level (95th pct frame RMS) sits at -14
+        dBFS: madmom's log spectrogram is not gain-invariant, the estimate must be (convention)
+    min_bpm : float
+        DBN tempo range floor: below the 50 BPM benchmark floor so half-time renderings near it
+        stay in range (convention)
+    max_bpm : float
+        DBN tempo range ceiling: above the 174 BPM benchmark ceiling so double-time renderings
+        of mid tempos stay in range (convention)
+    beat_fps : int
+        frame rate the madmom beat RNNs were trained at (Boeck et al.); other rates change what
+        the network sees (convention)
+    dbn_transition_lambda : float
+        madmom DBNBeatTrackingProcessor default: strongly prefers a constant tempo from beat to
+        beat (convention)
+    dbn_observation_lambda : int
+        madmom DBNBeatTrackingProcessor default: 1/16 of a beat period is the beat state
+        (convention)
+    dbn_correct : bool
+        madmom default: snap each decoded beat to the activation peak inside its beat range
+        (convention)
+    beat_refine : str
+        place each beat at the parabolic vertex of the activation peak (sub-frame), removing
+        most of the 10 ms grid quantisation (convention)
+    num_threads : int
+        madmom ensemble worker processes per clip; clips are parallelised by --jobs instead
+        (convention)
+    intra_op_num_threads : int
+        onnxruntime threads per RNN; 1 so --jobs workers do not oversubscribe the cores
+        (convention)
+    min_beats : int
+        fewer than 5 beats (4 intervals, one 4/4 bar) cannot support a tempo estimate
+        (convention)
+    compare_decimals : int
+        percent errors are rounded to 6 decimals before tolerance comparisons, so edge cases
+        compare as on the edge (convention)
+    steady_ibi_tol_pct : float
+        an interval further than the strictest ladder rung (2 %) from the median, plus one beat
+        frame of quantisation, breaks a steady run (convention)
+    max_ibi_cv : float | None
+        steady flag only (never withholds the estimate); trimmed-IBI coefficient of variation:
+        exact click references <= 0.005, 808 kick 0.005; solo singing (vocadito) 0.044, 20 ms-
+        jittered clicks 0.040, a 100->130 BPM change 0.13 (few_shot)
+    min_steady_run_fraction : float | None
+        steady flag only (never withholds the estimate); longest steady run over the beat span:
+        references and the 808 kick ~1.0; solo singing 0.19, jittered clicks 0.15, half-and-half
+        tempo change 0.50 (few_shot)
+    min_beat_activation : float | None
+        pulse floor (below it: no estimate); median RNN activation at the decoded beats: clicks
+        and the 808 kick >= 0.55, solo singing 0.30; sine drone 0.022, white noise 0.039, chord
+        pad 0.013 (whose DBN beats are otherwise regular) (few_shot)
+    reference_max_error_pct : float
+        paper Sec. IV-B/V-A: estimator error on exact-tempo references is at most 0.06 % of
+        target; tempo-check fails above it (convention)
+    reference_max_precise_error_pct : float
+        target for the beat-line estimator reported beside the paper's: half the paper's 0.06 %
+        bound on exact-tempo references; tempo-check fails above it (convention)
+    reference_tempi_bpm : list[float]
+        tempo-check grid: 50-174 BPM as in the paper, with the off-grid targets 97.3 and 143.7
+        (convention)
+    reference_half_time_bpm : list[float]
+        tempo-check half-time targets: rendered at 45-72 BPM, inside the tracker range
+        (convention)
+    reference_double_time_bpm : list[float]
+        tempo-check double-time targets: rendered at 120-195 BPM, inside the tracker range
+        (convention)
+    """
+
+    SECTION = "tempo"
+
+    tolerance_pct: float
+    ladder_pct: list[float]
+    octave_factors: list[float]
+    ibi_trim_pct: list[float]
+    input_loud_level_dbfs: float
+    min_bpm: float
+    max_bpm: float
+    beat_fps: int
+    dbn_transition_lambda: float
+    dbn_observation_lambda: int
+    dbn_correct: bool
+    beat_refine: str
+    num_threads: int
+    intra_op_num_threads: int
+    min_beats: int
+    compare_decimals: int
+    steady_ibi_tol_pct: float
+    max_ibi_cv: float | None
+    min_steady_run_fraction: float | None
+    min_beat_activation: float | None
+    reference_max_error_pct: float
+    reference_max_precise_error_pct: float
+    reference_tempi_bpm: list[float]
+    reference_half_time_bpm: list[float]
+    reference_double_time_bpm: list[float]
+
+
+@register
+@dataclass(frozen=True)
+class MixParams(Params):
+    """Constants of the ``mix`` section.
+
+    Attributes
+    ----------
+    silence_below_loud_db : float
+        paper Sec. IV-B: silence is 35 dB below the clip's loud level (convention)
+    fade_point_below_loud_db : float
+        paper Sec. IV-B: a gradual fade ends where audio falls 23 dB below the loud level;
+        measured from the fitted level the fade falls from, which is the loud level when music
+        fades from full level (convention)
+    decay_budget_s : float
+        paper Sec. IV-B: the mix must be gone within 3 s of the first edge (convention)
+    pause_quiet_s : float
+        paper Sec. IV-B: a pause needs a bounded 3 s quiet interval (from its first edge; the
+        mix is gone from the gone point to its end) (convention)
+    silence_hysteresis_db : float | None
+        music returns only 3 dB above the silence line, so level ripple near it does not toggle
+        (few_shot)
+    quiet_min_fraction : float | None
+        share of frames below the silence line for a span to count as quiet (calibrated)
+    cut_max_fall_s : float | None
+        an abrupt cut falls to silence within ~5 frames (few_shot)
+    cut_from_below_loud_db : float | None
+        a cut falls from musical level: dev cuts start <= 10.6 dB under the loud level, the
+        short fades that end ring-outs >= 18.2 dB under (calibrated)
+    accent_rel_height : float | None
+        an accent is an onset peak of at least 30 % of the local maximum (few_shot)
+    start_prefix_min_fraction : float | None
+        'silence until t' needs the span before the start to be quiet this often (calibrated)
+    snap_back_s : float | None
+        the first attack is searched this far before the level crossing (few_shot)
+    persistence_s : float
+        started music must go on for 2 s to count as a start (convention)
+    start_guard_s : float
+        the start's own attack (a few frames) is left out of the quiet measured before it
+        (convention)
+    persistence_min_fraction : float | None
+        share of frames present after a start (calibrated)
+    last_accent_rel_height : float | None
+        an ending's last accent reaches a quarter of the largest onset in the decay budget (dev
+        accents >= 0.46 of it; flux blips of a bare decay far under) (few_shot)
+    accent_min_ratio_after : float | None
+        the last accent stands 1.5x above every onset after it until the mix is gone (ring-out
+        flux stays under it) (few_shot)
+    accent_min_ratio_floor : float | None
+        the last accent stands 2x above the median onset of the decay budget (sustained notes
+        leave a flux floor) (few_shot)
+    fade_max_slope_db_per_s : float | None
+        a fall faster than 25 dB/s is the release of the last sound, not a fade: dev fades fall
+        <= 14 dB/s, ring-out releases >= 38 dB/s (few_shot)
+    accent_guard_s : float
+        the accent's own attack (a few frames) is not compared with itself (convention)
+    fade_fit_window_s : float
+        a fade is fitted (plateau + linear fall in dB) over the 12 s before the mix is gone:
+        long fades plus a stretch of unfaded music (convention)
+    level_smooth_s : float
+        ending levels are smoothed over 100 ms so single notes do not steer the fade fit
+        (convention)
+    """
+
+    SECTION = "mix"
+
+    silence_below_loud_db: float
+    fade_point_below_loud_db: float
+    decay_budget_s: float
+    pause_quiet_s: float
+    silence_hysteresis_db: float | None
+    quiet_min_fraction: float | None
+    cut_max_fall_s: float | None
+    cut_from_below_loud_db: float | None
+    accent_rel_height: float | None
+    start_prefix_min_fraction: float | None
+    snap_back_s: float | None
+    persistence_s: float
+    start_guard_s: float
+    persistence_min_fraction: float | None
+    last_accent_rel_height: float | None
+    accent_min_ratio_after: float | None
+    accent_min_ratio_floor: float | None
+    fade_max_slope_db_per_s: float | None
+    accent_guard_s: float
+    fade_fit_window_s: float
+    level_smooth_s: float
+
+
+@register
+@dataclass(frozen=True)
+class GatesParams(Params):
+    """Constants of the ``gates`` section.
+
+    Attributes
+    ----------
+    absence_guard_s : float
+        the attack itself (a few frames) is excluded from the absence span (convention)
+    absence_strict_window_s : float
+        paper Sec. IV-B: strict 3 s immediate window before an entrance (convention)
+    absence_strict_below_ref_db : float | None
+        immediately before an entrance the source must sit 20 dB under its own loud level
+        (calibrated)
+    absence_strict_percentile : float
+        a high percentile, not the max, so one frame of bleed cannot veto (convention)
+    absence_whole_below_ref_db : float | None
+        whole-clip bound: before the entrance the source is mostly 12 dB under its loud level
+        (calibrated)
+    absence_whole_percentile : float
+        the bulk of the span before the entrance, robust to short bleed (convention)
+    absence_after_window_s : float
+        an exit needs 3 s of absence after it (same scale as the strict entrance window)
+        (convention)
+    persistence_s : float
+        a new state must hold 2 s to be an instructed change rather than a fill (convention)
+    persistence_min_fraction : float | None
+        share of frames in the new state over the persistence span (calibrated)
+    persistence_min_span_fraction : float
+        a candidate with less than half the persistence window of audio left cannot show that
+        its new state holds (convention)
+    level_window_s : float
+        levels compared over 1 s either side of the candidate (convention)
+    level_min_change_db : float | None
+        an entrance or exit moves its source's level by at least 6 dB (calibrated)
+    """
+
+    SECTION = "gates"
+
+    absence_guard_s: float
+    absence_strict_window_s: float
+    absence_strict_below_ref_db: float | None
+    absence_strict_percentile: float
+    absence_whole_below_ref_db: float | None
+    absence_whole_percentile: float
+    absence_after_window_s: float
+    persistence_s: float
+    persistence_min_fraction: float | None
+    persistence_min_span_fraction: float
+    level_window_s: float
+    level_min_change_db: float | None
+
+
+@register
+@dataclass(frozen=True)
+class PercussionParams(Params):
+    """Constants of the ``percussion`` section.
+
+    Attributes
+    ----------
+    density_window_s : float
+        paper Sec. IV-B: trailing 1 s mean of the rectified onset curve (convention)
+    floor_percentile : float | None
+        leading-window noise floor of the routed onset curve (few_shot)
+    reference_percentile : float
+        the density's own loud level, robust to single bursts (convention)
+    present_rel : float | None
+        a percussion train is present when its routed density exceeds 60 % of its loud level;
+        dev bleed before kit entries reaches 0.3-0.4 (few_shot)
+    absent_rel : float | None
+        hysteresis: present until the routed density falls under 45 % of its loud level (above
+        the 0.3-0.4 bleed) (few_shot)
+    accent_rel_height : float | None
+        the snapped accent is a routed onset peak of at least half the local maximum; at 0.3 dev
+        entries snapped to bleed 0.4-0.65 s before the first hit (few_shot)
+    semantic_with_dsp : bool
+        the HPSS percussive stem is identity evidence enough; the family gate is not applied to
+        drums (convention)
+    route_margin : float | None
+        dsp route: a bin counts as drums as far as its percussive median exceeds the harmonic
+        one by this factor (few_shot)
+    route_band_floor_percentile : float | None
+        dsp route: each mel band's flux counts only above this percentile of the band's own
+        level (steady bleed adds nothing) (few_shot)
+    envelope_smooth_s : float
+        routed envelope averaged over 2x the absence guard (0.15 s each side), so gaps between
+        hits do not read as absence and nothing leaks across the guard (convention)
+    route_sub_hz : float | None
+        dsp route: kick and floor toms below this; tonal attacks (bass, cello, piano) mostly
+        above (few_shot)
+    route_high_hz : float | None
+        dsp route: cymbals, hats and snare wires above this; pitched attacks mostly below
+        (few_shot)
+    route_low_hz : float | None
+        dsp low route (kick, toms, timpani body) from this frequency (40 Hz when enabled); null
+        disables it until its identity gate is measured on dev. Dev cinematic hits peak at
+        3.4-5.2 in 43-237 Hz flux vs <= 2.0 before (few_shot)
+    route_low_top_hz : float | None
+        dsp low route up to 240 Hz, under the piano/guitar fundamentals the sub/high route
+        avoids (few_shot)
+    identity_min_logit_fall : float | None
+        a low-route exit (the band bass attacks also reach) is kept only if the percussion
+        family evidence falls by the entrance gate's 0.5 log-odds (few_shot)
+    absence_guard_s : float
+        the attack itself (a few frames) is excluded from the absence span (convention)
+    absence_strict_window_s : float
+        paper Sec. IV-B: strict 3 s immediate window before an entrance (convention)
+    absence_strict_below_ref_db : float | None
+        routed envelope (mean dB above band floors): dev kit entries sit >= 2.5 under the loud
+        level before, drum-free decoys ~0.5 (few_shot)
+    absence_strict_percentile : float
+        a high percentile, not the max, so one frame of bleed cannot veto (convention)
+    absence_density_percentile : float
+        the rectified density over the strict window is read at the same high percentile as the
+        envelope (convention)
+    absence_density_whole_percentile : float | None
+        whole-clip bound on the rectified density over [0, t): dev pre-existing trains with a
+        3.5 s gap read 0.72-0.86 of the reference at p75, kit entries <= 0.48 (few_shot)
+    absence_density_max_rel : float | None
+        before an entrance the density stays under the presence level (present_rel); dev kit
+        entries <= 0.49 (strict p90) and <= 0.48 (whole p75), pre-existing 0.59-0.87 and
+        0.72-0.86 (few_shot)
+    snap_lookback_s : float | None
+        a first hit that alone lifts the density only to 0.32-0.42 (dev rock kit) is searched
+        this far before the last quiet frame (few_shot)
+    snap_quiet_rel : float | None
+        an entry train starts after the density's last frame under this share of its reference
+        (the absent level); dev bleed before kit entries sits at 0.2-0.41 and made snaps land
+        0.4-0.75 s early (few_shot)
+    absence_whole_below_ref_db : float | None
+        whole-clip bound on the routed envelope (mean dB above band floors) before an entrance
+        (few_shot)
+    absence_whole_percentile : float | None
+        the routed envelope is transient between hits: the median of the span before the
+        entrance reads drums that cover half of it (dev pre-existing with a 3.5 s gap passed at
+        75) (few_shot)
+    absence_after_window_s : float
+        an exit needs 3 s of absence after it (same scale as the strict entrance window)
+        (convention)
+    persistence_s : float
+        a new state must hold 2 s to be an instructed change rather than a fill (convention)
+    persistence_min_fraction : float | None
+        share of frames in the new state over the persistence span (calibrated)
+    persistence_min_span_fraction : float
+        a candidate with less than half the persistence window of audio left cannot show that
+        its new state holds (convention)
+    level_window_s : float
+        levels compared over 1 s either side of the candidate (convention)
+    level_min_change_db : float | None
+        an entrance or exit moves the routed envelope (mean dB above band floors) by this much;
+        dev jazz kits 1.0-2, drum-free decoys < 0.5 (few_shot)
+    """
+
+    SECTION = "percussion"
+
+    density_window_s: float
+    floor_percentile: float | None
+    reference_percentile: float
+    present_rel: float | None
+    absent_rel: float | None
+    accent_rel_height: float | None
+    semantic_with_dsp: bool
+    route_margin: float | None
+    route_band_floor_percentile: float | None
+    envelope_smooth_s: float
+    route_sub_hz: float | None
+    route_high_hz: float | None
+    route_low_hz: float | None
+    route_low_top_hz: float | None
+    identity_min_logit_fall: float | None
+    absence_guard_s: float
+    absence_strict_window_s: float
+    absence_strict_below_ref_db: float | None
+    absence_strict_percentile: float
+    absence_density_percentile: float
+    absence_density_whole_percentile: float | None
+    absence_density_max_rel: float | None
+    snap_lookback_s: float | None
+    snap_quiet_rel: float | None
+    absence_whole_below_ref_db: float | None
+    absence_whole_percentile: float | None
+    absence_after_window_s: float
+    persistence_s: float
+    persistence_min_fraction: float | None
+    persistence_min_span_fraction: float
+    level_window_s: float
+    level_min_change_db: float | None
+
+
+@register
+@dataclass(frozen=True)
+class StemParams(Params):
+    """Constants of the ``stem`` section.
+
+    Attributes
+    ----------
+    smooth_s : float
+        envelopes are smoothed over 100 ms so note gaps inside a phrase do not flip presence
+        (convention)
+    step_before_s : float
+        the stem's own preceding level is its mean (dB) over the 1.5 s before a frame
+        (convention)
+    step_after_s : float
+        the level a stem steps to is its mean (dB) over the 1 s after a frame (the gates' 1 s
+        scale) (convention)
+    step_gap_s : float
+        a few frames around the transition itself belong to neither side (convention)
+    step_separation_s : float
+        level steps closer than 1 s are one transition; the stronger one is kept (convention)
+    step_min_db : float | None
+        a stem level step (mean after minus mean before) must reach 3 dB to be a candidate
+        (calibrated)
+    snap_back_s : float | None
+        the attack is searched this far before the level step (few_shot)
+    snap_forward_s : float | None
+        and this far after it (the step peaks a few frames into the new level) (few_shot)
+    accent_rel_height : float | None
+        the snapped attack is an onset peak of at least 30 % of the local maximum (few_shot)
+    present_below_ref_db : float | None
+        a stem is present while within 6 dB of its level on the near side of the flip
+        (calibrated)
+    exit_drop_db : float | None
+        an exit is placed where the stem falls 6 dB under its level of the preceding 1.5 s
+        (few_shot)
+    exit_search_s : float | None
+        the exit point is searched this far either side of the level step (few_shot)
+    absence_guard_s : float
+        the attack itself (a few frames) is excluded from the absence span (convention)
+    absence_strict_window_s : float
+        paper Sec. IV-B: strict 3 s immediate window before an entrance (convention)
+    absence_strict_below_ref_db : float | None
+        in the 3 s before an entrance the stem sits this far under the level it steps to
+        (calibrated)
+    absence_strict_percentile : float
+        a high percentile, not the max, so one phrase of bleed cannot veto (convention)
+    absence_whole_below_ref_db : float | None
+        whole-clip bound: before the entrance the stem mostly sits this far under the level it
+        steps to (calibrated)
+    absence_whole_percentile : float
+        the bulk of the span before the entrance, robust to short bleed (convention)
+    absence_after_window_s : float
+        an exit needs 3 s of absence after it (same scale as the strict entrance window)
+        (convention)
+    persistence_s : float
+        a new state must hold 2 s to be an instructed change rather than a fill (convention)
+    persistence_min_fraction : float | None
+        share of frames in the new state over the persistence span (calibrated)
+    persistence_min_span_fraction : float
+        a candidate with less than half the persistence window of audio left cannot show that
+        its new state holds (convention)
+    level_window_s : float
+        levels compared over 1 s either side of the candidate (convention)
+    level_min_change_db : float | None
+        an entrance or exit moves its stem's mean level by at least 3 dB (calibrated)
+    """
+
+    SECTION = "stem"
+
+    smooth_s: float
+    step_before_s: float
+    step_after_s: float
+    step_gap_s: float
+    step_separation_s: float
+    step_min_db: float | None
+    snap_back_s: float | None
+    snap_forward_s: float | None
+    accent_rel_height: float | None
+    present_below_ref_db: float | None
+    exit_drop_db: float | None
+    exit_search_s: float | None
+    absence_guard_s: float
+    absence_strict_window_s: float
+    absence_strict_below_ref_db: float | None
+    absence_strict_percentile: float
+    absence_whole_below_ref_db: float | None
+    absence_whole_percentile: float
+    absence_after_window_s: float
+    persistence_s: float
+    persistence_min_fraction: float | None
+    persistence_min_span_fraction: float
+    level_window_s: float
+    level_min_change_db: float | None
+
+
+@register
+@dataclass(frozen=True)
+class TonalParams(Params):
+    """Constants of the ``tonal`` section.
+
+    Attributes
+    ----------
+    novelty_peak_rel : float | None
+        a novelty peak counts when it reaches 20 % of the clip's novelty maximum (few_shot)
+    register_source : str
+        tonal_dev (72 events): on-time 16/24 vs 11/24 from the mix, off-time 5/18 vs 1/18.
+        Register levels from the HPSS harmonic part ('harmonic') or the full mix ('mix'): drum
+        hits raise every register at once and hide a new layer's rise in dense mixes (few_shot)
+    register_width_bands : int
+        a register is 8 adjacent mel bands (of 128): about a third of an octave to an octave,
+        the span of one section's notes (convention)
+    rise_window_s : float
+        register levels compared over 1 s either side of the candidate (convention)
+    guard_s : float
+        the transition itself (attack or release, ~9 frames) is left out of the before/after
+        windows (convention)
+    snap_s : float | None
+        the register step is searched this far either side of the novelty peak (the 1.5 s kernel
+        blurs its centre) (few_shot)
+    step_window_s : float
+        the register step is located with 250 ms windows either side: a note or two of the new
+        layer (convention)
+    onset_back_s : float | None
+        the harmonic attack is searched this far before the register step (few_shot)
+    onset_rel_height : float | None
+        the attack is the earliest harmonic-onset peak of at least half the local maximum
+        (few_shot)
+    min_rise_db : float | None
+        a new tonal layer raises its register by 3 dB (calibrated)
+    whole_rise_db : float | None
+        the register after an entrance stands this far above its bulk level over the whole clip
+        before; dev+tonal_dev (harmonic registers): 4 dB rejects 7/13 pre-existing vs 5/13 at 3
+        dB with on-time credit unchanged (23/33, semantic gate on woodwinds/plucked); 5 dB loses
+        3 synth entrances (calibrated)
+    whole_percentile : float
+        the bulk of the span before the entrance (paper's whole-clip absence bound), robust to
+        short bleed (convention)
+    whole_min_span_s : float
+        absence before an entrance is only measured with at least the paper's 3 s strict window
+        of audio before it; less fails (convention)
+    min_fall_db : float | None
+        an exiting layer lowers its register by 3 dB (calibrated)
+    absence_after_s : float
+        an exit needs 3 s of absence after it (same scale as the strict entrance window)
+        (convention)
+    absent_after_db : float | None
+        over the 3 s after an exit the register stays this far under its level before
+        (calibrated)
+    absent_after_percentile : float
+        a high percentile, not the max, so one frame of bleed cannot veto (convention)
+    """
+
+    SECTION = "tonal"
+
+    novelty_peak_rel: float | None
+    register_source: str
+    register_width_bands: int
+    rise_window_s: float
+    guard_s: float
+    snap_s: float | None
+    step_window_s: float
+    onset_back_s: float | None
+    onset_rel_height: float | None
+    min_rise_db: float | None
+    whole_rise_db: float | None
+    whole_percentile: float
+    whole_min_span_s: float
+    min_fall_db: float | None
+    absence_after_s: float
+    absent_after_db: float | None
+    absent_after_percentile: float
+
+
+@register
+@dataclass(frozen=True)
+class EnergyParams(Params):
+    """Constants of the ``energy`` section.
+
+    Attributes
+    ----------
+    smooth_s : float
+        mix level smoothed over 0.5 s: energy changes are section-scale (convention)
+    before_s : float
+        the preceding window the rise is measured against (convention)
+    after_s : float
+        the rise must be sustained over the following 2 s (convention)
+    min_rise_db : float | None
+        an instructed energy increase lifts the mix by at least 4 dB (prompts ask for clearly
+        bigger) (calibrated)
+    min_density_ratio : float | None
+        after the rise the mix keeps >= 80 % of its onset density before it: dev rises with
+        sustained new layers keep >= 0.9x, so only a thin swell fails (few_shot)
+    min_music_before_fraction : float
+        the rise is measured against music: 90 % of the preceding window sounds above the
+        silence line, else it is a start out of silence (convention)
+    snap_s : float
+        the rise peak of 0.5 s-smoothed levels lies within half a second of the change; the
+        attack is searched there (convention)
+    max_candidates : int
+        only the strongest rises in the window are candidates: a section change shows as one
+        dominant rise (convention)
+    accent_rel_height : float | None
+        the rise is snapped to the first onset peak of at least 60 % of the strongest within
+        snap_s (at 30 % a bed note 0.5 s early won on dev) (few_shot)
+    """
+
+    SECTION = "energy"
+
+    smooth_s: float
+    before_s: float
+    after_s: float
+    min_rise_db: float | None
+    min_density_ratio: float | None
+    min_music_before_fraction: float
+    snap_s: float
+    max_candidates: int
+    accent_rel_height: float | None
+
+
+@register
+@dataclass(frozen=True)
+class FloorsParams(Params):
+    """Constants of the ``floors`` section.
+
+    Attributes
+    ----------
+    percussion_s : float | None
+        median |detected - true onset| over 3 correctly located event(s) (on-time credits and
+        right off-time reports) of the rendered validation corpus, dsp separation, trained
+        family evidence (validation/reports/validation/floors.json) (calibrated)
+    bass_s : float | None
+        median |detected - true onset| over 2 correctly located event(s) (on-time credits and
+        right off-time reports) of the rendered validation corpus, dsp separation, trained
+        family evidence (validation/reports/validation/floors.json) (calibrated)
+    guitar_s : float | None
+        median |detected - true onset| over 2 correctly located event(s) (on-time credits and
+        right off-time reports) of the rendered validation corpus, dsp separation, trained
+        family evidence (validation/reports/validation/floors.json) (calibrated)
+    piano_s : float | None
+        not measured: no correctly located piano event in the rendered validation corpus with
+        dsp separation and the trained family evidence (calibrated)
+    vocals_s : float | None
+        median |detected - true onset| over 1 correctly located event(s) (on-time credits and
+        right off-time reports) of the rendered validation corpus, dsp separation, trained
+        family evidence (validation/reports/validation/floors.json) (calibrated)
+    strings_s : float | None
+        median |detected - true onset| over 6 correctly located event(s) (on-time credits and
+        right off-time reports) of the rendered validation corpus, dsp separation, trained
+        family evidence (validation/reports/validation/floors.json) (calibrated)
+    brass_s : float | None
+        median |detected - true onset| over 6 correctly located event(s) (on-time credits and
+        right off-time reports) of the rendered validation corpus, dsp separation, trained
+        family evidence (validation/reports/validation/floors.json) (calibrated)
+    woodwinds_s : float | None
+        median |detected - true onset| over 4 correctly located event(s) (on-time credits and
+        right off-time reports) of the rendered validation corpus, dsp separation, trained
+        family evidence (validation/reports/validation/floors.json) (calibrated)
+    keys_s : float | None
+        median |detected - true onset| over 5 correctly located event(s) (on-time credits and
+        right off-time reports) of the rendered validation corpus, dsp separation, trained
+        family evidence (validation/reports/validation/floors.json) (calibrated)
+    plucked_s : float | None
+        median |detected - true onset| over 1 correctly located event(s) (on-time credits and
+        right off-time reports) of the rendered validation corpus, dsp separation, trained
+        family evidence (validation/reports/validation/floors.json) (calibrated)
+    synth_s : float | None
+        median |detected - true onset| over 1 correctly located event(s) (on-time credits and
+        right off-time reports) of the rendered validation corpus, dsp separation, trained
+        family evidence (validation/reports/validation/floors.json) (calibrated)
+    mix_s : float | None
+        median |detected - true onset| over 34 correctly located event(s) (on-time credits and
+        right off-time reports) of the rendered validation corpus, dsp separation, trained
+        family evidence (validation/reports/validation/floors.json) (calibrated)
+    """
+
+    SECTION = "floors"
+
+    percussion_s: float | None
+    bass_s: float | None
+    guitar_s: float | None
+    piano_s: float | None
+    vocals_s: float | None
+    strings_s: float | None
+    brass_s: float | None
+    woodwinds_s: float | None
+    keys_s: float | None
+    plucked_s: float | None
+    synth_s: float | None
+    mix_s: float | None

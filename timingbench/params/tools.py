@@ -7,7 +7,6 @@ of the same name in the class's section; its docstring line is the constant's ``
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
 from timingbench.params.base import Params, register
 

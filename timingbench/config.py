@@ -29,6 +29,7 @@ from typing import Any
 import yaml
 
 from timingbench.errors import ConfigError
+from timingbench.packaged import data_path
 from timingbench.params.base import ParamSet
 
 PROVENANCES = ("convention", "calibrated", "few_shot")
@@ -37,8 +38,10 @@ LOOSENING = ("increase", "decrease")
 #: libyaml's safe loader when PyYAML was built with it (about 10x faster), else the pure one.
 _SAFE_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
-#: The configuration shipped with the package, used when no ``--config`` is given.
-DEFAULT_CONFIG_PATH = Path(__file__).resolve().parent.parent / "configs" / "timingbench-v1.yaml"
+#: The configuration shipped with the package (package data, the file SPEC names
+#: ``configs/timingbench-v1.yaml``; see :mod:`timingbench.packaged`), used when no
+#: ``--config`` is given.
+DEFAULT_CONFIG_PATH = data_path("configs", "timingbench-v1.yaml")
 
 
 @dataclass(frozen=True)

@@ -46,10 +46,11 @@ from timingbench.convert import frames_to_time, time_to_frames
 from timingbench.errors import AnnotationError, TimingbenchError
 from timingbench.label.spectrogram import encode_logmel, logmel_for_clip
 from timingbench.label.store import LabelStore
+from timingbench.packaged import LABEL_ASSETS
 from timingbench.prompts import EVENT_FAMILIES, ClipRef, Prompt, load_prompts, match_clips
 
 #: The page's static files (package data), by URL path.
-STATIC_DIR = Path(__file__).resolve().parent.parent / "data" / "label"
+STATIC_DIR = LABEL_ASSETS
 STATIC_FILES = {
     "/": ("index.html", "text/html; charset=utf-8"),
     "/static/app.js": ("app.js", "text/javascript; charset=utf-8"),

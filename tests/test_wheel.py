@@ -41,7 +41,9 @@ def test_packaged_config_and_prompts_are_links_to_the_spec_paths():
     from timingbench.config import DEFAULT_CONFIG_PATH
     from timingbench.packaged import DEFAULT_PROMPTS_PATH, LABEL_ASSETS
 
-    assert DEFAULT_CONFIG_PATH.read_bytes() == (REPO / "configs" / "timingbench-v1.yaml").read_bytes()
+    # in the repository the packaged paths are the SPEC paths (summary.json records the config's)
+    assert DEFAULT_CONFIG_PATH == (REPO / "configs" / "timingbench-v1.yaml").resolve()
+    assert DEFAULT_PROMPTS_PATH == (REPO / "prompts" / "timingbench-v1.jsonl").resolve()
     assert DEFAULT_PROMPTS_PATH.read_bytes() == (REPO / "prompts" / "timingbench-v1.jsonl").read_bytes()
     assert (LABEL_ASSETS / "index.html").read_bytes().startswith(b"<!doctype html>")
 

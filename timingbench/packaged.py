@@ -20,10 +20,12 @@ DATA: Traversable = resources.files("timingbench") / "data"
 def data_path(*parts: str) -> Path:
     """The path of a packaged data file, e.g. ``data_path("prompts", "timingbench-v1.jsonl")``.
 
-    pip unpacks wheels, so package data is a real file; the path is returned without
-    checking that it exists (readers report a missing file naming it).
+    pip unpacks wheels, so package data is a real file. The path is resolved: in the
+    repository it is the file the link points to (``configs/timingbench-v1.yaml``, as
+    ``summary.json`` has always recorded it). It is returned without checking that it
+    exists (readers report a missing file naming it).
     """
-    return Path(str(DATA.joinpath(*parts)))
+    return Path(str(DATA.joinpath(*parts))).resolve()
 
 
 #: The v1 prompt set (SPEC's ``prompts/timingbench-v1.jsonl``).

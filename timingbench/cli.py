@@ -20,6 +20,7 @@ COMMAND_MODULES = (
     "timingbench.commands.demo_cmd",
     "timingbench.commands.score_cmd",
     "timingbench.commands.explain_cmd",
+    "timingbench.commands.export_cmd",
     "timingbench.commands.prompts_cmd",
     "timingbench.commands.promptset_cmd",
     "timingbench.commands.render_cmd",

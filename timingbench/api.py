@@ -397,7 +397,7 @@ def _prompt(prompt: Prompt | Mapping[str, Any] | str) -> Prompt:
     if isinstance(prompt, Prompt):
         return prompt
     if isinstance(prompt, Mapping):
-        return parse_prompt(dict(prompt), where="prompt: ")
+        return parse_prompt(dict(prompt))
     if isinstance(prompt, str):
         ps = load_prompts()
         if prompt not in ps.prompts:

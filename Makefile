@@ -6,7 +6,7 @@ STAMP := $(VENV)/.installed
 SYSTEM_PACKAGES := fluidsynth fluid-soundfont-gm ffmpeg chromium chromium-driver
 DEMO_OUT ?= demo-out
 
-.PHONY: setup system-deps test test-slow lint demo bench clean
+.PHONY: setup system-deps test test-slow lint demo bench wheel clean
 
 setup: system-deps $(STAMP)
 
@@ -45,5 +45,10 @@ demo: setup
 bench: setup
 	for b in benchmarks/*.py; do echo "== $$b"; $(PY) $$b || exit 1; done
 
+# The wheel, offline (the package data comes from configs/ and prompts/ through the links
+# in timingbench/data/; tests/test_wheel.py installs it outside the repository and runs it).
+wheel: setup
+	$(PY) -m pip wheel --no-deps --no-build-isolation -w dist .
+
 clean:
-	rm -rf $(VENV) $(DEMO_OUT) .pytest_cache .mypy_cache .ruff_cache
+	rm -rf $(VENV) $(DEMO_OUT) build dist timingbench.egg-info .pytest_cache .mypy_cache .ruff_cache

@@ -54,10 +54,8 @@ def _run(cmd: list[str], *, cwd: Path, env: dict[str, str], timeout: float = 120
     return res
 
 
-@pytest.fixture(scope="module")
-def wheel(tmp_path_factory) -> Path:
-    """The wheel, built from a copy of the sources (the working tree stays clean)."""
-    root = tmp_path_factory.mktemp("wheel")
+def _source_copy(root: Path) -> Path:
+    """What a build needs, copied with the links as links (the working tree stays clean)."""
     src = root / "src"
     src.mkdir()
     for name in ("pyproject.toml", "README.md"):
@@ -66,11 +64,36 @@ def wheel(tmp_path_factory) -> Path:
         shutil.copytree(REPO / name, src / name)
     shutil.copytree(REPO / "timingbench", src / "timingbench", symlinks=True,
                     ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+    assert (src / "timingbench" / "data" / "configs" / "timingbench-v1.yaml").is_symlink()
+    return src
+
+
+@pytest.fixture(scope="module")
+def wheel(tmp_path_factory) -> Path:
+    """The wheel, built offline from a copy of the sources."""
+    root = tmp_path_factory.mktemp("wheel")
+    src = _source_copy(root)
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
     _run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "--no-index",
           "-q", "-w", str(root / "dist"), str(src)], cwd=root, env=env)
     (whl,) = (root / "dist").glob("timingbench-*.whl")
     return whl
+
+
+def test_sdist_carries_the_files_not_the_links(tmp_path):
+    """`python -m build` goes through an sdist: it must hold the files, since it has no configs/."""
+    import tarfile
+
+    src = _source_copy(tmp_path)
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    code = f"from setuptools import build_meta; print(build_meta.build_sdist({str(tmp_path / 'sdist')!r}))"
+    name = _run([sys.executable, "-c", code], cwd=src, env=env).stdout.strip().splitlines()[-1]
+    with tarfile.open(tmp_path / "sdist" / name) as tar:
+        for inside, spec_path in PACKAGED.items():
+            member = tar.getmember(f"{name.removesuffix('.tar.gz')}/{inside}")
+            assert member.isfile(), f"{inside} is not a regular file in the sdist"
+            fh = tar.extractfile(member)
+            assert fh is not None and fh.read() == spec_path.read_bytes()
 
 
 def test_wheel_holds_the_package_data(wheel):
@@ -95,7 +118,8 @@ def venv(wheel, tmp_path_factory) -> Path:
     purelib = Path(_run([str(py), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
                         cwd=root, env=clean).stdout.strip())
     # path lines only: the dependencies' folders, without running their .pth hooks
-    borrowed = [p for p in site.getsitepackages() if Path(p).is_dir() and Path(p) != purelib]
+    dirs = site.getsitepackages() + ([site.getusersitepackages()] if site.ENABLE_USER_SITE else [])
+    borrowed = [p for p in dirs if Path(p).is_dir() and Path(p) != purelib]
     (purelib / "_timingbench_test_deps.pth").write_text("".join(p + "\n" for p in borrowed))
     _run([sys.executable, "-m", "pip", "--python", str(py), "install", "--no-deps", "--no-index", "-q",
           str(wheel)], cwd=root, env=clean)

@@ -3,7 +3,7 @@
 Builds the 100k-query synthetic ground truth and responses of ``tag_scoring.py`` and
 times ``evaluate`` (read, parse, score, summarise, evidence rows) in one process, with
 the parser of this checkout and with the parser of a baseline checkout (its
-``timingbench/benchmarks/tag_parse.py`` loaded by path and put in place of
+``timingbench/suites/tag_parse.py`` loaded by path and put in place of
 ``parse_response``), alternating the two. Also times parsing alone on the unique
 answers. Checks that both parsers give the same results on these answers.
 
@@ -29,7 +29,7 @@ from typing import Any
 
 import numpy as np
 
-from timingbench.benchmarks import tag, tag_parse
+from timingbench.suites import tag, tag_parse
 from timingbench.config import load_config
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))

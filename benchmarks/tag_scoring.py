@@ -38,7 +38,7 @@ from typing import Any
 import numpy as np
 
 from timingbench import __version__
-from timingbench.benchmarks.tag import (
+from timingbench.suites.tag import (
     TagPrediction,
     TagQuery,
     TagReport,
@@ -48,7 +48,7 @@ from timingbench.benchmarks.tag import (
     score_queries,
     summarize,
 )
-from timingbench.benchmarks.tag_parse import ParseResult, parse_interval_list, parse_response
+from timingbench.suites.tag_parse import ParseResult, parse_interval_list, parse_response
 from timingbench.config import Config, load_config
 from timingbench.convert import TIME_DECIMALS
 from timingbench.errors import ParameterError, TimingbenchError

@@ -15,9 +15,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from timingbench.benchmarks.mgbench import extract_spans
-from timingbench.benchmarks.tag import evaluate, score_queries, summarize
-from timingbench.benchmarks.tag_parse import parse_response
+from timingbench.suites.mgbench import extract_spans
+from timingbench.suites.tag import evaluate, score_queries, summarize
+from timingbench.suites.tag_parse import parse_response
 from timingbench.config import Config
 
 CORPUS = Path(__file__).resolve().parent / "data" / "tag_answer_forms.jsonl"

@@ -8,15 +8,15 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from timingbench.benchmarks.answer_scope import (
+from timingbench.suites.answer_scope import (
     after_final_marker,
     final_answer,
     strip_reasoning_blocks,
 )
-from timingbench.benchmarks.answer_tables import rewrite_tables
-from timingbench.benchmarks.mgbench import RegexSpanExtractor, extract_spans
-from timingbench.benchmarks.tag import evaluate
-from timingbench.benchmarks.tag_parse import parse_response, parse_time
+from timingbench.suites.answer_tables import rewrite_tables
+from timingbench.suites.mgbench import RegexSpanExtractor, extract_spans
+from timingbench.suites.tag import evaluate
+from timingbench.suites.tag_parse import parse_response, parse_time
 from timingbench.cli import main
 from timingbench.config import Config
 

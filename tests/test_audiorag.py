@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from judge_stub_server import running_stub, stub_stats
 
-from timingbench.benchmarks.audiorag import (
+from timingbench.suites.audiorag import (
     LlmRagJudge,
     OfflineRagJudge,
     load_answers,
@@ -18,7 +18,7 @@ from timingbench.benchmarks.audiorag import (
     resolve_audio,
     score_audiorag,
 )
-from timingbench.benchmarks.judge import OFFLINE_LABEL, ChatClient, verdict_words
+from timingbench.suites.judge import OFFLINE_LABEL, ChatClient, verdict_words
 from timingbench.cli import main
 
 DATA = Path(__file__).resolve().parent / "data"

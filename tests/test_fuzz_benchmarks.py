@@ -29,7 +29,7 @@ from fuzz_support import (
 )
 from hypothesis import given
 
-from timingbench.benchmarks import audiorag, mgbench, tag
+from timingbench.suites import audiorag, mgbench, tag
 
 FIELD_NAMES = ("id", "subset", "intervals", "duration_s", "response", "task", "question", "answer",
                "category", "audio_path", "run", "data_source")

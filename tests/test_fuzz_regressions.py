@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from timingbench.benchmarks import audiorag, mgbench
+from timingbench.suites import audiorag, mgbench
 from timingbench.calibration.annotations import (
     import_audacity_labels,
     import_sonic_visualiser_csv,

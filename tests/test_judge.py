@@ -7,7 +7,7 @@ import time
 import pytest
 from judge_stub_server import running_stub, stub_stats
 
-from timingbench.benchmarks.judge import (
+from timingbench.suites.judge import (
     ChatClient,
     JudgeError,
     chat_endpoint,

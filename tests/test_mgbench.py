@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 from judge_stub_server import running_stub
 
-from timingbench.benchmarks.judge import OFFLINE_LABEL, ChatClient, verdict_words
-from timingbench.benchmarks.mgbench import (
+from timingbench.suites.judge import OFFLINE_LABEL, ChatClient, verdict_words
+from timingbench.suites.mgbench import (
     LlmSpanExtractor,
     LlmUnderstandingJudge,
     MgQuestion,

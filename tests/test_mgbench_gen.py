@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 import soundfile as sf
 
-from timingbench.benchmarks.mgbench import (
+from timingbench.suites.mgbench import (
     OfflineUnderstandingJudge,
     RegexSpanExtractor,
     load_ground_truth,

@@ -15,10 +15,10 @@ import time
 import numpy as np
 import pytest
 
-from timingbench.benchmarks.answer_scope import final_answer
-from timingbench.benchmarks.answer_tables import rewrite_tables
-from timingbench.benchmarks.mgbench import extract_spans
-from timingbench.benchmarks.tag_parse import (
+from timingbench.suites.answer_scope import final_answer
+from timingbench.suites.answer_tables import rewrite_tables
+from timingbench.suites.mgbench import extract_spans
+from timingbench.suites.tag_parse import (
     ParseResult,
     parse_interval_list,
     parse_response,

@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from timingbench.benchmarks.tag import evaluate, format_table, score_queries, summarize
+from timingbench.suites.tag import evaluate, format_table, score_queries, summarize
 from timingbench.cli import main
 from timingbench.config import Config
 from timingbench.errors import ParameterError
@@ -141,7 +141,7 @@ def test_cli_exit_status_on_row_errors(tmp_path: Path) -> None:
 
 
 def test_jobs_do_not_change_the_report(tmp_path: Path, config: Config, monkeypatch: pytest.MonkeyPatch) -> None:
-    from timingbench.benchmarks import tag
+    from timingbench.suites import tag
 
     monkeypatch.setattr(tag, "_MIN_TEXTS_PER_JOB", 2)
     styles = ["from {a} to {b} s", "[{a}, {b}]", "Sorry, no.", '{{"start": {a}, "end": {b}}}',

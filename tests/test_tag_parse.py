@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from timingbench.benchmarks.tag_parse import (
+from timingbench.suites.tag_parse import (
     ParseResult,
     parse_interval_list,
     parse_response,

@@ -16,8 +16,8 @@ from pathlib import Path
 
 import numpy as np
 
-from timingbench.benchmarks.mgbench import extract_spans
-from timingbench.benchmarks.tag_parse import parse_response
+from timingbench.suites.mgbench import extract_spans
+from timingbench.suites.tag_parse import parse_response
 from timingbench.config import load_config
 
 CORPUS = Path(__file__).resolve().parents[1] / "tests" / "data" / "tag_answer_forms.jsonl"

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from timingbench import __version__
-from timingbench.benchmarks.audiorag import (
+from timingbench.suites.audiorag import (
     LlmRagJudge,
     OfflineRagJudge,
     RagJudge,
@@ -19,7 +19,7 @@ from timingbench.benchmarks.audiorag import (
     resolve_audio,
     score_audiorag,
 )
-from timingbench.benchmarks.judge import verdict_words
+from timingbench.suites.judge import verdict_words
 from timingbench.commands.judge_options import add_judge_options, client_from_args
 from timingbench.config import load_config
 from timingbench.jsonio import write_json, write_jsonl

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from timingbench.benchmarks.judge import ChatClient, judge_client
+from timingbench.suites.judge import ChatClient, judge_client
 from timingbench.config import Config
 
 

@@ -9,8 +9,8 @@ from pathlib import Path
 from typing import Any
 
 from timingbench import __version__
-from timingbench.benchmarks.judge import verdict_words
-from timingbench.benchmarks.mgbench import (
+from timingbench.suites.judge import verdict_words
+from timingbench.suites.mgbench import (
     LlmSpanExtractor,
     LlmUnderstandingJudge,
     OfflineUnderstandingJudge,

@@ -6,7 +6,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from timingbench.benchmarks.tag import evaluate, format_table
+from timingbench.suites.tag import evaluate, format_table
 from timingbench.config import load_config
 from timingbench.jsonio import write_json, write_jsonl
 

@@ -41,8 +41,8 @@ from typing import Any, Literal, Protocol
 
 import numpy as np
 
-from timingbench.benchmarks.answer_scope import final_answer
-from timingbench.benchmarks.judge import (
+from timingbench.suites.answer_scope import final_answer
+from timingbench.suites.judge import (
     MGBENCH_SPAN_PROMPT,
     MGBENCH_UNDERSTANDING_PROMPT,
     OFFLINE_LABEL,
@@ -52,7 +52,7 @@ from timingbench.benchmarks.judge import (
     offline_match,
     parse_follow_correct,
 )
-from timingbench.benchmarks.tag_parse import parse_response
+from timingbench.suites.tag_parse import parse_response
 from timingbench.convert import round_time
 from timingbench.errors import ParameterError
 from timingbench.intervals import match_greedy, union_iou, validate_intervals
@@ -372,7 +372,7 @@ def extract_spans(
     A response that is one JSON document (``[[s, e], ...]``, ``{"intervals": ...}``,
     ``[{"start":, "end":}]``) is read as such (``[]``: an explicit empty answer). Any
     other response goes through the time-span parsing core shared with TAG-Bench
-    (:func:`timingbench.benchmarks.tag_parse.parse_response`): embedded JSON, start/end
+    (:func:`timingbench.suites.tag_parse.parse_response`): embedded JSON, start/end
     tables, ranges (``1.2-2.0``, ``1.2 s ~ 2.0 s``, ``from 1.2 to 2.0``, ``between 1.2
     and 2.0``, ``-->``), bracketed pairs, keyed fields (``start: 1.2, end: 2.0``),
     clocks, ``ms``, spelled-out numbers, negated clauses left out. Without any span, a

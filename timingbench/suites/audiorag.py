@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
-from timingbench.benchmarks.judge import (
+from timingbench.suites.judge import (
     AUDIORAG_CORRECTNESS_PROMPT,
     AUDIORAG_ERROR_TYPE_PROMPT,
     OFFLINE_LABEL,

@@ -37,7 +37,7 @@ import numpy as np
 import numpy.typing as npt
 
 from timingbench import __version__
-from timingbench.benchmarks.tag_parse import ParseResult, parse_interval_list, parse_response
+from timingbench.suites.tag_parse import ParseResult, parse_interval_list, parse_response
 from timingbench.config import Config
 from timingbench.convert import TIME_DECIMALS
 from timingbench.errors import ParameterError, TimingbenchError
@@ -309,7 +309,7 @@ def load_predictions(
 
     A row has ``id`` and either ``intervals`` (constrained-JSON track: a list of
     ``[start, end]`` pairs) or ``response`` (free text, parsed by
-    :func:`timingbench.benchmarks.tag_parse.parse_response`). A row whose ``intervals``
+    :func:`timingbench.suites.tag_parse.parse_response`). A row whose ``intervals``
     hold a non-numeric time, or whose ``response`` is not a string, is reported and scored
     as a parsing failure. Duplicate ids are reported; the first row counts.
 
@@ -322,7 +322,7 @@ def load_predictions(
         the result does not depend on it.
     strip_reasoning : bool, optional
         Parse only the final answer of each free-form response (config
-        ``tag.strip_reasoning``; see :func:`timingbench.benchmarks.tag_parse.parse_response`).
+        ``tag.strip_reasoning``; see :func:`timingbench.suites.tag_parse.parse_response`).
 
     Returns
     -------
@@ -420,7 +420,7 @@ def parse_responses(
         answers are split into ``jobs`` contiguous chunks parsed in a process pool; the
         results are the same, in the same order, as with ``jobs=1``.
     strip_reasoning : bool, optional
-        Parse only the final answer (see :func:`timingbench.benchmarks.tag_parse.parse_response`).
+        Parse only the final answer (see :func:`timingbench.suites.tag_parse.parse_response`).
 
     Returns
     -------

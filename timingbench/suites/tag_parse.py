@@ -6,7 +6,7 @@ is listed with an example in ``docs/tag.md``:
 
 0. **Final answer** (``strip_reasoning``, config ``tag.strip_reasoning``): reasoning
    blocks are removed and only the text after the last final-answer marker is read
-   (:mod:`timingbench.benchmarks.answer_scope`).
+   (:mod:`timingbench.suites.answer_scope`).
 1. **Normalisation**: lower case; dashes, tildes and arrows unified; ``_`` read as a space;
    ``t=`` and approximate ``~``/``≈`` before a number dropped; spelled-out numbers ("two
    minutes and five seconds", "three point five") turned into digits; ordinals before a
@@ -17,7 +17,7 @@ is listed with an example in ``docs/tag.md``:
    ``[start, end]`` pairs (numbers or time strings) and from string values holding an
    interval expression.
 3. **Tables** (when JSON gave nothing): rows of tables with start and end columns, and
-   ``start,end`` lines, are rewritten as ranges (:mod:`timingbench.benchmarks.answer_tables`).
+   ``start,end`` lines, are rewritten as ranges (:mod:`timingbench.suites.answer_tables`).
 4. **Time expressions**: hh:mm:ss and mm:ss clocks with optional fractions (``.`` or
    ``,``), numbers with units (h, min, s, ms and their spellings) and compounds of
    decreasing units ("1 min 5 s", "1h2m3s") become times; bare numbers are kept as
@@ -55,8 +55,8 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
-from timingbench.benchmarks.answer_scope import final_answer
-from timingbench.benchmarks.answer_tables import rewrite_tables
+from timingbench.suites.answer_scope import final_answer
+from timingbench.suites.answer_tables import rewrite_tables
 from timingbench.errors import ParameterError
 
 __all__ = ["ParseResult", "parse_response", "parse_time", "parse_interval_list"]
@@ -753,7 +753,7 @@ def parse_response(text: str, *, strip_reasoning: bool = True) -> ParseResult:
         The model's answer.
     strip_reasoning : bool, optional
         Read only the final answer: reasoning blocks removed, and only the text after
-        the last final-answer marker kept (:func:`timingbench.benchmarks.answer_scope.final_answer`;
+        the last final-answer marker kept (:func:`timingbench.suites.answer_scope.final_answer`;
         config ``tag.strip_reasoning``).
 
     Returns

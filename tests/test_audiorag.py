@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 from judge_stub_server import running_stub, stub_stats
 
+from timingbench.cli import main
 from timingbench.suites.audiorag import (
     LlmRagJudge,
     OfflineRagJudge,
@@ -19,7 +20,6 @@ from timingbench.suites.audiorag import (
     score_audiorag,
 )
 from timingbench.suites.judge import OFFLINE_LABEL, ChatClient, verdict_words
-from timingbench.cli import main
 
 DATA = Path(__file__).resolve().parent / "data"
 META = DATA / "audiorag_metadata.jsonl"
@@ -161,7 +161,7 @@ def test_llm_judge_through_stub(tmp_path, config) -> None:
     answers, _ = load_answers(pred, meta)
     with running_stub(_rag_script(), tmp_path) as url:
         client = ChatClient(url=url, model="stub", timeout_s=5, max_retries=1, backoff_s=0.01, temperature=0, max_tokens=8)
-        judge = LlmRagJudge(client=client, letters=list(config.value("audiorag.error_types")), **verdict_words(config))
+        judge = LlmRagJudge(client=client, letters=list(config.value("audiorag.error_types")), **verdict_words(config.params.judge))
         rows, s = score_audiorag(meta, answers, judge=judge, error_types=config.value("audiorag.error_types"), workers=3)
         hits = stub_stats(url)
     by_id = {r["id"]: r for r in rows}

@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 from judge_stub_server import running_stub
 
+from timingbench.cli import main
 from timingbench.suites.judge import OFFLINE_LABEL, ChatClient, verdict_words
 from timingbench.suites.mgbench import (
     LlmSpanExtractor,
@@ -26,7 +27,6 @@ from timingbench.suites.mgbench import (
     score_grounding_question,
     score_mgbench,
 )
-from timingbench.cli import main
 
 TH = [0.5, 0.7]
 
@@ -311,7 +311,7 @@ def test_llm_extractor_malformed_reply_is_not_following(tmp_path, config) -> Non
     with running_stub({"rules": [], "default": {"content": "the spans are unclear"}}, tmp_path) as url:
         client = ChatClient(url=url, model="stub", timeout_s=5, max_retries=1, backoff_s=0.0, temperature=0, max_tokens=8)
         p = LlmSpanExtractor(client=client, empty_patterns=[]).extract("somewhere in the middle")
-        j = LlmUnderstandingJudge(client=client, **verdict_words(config))
+        j = LlmUnderstandingJudge(client=client, **verdict_words(config.params.judge))
         q = MgQuestion("u", 1, "2B", "understanding", "chord", "q?", None, "C")
         v = j.judge(question=q, answer="C")
     assert p.status == "invalid" and "malformed extractor reply" in p.note

@@ -15,17 +15,13 @@ import time
 import numpy as np
 import pytest
 
+from timingbench.config import Config
+from timingbench.errors import ParameterError
 from timingbench.suites.answer_scope import final_answer
 from timingbench.suites.answer_tables import rewrite_tables
 from timingbench.suites.mgbench import extract_spans
-from timingbench.suites.tag_parse import (
-    ParseResult,
-    parse_interval_list,
-    parse_response,
-    parse_time,
-)
-from timingbench.config import Config
-from timingbench.errors import ParameterError
+from timingbench.suites.span_parse import ParseResult, parse_time
+from timingbench.suites.tag.answers import parse_interval_list, parse_response
 
 N = 100_000
 CEILING_S = 20.0

@@ -25,6 +25,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
+from timingbench.errors import ParameterError
+from timingbench.jsonio import iter_jsonl
 from timingbench.suites.judge import (
     AUDIORAG_CORRECTNESS_PROMPT,
     AUDIORAG_ERROR_TYPE_PROMPT,
@@ -37,8 +39,6 @@ from timingbench.suites.judge import (
     parse_error_type,
     parse_verdict,
 )
-from timingbench.errors import ParameterError
-from timingbench.jsonio import iter_jsonl
 
 #: Run name given to answer rows without a ``run`` field.
 DEFAULT_RUN = "1"
@@ -411,7 +411,7 @@ class OfflineRagJudge:
     Parameters
     ----------
     polarity_words : sequence of str
-        Config ``audiorag.polarity_words``.
+        Config ``judge.offline_polarity_words``.
     """
 
     kind = "offline"

@@ -29,8 +29,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from timingbench.config import Config
 from timingbench.errors import ParameterError, TimingbenchError
+from timingbench.params.benchmarks import JudgeParams
 
 #: The label written into every output scored by the offline judge.
 OFFLINE_LABEL = "offline (normalised exact/containment match; not an LLM judge)"
@@ -267,9 +267,9 @@ class ChatClient:
         self._opener = opener_for(self.endpoint)
 
     @classmethod
-    def from_config(
+    def from_params(
         cls,
-        cfg: Config,
+        params: JudgeParams,
         *,
         url: str,
         model: str,
@@ -277,23 +277,21 @@ class ChatClient:
         max_retries: int | None = None,
         api_key: str | None = None,
     ) -> ChatClient:
-        """Build a client with the ``judge.*`` settings of ``cfg`` (explicit values win).
+        """Build a client with the settings of config section ``judge`` (explicit values win).
 
         Raises
         ------
         ParameterError
             As :class:`ChatClient`.
-        ConfigError
-            If a ``judge.*`` constant is missing.
         """
         return cls(
             url=url,
             model=model,
-            timeout_s=float(timeout_s if timeout_s is not None else cfg.value("judge.timeout_s")),
-            max_retries=int(max_retries if max_retries is not None else cfg.value("judge.max_retries")),
-            backoff_s=float(cfg.value("judge.backoff_s")),
-            temperature=float(cfg.value("judge.temperature")),
-            max_tokens=int(cfg.value("judge.max_tokens")),
+            timeout_s=params.timeout_s if timeout_s is None else float(timeout_s),
+            max_retries=params.max_retries if max_retries is None else int(max_retries),
+            backoff_s=params.backoff_s,
+            temperature=params.temperature,
+            max_tokens=params.max_tokens,
             api_key=api_key,
         )
 
@@ -369,7 +367,7 @@ class ChatClient:
 
 
 def judge_client(
-    cfg: Config, *, url: str, model: str | None, timeout_s: float | None, max_retries: int | None,
+    params: JudgeParams, *, url: str, model: str | None, timeout_s: float | None, max_retries: int | None,
 ) -> ChatClient:
     """The LLM judge client of a ``--judge URL`` command line.
 
@@ -377,9 +375,9 @@ def judge_client(
     bearer token comes from :data:`API_KEY_ENV` when set.
     """
     if not model:
-        wait = float(timeout_s if timeout_s is not None else cfg.value("judge.timeout_s"))
+        wait = params.timeout_s if timeout_s is None else float(timeout_s)
         model = served_model(url, timeout_s=wait)
-    return ChatClient.from_config(cfg, url=url, model=model, timeout_s=timeout_s, max_retries=max_retries,
+    return ChatClient.from_params(params, url=url, model=model, timeout_s=timeout_s, max_retries=max_retries,
                                   api_key=os.environ.get(API_KEY_ENV) or None)
 
 
@@ -426,7 +424,7 @@ def offline_match(*, answer: str, reference: str, polarity_words: Sequence[str])
     reference : str
         The ground-truth answer.
     polarity_words : sequence of str
-        Leading words that decide a yes/no question (config ``audiorag.polarity_words``).
+        Leading words that decide a yes/no question (config ``judge.offline_polarity_words``).
 
     Returns
     -------
@@ -541,12 +539,9 @@ def parse_follow_correct(
     return follows, correct
 
 
-def verdict_words(cfg: Config) -> dict[str, list[str]]:
-    """The ``true_words``/``false_words`` keyword arguments from ``cfg``."""
-    return {
-        "true_words": [str(w) for w in cfg.value("judge.verdict_true_words")],
-        "false_words": [str(w) for w in cfg.value("judge.verdict_false_words")],
-    }
+def verdict_words(params: JudgeParams) -> dict[str, list[str]]:
+    """The ``true_words``/``false_words`` keyword arguments of config section ``judge``."""
+    return {"true_words": list(params.verdict_true_words), "false_words": list(params.verdict_false_words)}
 
 
 def format_attributes(attributes: Any) -> str:

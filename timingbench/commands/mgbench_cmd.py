@@ -14,6 +14,7 @@ from timingbench.commands.mgbench_gen_cmd import register_actions
 from timingbench.config import load_config
 from timingbench.errors import ParameterError
 from timingbench.jsonio import write_json, write_jsonl
+from timingbench.params.benchmarks import JudgeParams, MgbenchParams, section_params
 from timingbench.suites.judge import verdict_words
 from timingbench.suites.mgbench import (
     LlmSpanExtractor,
@@ -110,8 +111,8 @@ def run_score(args: argparse.Namespace) -> int:
     (outputs are still written), else 0.
     """
     cfg = load_config(args.config)
-    mg = cfg.params.mgbench
-    jp = cfg.params.judge
+    mg = section_params(cfg, MgbenchParams)
+    jp = section_params(cfg, JudgeParams)
     gt = load_ground_truth(args.gt)
     pred = load_responses(args.pred, gt.rows)
     client = client_from_args(args, jp)

@@ -892,5 +892,5 @@ def document_spans(text: str) -> list[tuple[float, float]] | None:
             return None
         if not (_is_time(s) and _is_time(e)):
             return None
-        out.append((float(s), float(e)))
+        out.append((float(s), float(e)))  # type: ignore[arg-type]  # _is_time checked both
     return out

@@ -75,6 +75,36 @@ def test_reversed_span_is_dropped_with_a_note(patterns) -> None:
     assert "end before start" in p.note
 
 
+@pytest.mark.parametrize(
+    ("text", "status", "spans"),
+    [
+        # a JSON document's spans pass the core's clean_spans rule, as the cascade's do
+        ("[[-1, 2]]", "invalid", []),  # a start before the clip is no time of the clip
+        ("[[1.0000001, 2], [1.0000002, 2]]", "spans", [[1.0, 2.0]]),  # alike once rounded: one span
+        ("[[1.0000001, 1.0000004]]", "invalid", []),  # zero length once rounded
+        ("[[0, 1e308], [1, 2]]", "spans", [[1.0, 2.0]]),  # rounding overflows: no time
+        ("[[1, 2], [1, 2]]", "spans", [[1.0, 2.0]]),
+    ],
+)
+def test_json_document_spans_are_cleaned_like_text_spans(text, status, spans, patterns) -> None:
+    p = extract_spans(text, empty_patterns=patterns)
+    assert p.status == status
+    assert p.spans.tolist() == spans
+    assert np.isfinite(p.spans).all()
+
+
+@pytest.mark.parametrize(
+    ("reply", "status", "spans"),
+    [("[[2, 1]]", "invalid", []), ("[[3, 3]]", "invalid", []), ("[]", "empty", []),
+     ("```json\n[[0.5, 1.5], [2, 1]]\n```", "spans", [[0.5, 1.5]])],
+)
+def test_llm_extractor_reply_spans_follow_the_regex_rule(tmp_path, reply, status, spans) -> None:
+    with running_stub({"rules": [], "default": {"content": reply}}, tmp_path) as url:
+        client = ChatClient(url=url, model="stub", timeout_s=5, max_retries=0, backoff_s=0.0, temperature=0, max_tokens=8)
+        p = LlmSpanExtractor(client=client, empty_patterns=[]).extract("somewhere")
+    assert (p.status, p.spans.tolist()) == (status, spans)
+
+
 def _parse(spans, status: str = "spans") -> SpanParse:
     return SpanParse(status, np.asarray(spans, dtype=float).reshape(-1, 2))
 

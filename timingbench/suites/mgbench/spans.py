@@ -68,7 +68,10 @@ def _dropped_note(bad: Sequence[tuple[float, float]]) -> str | None:
 
 
 def _as_spans(good: Sequence[tuple[float, float]]) -> np.ndarray:
-    return round_time(np.asarray(good, dtype=np.float64)).reshape(-1, 2)
+    """Spans rounded for scoring; a time that rounding overflows (beyond ~1e302 s) is no time."""
+    with np.errstate(over="ignore", invalid="ignore"):
+        spans = round_time(np.asarray(good, dtype=np.float64)).reshape(-1, 2)
+    return spans[np.isfinite(spans).all(axis=1)]
 
 
 def extract_spans(
@@ -126,8 +129,9 @@ def extract_spans(
         parsed = parse_spans(text, strip_reasoning=False)
         good, bad = parsed.intervals, parsed.dropped
     note = _dropped_note(bad)
-    if good:
-        return SpanParse("spans", _as_spans(good), note)
+    spans = _as_spans(good)
+    if len(spans):
+        return SpanParse("spans", spans, note)
     squeezed = _WHITESPACE_RUN.sub(_squeeze, text)
     for pat in empty_patterns:
         try:
@@ -212,8 +216,9 @@ class LlmSpanExtractor:
                 if not spans:
                     return SpanParse("empty", NO_SPANS)
                 good, bad = clean_spans(spans)
-                if not good:
-                    return SpanParse("invalid", NO_SPANS, _dropped_note(bad))
-                return SpanParse("spans", _as_spans(good), _dropped_note(bad))
+                kept = _as_spans(good)
+                if not len(kept):
+                    return SpanParse("invalid", NO_SPANS, _dropped_note(bad) or "extractor: no usable span")
+                return SpanParse("spans", kept, _dropped_note(bad))
             last = reply
         return SpanParse("invalid", NO_SPANS, f"malformed extractor reply: {last[:120]!r}")

@@ -11,6 +11,7 @@ import pytest
 from judge_stub_server import running_stub, stub_stats
 
 from timingbench.cli import main
+from timingbench.errors import ConfigError
 from timingbench.suites.audiorag import (
     LlmRagJudge,
     OfflineRagJudge,
@@ -243,3 +244,13 @@ def test_cli_unreachable_judge_is_reported(tmp_path, capsys) -> None:
                "--judge-timeout", "2"])
     err = capsys.readouterr().err
     assert rc == 1 and "1 answers could not be judged" in err
+
+
+@pytest.mark.parametrize(
+    ("key", "value"),
+    [("audiorag.audio_subdir", ""), ("audiorag.fallback_subdirs", [""]), ("audiorag.error_types", {"ab": "x"}),
+     ("audiorag.error_types", {"a": ""}), ("audiorag.error_types", {})],
+)
+def test_invalid_audiorag_constant_is_a_config_error_naming_it(config, key: str, value: object) -> None:
+    with pytest.raises(ConfigError, match=key.replace(".", r"\.")):
+        config.with_value(key, value).params.audiorag  # noqa: B018

@@ -8,7 +8,7 @@ from dataclasses import replace
 import pytest
 from judge_stub_server import running_stub, stub_stats
 
-from timingbench.errors import ParameterError
+from timingbench.errors import ConfigError, ParameterError
 from timingbench.suites.judge import (
     ChatClient,
     JudgeError,
@@ -176,3 +176,14 @@ def test_client_from_params_reads_judge_section(config) -> None:
     assert (c.timeout_s, c.max_retries, c.backoff_s, c.temperature, c.max_tokens) == (17.0, 5, 0.25, 0.5, 99)
     c2 = ChatClient.from_params(jp, url="http://127.0.0.1:9", model="m", timeout_s=3.0, max_retries=0)
     assert (c2.timeout_s, c2.max_retries) == (3.0, 0)
+
+
+@pytest.mark.parametrize(
+    ("key", "value"),
+    [("judge.timeout_s", 0.0), ("judge.max_retries", -1), ("judge.backoff_s", -0.5), ("judge.temperature", -1.0),
+     ("judge.max_tokens", 0), ("judge.workers", 0), ("judge.verdict_true_words", []),
+     ("judge.offline_polarity_words", ["Yes"]), ("judge.verdict_false_words", ["no", "yes"])],
+)
+def test_invalid_judge_constant_is_a_config_error_naming_it(config, key: str, value: object) -> None:
+    with pytest.raises(ConfigError, match=key.replace(".", r"\.")):
+        config.with_value(key, value).params.judge  # noqa: B018

@@ -10,6 +10,7 @@ import pytest
 from judge_stub_server import running_stub
 
 from timingbench.cli import main
+from timingbench.errors import ConfigError
 from timingbench.suites.judge import OFFLINE_LABEL, ChatClient, verdict_words
 from timingbench.suites.mgbench import (
     LlmSpanExtractor,
@@ -346,3 +347,13 @@ def test_llm_extractor_malformed_reply_is_not_following(tmp_path, config) -> Non
         v = j.judge(question=q, answer="C")
     assert p.status == "invalid" and "malformed extractor reply" in p.note
     assert v.follows is None and "malformed judge reply" in v.note
+
+
+@pytest.mark.parametrize(
+    ("key", "value"),
+    [("mgbench.iou_thresholds", [0.5, 1.2]), ("mgbench.concept_groups", ["rhythm", "rhythm"]),
+     ("mgbench.concept_groups", []), ("mgbench.empty_answer_patterns", ["(unclosed"])],
+)
+def test_invalid_mgbench_constant_is_a_config_error_naming_it(config, key: str, value: object) -> None:
+    with pytest.raises(ConfigError, match=key.replace(".", r"\.")):
+        config.with_value(key, value).params.mgbench  # noqa: B018

@@ -10,7 +10,7 @@ import pytest
 
 from timingbench.cli import main
 from timingbench.config import Config
-from timingbench.errors import ParameterError
+from timingbench.errors import ConfigError, ParameterError
 from timingbench.suites.tag import evaluate, format_table, score_queries, summarize
 
 
@@ -165,3 +165,13 @@ def test_cli_jobs_option(tmp_path: Path) -> None:
     args = ["tag", "score", "--gt", str(gt), "--pred", str(pred), "--out", str(tmp_path / "o")]
     assert main([*args, "--jobs", "2"]) == 0
     assert main([*args, "--jobs", "0"]) == 2
+
+
+@pytest.mark.parametrize(
+    ("key", "value"),
+    [("tag.recall_iou_thresholds", [0.3, 1.5]), ("tag.recall_iou_thresholds", []), ("tag.recall_iou_thresholds", [0.0]),
+     ("tag.one_to_many_min_intervals", 1)],
+)
+def test_invalid_tag_constant_is_a_config_error_naming_it(config: Config, key: str, value: object) -> None:
+    with pytest.raises(ConfigError, match=key.replace(".", r"\.")):
+        config.with_value(key, value).params.tag  # noqa: B018

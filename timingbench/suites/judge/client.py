@@ -1,127 +1,29 @@
-"""Answer judges for the question-answering benchmarks (AudioRAG, MGBench understanding).
+"""Client of an OpenAI-compatible chat-completions endpoint (standard library only).
 
-Two kinds of judge sit behind the same small interface:
-
-- :class:`ChatClient` talks to an OpenAI-compatible ``/v1/chat/completions`` endpoint
-  (a local vLLM or llama.cpp server, or a hosted API). It retries transient failures
-  (connection errors, timeouts, HTTP 408/429/5xx, bodies that are not a chat completion)
-  with exponential back-off and raises :class:`JudgeError` once the retries are spent.
-- The *offline* judge is a deterministic normalised exact / containment match
-  (:func:`offline_match`). It needs no model and is the embedded default; every output
-  that uses it says so, because it is not the LLM judge the papers used.
-
-This module also holds the prompt templates and the parsers of judge replies
-(:func:`parse_verdict`, :func:`parse_error_type`, :func:`parse_follow_correct`). The
-benchmark modules build prompts and decide what a verdict means for their metrics.
+:class:`ChatClient` retries transient failures (connection errors, timeouts, HTTP
+408/429/5xx, bodies that are not a chat completion) with exponential back-off and raises
+:class:`JudgeError` once the retries are spent.
 """
 
 from __future__ import annotations
 
 import json
 import os
-import re
 import time
-import unicodedata
 import urllib.error
 import urllib.parse
 import urllib.request
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
 
 from timingbench.errors import ParameterError, TimingbenchError
 from timingbench.params.benchmarks import JudgeParams
 
-#: The label written into every output scored by the offline judge.
-OFFLINE_LABEL = "offline (normalised exact/containment match; not an LLM judge)"
+__all__ = ["API_KEY_ENV", "ChatClient", "ChatReply", "JudgeError", "chat_endpoint", "judge_client", "opener_for",
+           "served_model"]
 
 #: HTTP status codes worth retrying: request timeout, rate limit, server-side failures.
 _RETRY_STATUS = frozenset({408, 409, 425, 429, 500, 502, 503, 504})
-
-#: AudioRAG correctness prompt. Inputs: question, audio attribute, reference, answer.
-AUDIORAG_CORRECTNESS_PROMPT = """\
-You are grading an answer to a question about an audio clip.
-You see the question, an attribute of the audio (what the audio contains), the ground-truth
-answer and the model's answer. The model's answer is correct when it reaches the same
-final answer as the ground truth; paraphrases, extra explanation and equivalent names are
-fine, a different or missing final answer is not.
-
-Question:
-{question}
-
-Audio attribute:
-{audio_attr}
-
-Ground truth:
-{gt_answer}
-
-Model answer:
-{model_answer}
-
-Reply with exactly one word: yes if the model answer is correct, no if it is not."""
-
-#: AudioRAG error-type prompt (paper Appendix B, categories a-d), asked for wrong answers.
-AUDIORAG_ERROR_TYPE_PROMPT = """\
-You see a question about an audio clip, an attribute of the audio, the ground-truth answer
-and a model answer that is wrong. Put the mistake into exactly one category:
-
-a) Reasoning Error: the model misunderstood the question or reasoned incorrectly towards
-   the answer; the mistake does not come from mishearing the audio or from missing
-   external knowledge. A misread question is a reasoning error.
-b) Audio Processing Error: the question needs the attribute of the audio to be recognised
-   and the model recognised it wrongly.
-c) Knowledge Error: the question needs knowledge beyond the audio and the model answered
-   wrongly because that knowledge was missing or wrong.
-d) Invalid Answer: the model gave no answer, or a nonsensical or unfinished one.
-
-Question:
-{question}
-
-Audio attribute:
-{audio_attr}
-
-Ground truth:
-{gt_answer}
-
-Model answer:
-{model_answer}
-
-Reply with the letter of the category only (a, b, c or d)."""
-
-#: MGBench understanding prompt: instruction following first, then semantic correctness.
-MGBENCH_UNDERSTANDING_PROMPT = """\
-You are grading an answer to a question about a short piano excerpt.
-
-Question:
-{question}
-
-Reference answer:
-{gt_answer}
-
-Model answer:
-{model_answer}
-
-First decide whether the model answer actually answers the question (a refusal, an
-unrelated text or an empty reply does not). Then, only if it does, decide whether it is
-semantically the same as the reference answer; paraphrases and musically equivalent
-labels (for example "3/4" and "triple meter", "C minor" and "c minor") count as correct.
-
-Reply with exactly two lines:
-FOLLOWS: yes or no
-CORRECT: yes or no"""
-
-#: MGBench span extraction prompt: the auxiliary LLM only extracts spans, it does not judge.
-MGBENCH_SPAN_PROMPT = """\
-Below is a model's reply to a question asking for the time spans of musical events in an
-audio clip. Extract every time span the reply gives, in seconds.
-
-Reply:
-{response}
-
-Output a JSON list of [start, end] pairs in seconds, for example [[0.22, 1.34], [1.90, 2.47]].
-Output [] if the reply says that there is no such event.
-Output INVALID if the reply gives no time spans and does not say that there are none.
-Output nothing else."""
 
 
 class JudgeError(TimingbenchError):
@@ -383,175 +285,3 @@ def judge_client(
 
 class _Transient(Exception):
     """A reply that arrived but is unusable; retried like a network failure."""
-
-
-_WS = re.compile(r"\s+")
-_ARTICLES = re.compile(r"\b(?:a|an|the)\b")
-
-
-def normalise_answer(text: str) -> str:
-    """Normalise a short answer for matching.
-
-    NFKC, case folding, punctuation to spaces (letters and digits of every script kept),
-    English articles dropped, whitespace collapsed.
-
-    Parameters
-    ----------
-    text : str
-        An answer or reference.
-
-    Returns
-    -------
-    normalised : str
-    """
-    t = unicodedata.normalize("NFKC", text).casefold()
-    t = "".join(ch if (ch.isalnum() or ch.isspace()) else " " for ch in t)
-    t = _ARTICLES.sub(" ", t)
-    return _WS.sub(" ", t).strip()
-
-
-def offline_match(*, answer: str, reference: str, polarity_words: Sequence[str]) -> bool:
-    """Deterministic correctness of ``answer`` against ``reference``.
-
-    Correct when, after :func:`normalise_answer`, the answer equals the reference, or
-    the reference occurs in the answer as a whole-word phrase, or the reference starts
-    with a polarity word (``yes``/``no``) and the answer starts with the same one.
-
-    Parameters
-    ----------
-    answer : str
-        The model answer.
-    reference : str
-        The ground-truth answer.
-    polarity_words : sequence of str
-        Leading words that decide a yes/no question (config ``judge.offline_polarity_words``).
-
-    Returns
-    -------
-    correct : bool
-        Always False for an empty answer or an empty reference.
-    """
-    a = normalise_answer(answer)
-    r = normalise_answer(reference)
-    if not a or not r:
-        return False
-    if a == r or f" {r} " in f" {a} ":
-        return True
-    r_first = r.split(" ", 1)[0]
-    a_first = a.split(" ", 1)[0]
-    return r_first in polarity_words and a_first == r_first
-
-
-def _first_word(line: str) -> str:
-    m = re.search(r"[^\W_]+", line.casefold())
-    return m.group(0) if m else ""
-
-
-def parse_verdict(
-    text: str, *, true_words: Sequence[str], false_words: Sequence[str]
-) -> bool | None:
-    """Read a binary verdict from a judge reply.
-
-    The first non-empty line is used (a ``Verdict:``-style label is skipped); ``None``
-    means the reply is malformed.
-
-    Parameters
-    ----------
-    text : str
-        The judge reply.
-    true_words, false_words : sequence of str
-        Lower-case words meaning yes / no (config ``judge.verdict_*_words``).
-
-    Returns
-    -------
-    verdict : bool or None
-    """
-    for line in text.strip().splitlines():
-        if not _first_word(line):
-            continue
-        for candidate in (line, re.sub(r"^\s*[\w ]{0,20}:\s*", "", line)):
-            word = _first_word(candidate)
-            if word in true_words:
-                return True
-            if word in false_words:
-                return False
-        return None
-    return None
-
-
-def parse_error_type(text: str, *, letters: Sequence[str]) -> str | None:
-    """Read the error-type letter (``a``..``d``) from a judge reply.
-
-    Accepts ``b``, ``B)``, ``(c)``, ``Answer: d``, ``a) Reasoning Error``; returns
-    ``None`` for anything else (including a reply naming two letters).
-
-    Parameters
-    ----------
-    text : str
-        The judge reply.
-    letters : sequence of str
-        Allowed lower-case letters.
-
-    Returns
-    -------
-    letter : str or None
-    """
-    t = text.strip().casefold()
-    t = re.sub(r"^(?:error type|answer|category|type)\s*[:\-]\s*", "", t)
-    found = {x for x in re.findall(r"(?<![a-z])([a-z])\)", t) if x in letters}
-    if len(found) > 1:
-        return None
-    m = re.match(r"^[\(\[]?([a-z])[\)\]\.:]?(?:\s|$)", t)
-    if m and m.group(1) in letters:
-        return m.group(1)
-    return found.pop() if found else None
-
-
-def parse_follow_correct(
-    text: str, *, true_words: Sequence[str], false_words: Sequence[str]
-) -> tuple[bool | None, bool | None]:
-    """Read the ``FOLLOWS:`` and ``CORRECT:`` lines of an MGBench understanding reply.
-
-    Parameters
-    ----------
-    text : str
-        The judge reply.
-    true_words, false_words : sequence of str
-        As :func:`parse_verdict`.
-
-    Returns
-    -------
-    follows, correct : bool or None
-        ``None`` where the line is missing or unreadable. ``correct`` is forced to
-        ``False`` when ``follows`` is ``False``.
-    """
-    found: dict[str, bool | None] = {}
-    for line in text.splitlines():
-        m = re.match(r"^\W*(follows|correct)\W*:\s*(.*)$", line.strip(), flags=re.IGNORECASE)
-        if m:
-            key = m.group(1).casefold()
-            if key not in found:
-                found[key] = parse_verdict(m.group(2), true_words=true_words, false_words=false_words)
-    follows = found.get("follows")
-    correct = found.get("correct")
-    if follows is False:
-        correct = False
-    return follows, correct
-
-
-def verdict_words(params: JudgeParams) -> dict[str, list[str]]:
-    """The ``true_words``/``false_words`` keyword arguments of config section ``judge``."""
-    return {"true_words": list(params.verdict_true_words), "false_words": list(params.verdict_false_words)}
-
-
-def format_attributes(attributes: Any) -> str:
-    """Render a metadata ``attributes`` object as ``key: value`` lines for a prompt."""
-    if isinstance(attributes, dict):
-        return "\n".join(f"{k}: {_text(v)}" for k, v in attributes.items()) or "(none)"
-    return _text(attributes)
-
-
-def _text(v: Any) -> str:
-    if v is None or (isinstance(v, float) and v != v):
-        return "(unknown)"
-    return str(v)

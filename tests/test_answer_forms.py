@@ -15,10 +15,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from timingbench.benchmarks.mgbench import extract_spans
-from timingbench.benchmarks.tag import evaluate, score_queries, summarize
-from timingbench.benchmarks.tag_parse import parse_response
 from timingbench.config import Config
+from timingbench.suites.mgbench import extract_spans
+from timingbench.suites.tag import evaluate, score_queries, summarize
+from timingbench.suites.tag.answers import parse_response
 
 CORPUS = Path(__file__).resolve().parent / "data" / "tag_answer_forms.jsonl"
 ROWS = [json.loads(x) for x in CORPUS.read_text(encoding="utf-8").splitlines() if x]
@@ -79,8 +79,8 @@ def test_headline_metrics_equal_those_of_the_intended_parses(tmp_path: Path, con
     gt.write_text("".join(json.dumps(x) + "\n" for x in gt_rows), encoding="utf-8")
     pred.write_text("".join(json.dumps(x, ensure_ascii=False) + "\n" for x in pred_rows),
                     encoding="utf-8")
-    report = evaluate(gt, pred, config=config)
-    direct = summarize(score_queries(gts, intended), subsets, config=config)
+    report = evaluate(gt, pred, params=config.params.tag)
+    direct = summarize(score_queries(gts, intended), subsets, params=config.params.tag)
     got = report.summary["groups"]
     for group in ("overall", "one_to_one", "one_to_many"):
         for key in ("n", "mIoU", "R@0.3", "R@0.5", "R@0.7", "gIoU", "MAE_s", "Cvg", "Fail",

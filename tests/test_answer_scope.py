@@ -3,22 +3,24 @@
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
 import pytest
 
-from timingbench.benchmarks.answer_scope import (
+from timingbench.cli import main
+from timingbench.config import Config
+from timingbench.suites.answer_scope import (
     after_final_marker,
     final_answer,
     strip_reasoning_blocks,
 )
-from timingbench.benchmarks.answer_tables import rewrite_tables
-from timingbench.benchmarks.mgbench import RegexSpanExtractor, extract_spans
-from timingbench.benchmarks.tag import evaluate
-from timingbench.benchmarks.tag_parse import parse_response, parse_time
-from timingbench.cli import main
-from timingbench.config import Config
+from timingbench.suites.answer_tables import rewrite_tables
+from timingbench.suites.mgbench import RegexSpanExtractor, extract_spans
+from timingbench.suites.span_parse import parse_time
+from timingbench.suites.tag import evaluate
+from timingbench.suites.tag.answers import parse_response
 
 
 @pytest.mark.parametrize(
@@ -167,10 +169,10 @@ def test_tag_summary_records_the_reasoning_rule(tmp_path: Path, config: Config) 
     gt = _write(tmp_path / "gt.jsonl", [{"id": "q", "subset": "s", "intervals": [[4.7, 8.8]]}])
     pred = _write(tmp_path / "p.jsonl", [
         {"id": "q", "response": "<think>1.6-2.2 s?</think> Answer: 4.7s - 8.8s"}])
-    on = evaluate(gt, pred, config=config)
+    on = evaluate(gt, pred, params=config.params.tag)
     assert on.summary["parser"] == {"strip_reasoning": True}
     assert on.rows[0]["iou"] == 1.0 and on.rows[0]["n_pred"] == 1
-    off = evaluate(gt, pred, config=config.with_value("tag.strip_reasoning", False))
+    off = evaluate(gt, pred, params=replace(config.params.tag, strip_reasoning=False))
     assert off.summary["parser"] == {"strip_reasoning": False}
     assert off.rows[0]["n_pred"] == 2 and off.rows[0]["count"] == "over"
 

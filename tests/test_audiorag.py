@@ -10,7 +10,9 @@ from pathlib import Path
 import pytest
 from judge_stub_server import running_stub, stub_stats
 
-from timingbench.benchmarks.audiorag import (
+from timingbench.cli import main
+from timingbench.errors import ConfigError
+from timingbench.suites.audiorag import (
     LlmRagJudge,
     OfflineRagJudge,
     load_answers,
@@ -18,8 +20,7 @@ from timingbench.benchmarks.audiorag import (
     resolve_audio,
     score_audiorag,
 )
-from timingbench.benchmarks.judge import OFFLINE_LABEL, ChatClient, verdict_words
-from timingbench.cli import main
+from timingbench.suites.judge import OFFLINE_LABEL, ChatClient, verdict_words
 
 DATA = Path(__file__).resolve().parent / "data"
 META = DATA / "audiorag_metadata.jsonl"
@@ -161,7 +162,7 @@ def test_llm_judge_through_stub(tmp_path, config) -> None:
     answers, _ = load_answers(pred, meta)
     with running_stub(_rag_script(), tmp_path) as url:
         client = ChatClient(url=url, model="stub", timeout_s=5, max_retries=1, backoff_s=0.01, temperature=0, max_tokens=8)
-        judge = LlmRagJudge(client=client, letters=list(config.value("audiorag.error_types")), **verdict_words(config))
+        judge = LlmRagJudge(client=client, letters=list(config.value("audiorag.error_types")), **verdict_words(config.params.judge))
         rows, s = score_audiorag(meta, answers, judge=judge, error_types=config.value("audiorag.error_types"), workers=3)
         hits = stub_stats(url)
     by_id = {r["id"]: r for r in rows}
@@ -243,3 +244,13 @@ def test_cli_unreachable_judge_is_reported(tmp_path, capsys) -> None:
                "--judge-timeout", "2"])
     err = capsys.readouterr().err
     assert rc == 1 and "1 answers could not be judged" in err
+
+
+@pytest.mark.parametrize(
+    ("key", "value"),
+    [("audiorag.audio_subdir", ""), ("audiorag.fallback_subdirs", [""]), ("audiorag.error_types", {"ab": "x"}),
+     ("audiorag.error_types", {"a": ""}), ("audiorag.error_types", {})],
+)
+def test_invalid_audiorag_constant_is_a_config_error_naming_it(config, key: str, value: object) -> None:
+    with pytest.raises(ConfigError, match=key.replace(".", r"\.")):
+        config.with_value(key, value).params.audiorag  # noqa: B018

@@ -15,6 +15,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 from fuzz_support import (
     SEEDS,
     Line,
@@ -29,7 +30,7 @@ from fuzz_support import (
 )
 from hypothesis import given
 
-from timingbench.benchmarks import audiorag, mgbench, tag
+from timingbench.suites import audiorag, mgbench, tag
 
 FIELD_NAMES = ("id", "subset", "intervals", "duration_s", "response", "task", "question", "answer",
                "category", "audio_path", "run", "data_source")
@@ -227,7 +228,9 @@ def test_mgbench_loaders(seed: int) -> None:
     assert want <= set(responses.rows)
     for msg in responses.errors:
         assert f"{resp_path}:" in msg
-    assert all(p.status in ("spans", "empty", "invalid") for p in parsed)
+    for p in parsed:  # spans only with status "spans", each finite with 0 <= start < end
+        assert (p.status == "spans") == (len(p.spans) > 0)
+        assert np.isfinite(p.spans).all() and bool(np.all((p.spans[:, 0] >= 0) & (p.spans[:, 0] < p.spans[:, 1])))
 
 
 # --------------------------------------------------------------------------- AudioRAG

@@ -11,7 +11,6 @@ from pathlib import Path
 
 import pytest
 
-from timingbench.benchmarks import audiorag, mgbench
 from timingbench.calibration.annotations import (
     import_audacity_labels,
     import_sonic_visualiser_csv,
@@ -20,6 +19,7 @@ from timingbench.calibration.annotations import (
 from timingbench.config import load_config
 from timingbench.errors import ConfigError
 from timingbench.prompts import load_prompts
+from timingbench.suites import audiorag, mgbench
 
 PROMPT = {"id": "p1", "family": "single_event", "text": "t", "duration_s": 30.0, "tempo": None,
           "events": [{"id": "p1/e1", "kind": "instrument_entry", "target": "drums", "family": "percussion",

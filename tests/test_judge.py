@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import time
+from dataclasses import replace
 
 import pytest
 from judge_stub_server import running_stub, stub_stats
 
-from timingbench.benchmarks.judge import (
+from timingbench.errors import ConfigError, ParameterError
+from timingbench.suites.judge import (
     ChatClient,
     JudgeError,
     chat_endpoint,
@@ -18,7 +20,6 @@ from timingbench.benchmarks.judge import (
     parse_verdict,
     verdict_words,
 )
-from timingbench.errors import ParameterError
 
 LETTERS = ["a", "b", "c", "d"]
 
@@ -58,7 +59,7 @@ def test_chat_endpoint_rejects(url: str) -> None:
     ],
 )
 def test_parse_verdict(reply: str, verdict: bool | None, config) -> None:
-    assert parse_verdict(reply, **verdict_words(config)) is verdict
+    assert parse_verdict(reply, **verdict_words(config.params.judge)) is verdict
 
 
 @pytest.mark.parametrize(
@@ -85,7 +86,7 @@ def test_parse_error_type(reply: str, letter: str | None) -> None:
     ],
 )
 def test_parse_follow_correct(reply: str, expected: tuple, config) -> None:
-    assert parse_follow_correct(reply, **verdict_words(config)) == expected
+    assert parse_follow_correct(reply, **verdict_words(config.params.judge)) == expected
 
 
 @pytest.mark.parametrize(
@@ -169,9 +170,20 @@ def test_client_rejects_bad_settings(kw: dict, match: str) -> None:
         ChatClient(**args)
 
 
-def test_client_from_config_reads_judge_section(config) -> None:
-    c = ChatClient.from_config(config, url="http://127.0.0.1:9", model="m")
-    assert c.timeout_s == float(config.value("judge.timeout_s"))
-    assert c.max_retries == int(config.value("judge.max_retries"))
-    c2 = ChatClient.from_config(config, url="http://127.0.0.1:9", model="m", timeout_s=3.0, max_retries=0)
+def test_client_from_params_reads_judge_section(config) -> None:
+    jp = replace(config.params.judge, timeout_s=17.0, max_retries=5, backoff_s=0.25, temperature=0.5, max_tokens=99)
+    c = ChatClient.from_params(jp, url="http://127.0.0.1:9", model="m")
+    assert (c.timeout_s, c.max_retries, c.backoff_s, c.temperature, c.max_tokens) == (17.0, 5, 0.25, 0.5, 99)
+    c2 = ChatClient.from_params(jp, url="http://127.0.0.1:9", model="m", timeout_s=3.0, max_retries=0)
     assert (c2.timeout_s, c2.max_retries) == (3.0, 0)
+
+
+@pytest.mark.parametrize(
+    ("key", "value"),
+    [("judge.timeout_s", 0.0), ("judge.max_retries", -1), ("judge.backoff_s", -0.5), ("judge.temperature", -1.0),
+     ("judge.max_tokens", 0), ("judge.workers", 0), ("judge.verdict_true_words", []),
+     ("judge.offline_polarity_words", ["Yes"]), ("judge.verdict_false_words", ["no", "yes"])],
+)
+def test_invalid_judge_constant_is_a_config_error_naming_it(config, key: str, value: object) -> None:
+    with pytest.raises(ConfigError, match=key.replace(".", r"\.")):
+        config.with_value(key, value).params.judge  # noqa: B018

@@ -9,8 +9,10 @@ import numpy as np
 import pytest
 from judge_stub_server import running_stub
 
-from timingbench.benchmarks.judge import OFFLINE_LABEL, ChatClient, verdict_words
-from timingbench.benchmarks.mgbench import (
+from timingbench.cli import main
+from timingbench.errors import ConfigError
+from timingbench.suites.judge import OFFLINE_LABEL, ChatClient, verdict_words
+from timingbench.suites.mgbench import (
     LlmSpanExtractor,
     LlmUnderstandingJudge,
     MgQuestion,
@@ -26,7 +28,6 @@ from timingbench.benchmarks.mgbench import (
     score_grounding_question,
     score_mgbench,
 )
-from timingbench.cli import main
 
 TH = [0.5, 0.7]
 
@@ -73,6 +74,36 @@ def test_reversed_span_is_dropped_with_a_note(patterns) -> None:
     p = extract_spans("[0.5, 1.0], [3.0, 2.0]", empty_patterns=patterns)
     assert p.status == "spans" and p.spans.tolist() == [[0.5, 1.0]]
     assert "end before start" in p.note
+
+
+@pytest.mark.parametrize(
+    ("text", "status", "spans"),
+    [
+        # a JSON document's spans pass the core's clean_spans rule, as the cascade's do
+        ("[[-1, 2]]", "invalid", []),  # a start before the clip is no time of the clip
+        ("[[1.0000001, 2], [1.0000002, 2]]", "spans", [[1.0, 2.0]]),  # alike once rounded: one span
+        ("[[1.0000001, 1.0000004]]", "invalid", []),  # zero length once rounded
+        ("[[0, 1e308], [1, 2]]", "spans", [[1.0, 2.0]]),  # rounding overflows: no time
+        ("[[1, 2], [1, 2]]", "spans", [[1.0, 2.0]]),
+    ],
+)
+def test_json_document_spans_are_cleaned_like_text_spans(text, status, spans, patterns) -> None:
+    p = extract_spans(text, empty_patterns=patterns)
+    assert p.status == status
+    assert p.spans.tolist() == spans
+    assert np.isfinite(p.spans).all()
+
+
+@pytest.mark.parametrize(
+    ("reply", "status", "spans"),
+    [("[[2, 1]]", "invalid", []), ("[[3, 3]]", "invalid", []), ("[]", "empty", []),
+     ("```json\n[[0.5, 1.5], [2, 1]]\n```", "spans", [[0.5, 1.5]])],
+)
+def test_llm_extractor_reply_spans_follow_the_regex_rule(tmp_path, reply, status, spans) -> None:
+    with running_stub({"rules": [], "default": {"content": reply}}, tmp_path) as url:
+        client = ChatClient(url=url, model="stub", timeout_s=5, max_retries=0, backoff_s=0.0, temperature=0, max_tokens=8)
+        p = LlmSpanExtractor(client=client, empty_patterns=[]).extract("somewhere")
+    assert (p.status, p.spans.tolist()) == (status, spans)
 
 
 def _parse(spans, status: str = "spans") -> SpanParse:
@@ -311,8 +342,18 @@ def test_llm_extractor_malformed_reply_is_not_following(tmp_path, config) -> Non
     with running_stub({"rules": [], "default": {"content": "the spans are unclear"}}, tmp_path) as url:
         client = ChatClient(url=url, model="stub", timeout_s=5, max_retries=1, backoff_s=0.0, temperature=0, max_tokens=8)
         p = LlmSpanExtractor(client=client, empty_patterns=[]).extract("somewhere in the middle")
-        j = LlmUnderstandingJudge(client=client, **verdict_words(config))
+        j = LlmUnderstandingJudge(client=client, **verdict_words(config.params.judge))
         q = MgQuestion("u", 1, "2B", "understanding", "chord", "q?", None, "C")
         v = j.judge(question=q, answer="C")
     assert p.status == "invalid" and "malformed extractor reply" in p.note
     assert v.follows is None and "malformed judge reply" in v.note
+
+
+@pytest.mark.parametrize(
+    ("key", "value"),
+    [("mgbench.iou_thresholds", [0.5, 1.2]), ("mgbench.concept_groups", ["rhythm", "rhythm"]),
+     ("mgbench.concept_groups", []), ("mgbench.empty_answer_patterns", ["(unclosed"])],
+)
+def test_invalid_mgbench_constant_is_a_config_error_naming_it(config, key: str, value: object) -> None:
+    with pytest.raises(ConfigError, match=key.replace(".", r"\.")):
+        config.with_value(key, value).params.mgbench  # noqa: B018

@@ -10,13 +10,6 @@ import numpy as np
 import pytest
 import soundfile as sf
 
-from timingbench.benchmarks.mgbench import (
-    OfflineUnderstandingJudge,
-    RegexSpanExtractor,
-    load_ground_truth,
-    load_responses,
-    score_mgbench,
-)
 from timingbench.cli import main
 from timingbench.config import Config
 from timingbench.errors import ParameterError
@@ -33,6 +26,13 @@ from timingbench.mgbench_gen.dataset import (
 )
 from timingbench.mgbench_gen.excerpt import TICKS_PER_SECOND
 from timingbench.render.synth import read_midi_notes
+from timingbench.suites.mgbench import (
+    OfflineUnderstandingJudge,
+    RegexSpanExtractor,
+    load_ground_truth,
+    load_responses,
+    score_mgbench,
+)
 
 SR = 44100
 

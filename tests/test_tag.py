@@ -8,10 +8,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from timingbench.benchmarks.tag import evaluate, format_table, score_queries, summarize
 from timingbench.cli import main
 from timingbench.config import Config
-from timingbench.errors import ParameterError
+from timingbench.errors import ConfigError, ParameterError
+from timingbench.suites.tag import evaluate, format_table, score_queries, summarize
 
 
 def _write(path: Path, rows: list) -> Path:
@@ -27,7 +27,7 @@ def test_hand_worked_scores(config: Config) -> None:
     np.testing.assert_allclose(s.giou, [0.5, 0.5 - 8 / 12, -1.0], atol=1e-12)
     np.testing.assert_allclose(s.mae_s[:2], [2.5, (0.0 + 10.0) / 2], atol=1e-12)
     assert np.isnan(s.mae_s[2])
-    g = summarize(s, ["a", "b", "a"], config=config)
+    g = summarize(s, ["a", "b", "a"], params=config.params.tag)
     o = g["overall"]
     assert o["n"] == 3
     np.testing.assert_allclose(o["mIoU"], 100 / 3, atol=1e-3)
@@ -47,7 +47,7 @@ def test_hand_worked_scores(config: Config) -> None:
 def test_recall_threshold_edge_is_a_hit(config: Config) -> None:
     # IoU exactly 0.5 and 0.7 on paper
     s = score_queries([np.array([[0.0, 1.0]]), np.array([[0.0, 1.0]])], [[(0.0, 0.5)], [(0.3, 1.0)]])
-    g = summarize(s, ["x", "x"], config=config)["overall"]
+    g = summarize(s, ["x", "x"], params=config.params.tag)["overall"]
     assert g["R@0.5"] == 100.0
     assert g["R@0.7"] == 50.0
 
@@ -62,7 +62,7 @@ def test_paper_consistency_giou(tmp_path: Path, config: Config) -> None:
     pred += [{"id": f"q{k}", "response": "It is heard from 0 to 1.71 seconds."}
              for k in range(n_fail, n)]
     rep = evaluate(_write(tmp_path / "gt.jsonl", gt), _write(tmp_path / "p.jsonl", pred),
-                   config=config)
+                   params=config.params.tag)
     o = rep.summary["groups"]["overall"]
     assert round(o["gIoU_parsed"], 1) == 17.1
     assert round(o["Fail"], 1) == 15.1
@@ -89,7 +89,7 @@ def test_bad_rows_reported_and_run_continues(tmp_path: Path, config: Config) -> 
         {"id": "e", "response": None},
         {"id": "zzz", "response": "1-2 s"},
     ])
-    rep = evaluate(gt, pred, config=config)
+    rep = evaluate(gt, pred, params=config.params.tag)
     errs = "\n".join(rep.summary["errors"])
     assert "gt.jsonl:2 (id 'a'): duplicate id (first on line 1)" in errs
     assert "gt.jsonl:3 (id 'b'): field 'intervals' item 0" in errs
@@ -141,17 +141,18 @@ def test_cli_exit_status_on_row_errors(tmp_path: Path) -> None:
 
 
 def test_jobs_do_not_change_the_report(tmp_path: Path, config: Config, monkeypatch: pytest.MonkeyPatch) -> None:
-    from timingbench.benchmarks import tag
+    from timingbench.suites import tag
+    from timingbench.suites.tag import answers
 
-    monkeypatch.setattr(tag, "_MIN_TEXTS_PER_JOB", 2)
+    monkeypatch.setattr(answers, "_MIN_TEXTS_PER_JOB", 2)
     styles = ["from {a} to {b} s", "[{a}, {b}]", "Sorry, no.", '{{"start": {a}, "end": {b}}}',
               "Start: 0:0{a}, End: 0:0{b}"]
     gt = [{"id": f"q{k}", "subset": "s", "intervals": [[1.0, 3.0]]} for k in range(25)]
     pred = [{"id": f"q{k}", "response": styles[k % 5].format(a=k % 5, b=k % 5 + 2)}
             for k in range(25)]
     g, p = _write(tmp_path / "gt.jsonl", gt), _write(tmp_path / "p.jsonl", pred)
-    one = evaluate(g, p, config=config)
-    three = evaluate(g, p, config=config, jobs=3)
+    one = evaluate(g, p, params=config.params.tag)
+    three = evaluate(g, p, params=config.params.tag, jobs=3)
     assert three.rows == one.rows and three.summary == one.summary
     assert tag.parse_responses(["1-2 s"] * 6, jobs=3) == tag.parse_responses(["1-2 s"] * 6)
     with pytest.raises(ParameterError, match="jobs must be >= 1"):
@@ -164,3 +165,13 @@ def test_cli_jobs_option(tmp_path: Path) -> None:
     args = ["tag", "score", "--gt", str(gt), "--pred", str(pred), "--out", str(tmp_path / "o")]
     assert main([*args, "--jobs", "2"]) == 0
     assert main([*args, "--jobs", "0"]) == 2
+
+
+@pytest.mark.parametrize(
+    ("key", "value"),
+    [("tag.recall_iou_thresholds", [0.3, 1.5]), ("tag.recall_iou_thresholds", []), ("tag.recall_iou_thresholds", [0.0]),
+     ("tag.one_to_many_min_intervals", 1)],
+)
+def test_invalid_tag_constant_is_a_config_error_naming_it(config: Config, key: str, value: object) -> None:
+    with pytest.raises(ConfigError, match=key.replace(".", r"\.")):
+        config.with_value(key, value).params.tag  # noqa: B018

@@ -8,13 +8,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from timingbench.benchmarks.tag_parse import (
-    ParseResult,
-    parse_interval_list,
-    parse_response,
-    parse_time,
-)
 from timingbench.errors import ParameterError
+from timingbench.suites.span_parse import ParseResult, parse_time
+from timingbench.suites.tag.answers import parse_interval_list, parse_response
 
 CORPUS = Path(__file__).resolve().parent / "data" / "tag_parser_corpus.jsonl"
 ROWS = [json.loads(line) for line in CORPUS.read_text(encoding="utf-8").splitlines() if line]

@@ -16,9 +16,9 @@ from pathlib import Path
 
 import numpy as np
 
-from timingbench.benchmarks.mgbench import extract_spans
-from timingbench.benchmarks.tag_parse import parse_response
 from timingbench.config import load_config
+from timingbench.suites.mgbench.spans import extract_spans
+from timingbench.suites.tag.answers import parse_response
 
 CORPUS = Path(__file__).resolve().parents[1] / "tests" / "data" / "tag_answer_forms.jsonl"
 
@@ -35,7 +35,7 @@ def main() -> None:
     ap.add_argument("--show", type=int, default=40, help="misses printed per parser")
     args = ap.parse_args()
     rows = [json.loads(x) for x in args.corpus.read_text(encoding="utf-8").splitlines() if x]
-    patterns = load_config().value("mgbench.empty_answer_patterns")
+    patterns = load_config().params.mgbench.empty_answer_patterns
     parsers = {
         "tag": lambda t: [list(iv) for iv in parse_response(t).intervals],
         "mgbench-regex": lambda t: extract_spans(t, empty_patterns=patterns).spans.tolist(),

@@ -9,7 +9,11 @@ from pathlib import Path
 from typing import Any
 
 from timingbench import __version__
-from timingbench.benchmarks.audiorag import (
+from timingbench.commands.judge_options import add_judge_options, client_from_args
+from timingbench.config import Config, load_config
+from timingbench.jsonio import write_json, write_jsonl
+from timingbench.params.benchmarks import AudioragParams, JudgeParams, section_params
+from timingbench.suites.audiorag import (
     LlmRagJudge,
     OfflineRagJudge,
     RagJudge,
@@ -19,10 +23,7 @@ from timingbench.benchmarks.audiorag import (
     resolve_audio,
     score_audiorag,
 )
-from timingbench.benchmarks.judge import verdict_words
-from timingbench.commands.judge_options import add_judge_options, client_from_args
-from timingbench.config import load_config
-from timingbench.jsonio import write_json, write_jsonl
+from timingbench.suites.judge import verdict_words
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -55,7 +56,7 @@ def _print_help(parser: argparse.ArgumentParser, args: argparse.Namespace) -> in
     return 2
 
 
-def build_judge(args: argparse.Namespace, cfg: Any) -> RagJudge:
+def build_judge(args: argparse.Namespace, cfg: Config) -> RagJudge:
     """The judge named by ``--judge`` (offline or LLM).
 
     Raises
@@ -64,10 +65,11 @@ def build_judge(args: argparse.Namespace, cfg: Any) -> RagJudge:
         If the URL is bad, or no ``--judge-model`` is given and the server does not list
         exactly one model.
     """
-    client = client_from_args(args, cfg)
+    jp = section_params(cfg, JudgeParams)
+    client = client_from_args(args, jp)
     if client is None:
-        return OfflineRagJudge(polarity_words=cfg.value("judge.offline_polarity_words"))
-    return LlmRagJudge(client=client, letters=list(cfg.value("audiorag.error_types")), **verdict_words(cfg))
+        return OfflineRagJudge(polarity_words=jp.offline_polarity_words)
+    return LlmRagJudge(client=client, letters=list(section_params(cfg, AudioragParams).error_types), **verdict_words(jp))
 
 
 def _pct(v: float | None) -> str:
@@ -109,14 +111,11 @@ def run_score(args: argparse.Namespace) -> int:
     meta = load_metadata(gt)
     answers, answer_errors = load_answers(args.pred, meta)
     judge = build_judge(args, cfg)
-    root = Path(args.audio_root) if args.audio_root else default_audio_root(
-        gt, audio_subdir=str(cfg.value("audiorag.audio_subdir"))
-    )
-    res = resolve_audio(meta.items, audio_root=root, fallback_subdirs=cfg.value("audiorag.fallback_subdirs"))
-    workers = args.judge_workers if args.judge_workers is not None else int(cfg.value("judge.workers"))
-    rows, summary = score_audiorag(
-        meta, answers, judge=judge, error_types=cfg.value("audiorag.error_types"), workers=workers
-    )
+    rag = section_params(cfg, AudioragParams)
+    root = Path(args.audio_root) if args.audio_root else default_audio_root(gt, audio_subdir=rag.audio_subdir)
+    res = resolve_audio(meta.items, audio_root=root, fallback_subdirs=rag.fallback_subdirs)
+    workers = args.judge_workers if args.judge_workers is not None else section_params(cfg, JudgeParams).workers
+    rows, summary = score_audiorag(meta, answers, judge=judge, error_types=rag.error_types, workers=workers)
     errors = meta.errors + answer_errors
     full: dict[str, Any] = {
         "benchmark": "AudioRAG",

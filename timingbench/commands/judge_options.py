@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import argparse
 
-from timingbench.benchmarks.judge import ChatClient, judge_client
-from timingbench.config import Config
+from timingbench.params.benchmarks import JudgeParams
+from timingbench.suites.judge import ChatClient, judge_client
 
 
 def add_judge_options(p: argparse.ArgumentParser, *, judge_help: str) -> None:
@@ -18,9 +18,9 @@ def add_judge_options(p: argparse.ArgumentParser, *, judge_help: str) -> None:
     p.add_argument("--judge-workers", type=int, default=None, help="concurrent judge requests (config judge.workers)")
 
 
-def client_from_args(args: argparse.Namespace, cfg: Config) -> ChatClient | None:
+def client_from_args(args: argparse.Namespace, params: JudgeParams) -> ChatClient | None:
     """The LLM judge client named by ``--judge`` (None for ``offline``)."""
     if args.judge == "offline":
         return None
-    return judge_client(cfg, url=args.judge, model=args.judge_model, timeout_s=args.judge_timeout,
+    return judge_client(params, url=args.judge, model=args.judge_model, timeout_s=args.judge_timeout,
                         max_retries=args.judge_retries)

@@ -9,8 +9,14 @@ from pathlib import Path
 from typing import Any
 
 from timingbench import __version__
-from timingbench.benchmarks.judge import verdict_words
-from timingbench.benchmarks.mgbench import (
+from timingbench.commands.judge_options import add_judge_options, client_from_args
+from timingbench.commands.mgbench_gen_cmd import register_actions
+from timingbench.config import load_config
+from timingbench.errors import ParameterError
+from timingbench.jsonio import write_json, write_jsonl
+from timingbench.params.benchmarks import JudgeParams, MgbenchParams, section_params
+from timingbench.suites.judge import verdict_words
+from timingbench.suites.mgbench import (
     LlmSpanExtractor,
     LlmUnderstandingJudge,
     OfflineUnderstandingJudge,
@@ -21,11 +27,6 @@ from timingbench.benchmarks.mgbench import (
     load_responses,
     score_mgbench,
 )
-from timingbench.commands.judge_options import add_judge_options, client_from_args
-from timingbench.commands.mgbench_gen_cmd import register_actions
-from timingbench.config import load_config
-from timingbench.errors import ParameterError
-from timingbench.jsonio import write_json, write_jsonl
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -110,32 +111,32 @@ def run_score(args: argparse.Namespace) -> int:
     (outputs are still written), else 0.
     """
     cfg = load_config(args.config)
+    mg = section_params(cfg, MgbenchParams)
+    jp = section_params(cfg, JudgeParams)
     gt = load_ground_truth(args.gt)
     pred = load_responses(args.pred, gt.rows)
-    client = client_from_args(args, cfg)
-    patterns = cfg.value("mgbench.empty_answer_patterns")
+    client = client_from_args(args, jp)
     extractor: SpanExtractor
     if args.extractor == "llm":
         if client is None:
             raise ParameterError("--extractor llm needs --judge URL (an OpenAI-compatible server)")
-        extractor = LlmSpanExtractor(client=client, empty_patterns=patterns)
+        extractor = LlmSpanExtractor(client=client, empty_patterns=mg.empty_answer_patterns)
     else:
-        extractor = RegexSpanExtractor(empty_patterns=patterns,
-                                       strip_reasoning=bool(cfg.value("mgbench.strip_reasoning")))
+        extractor = RegexSpanExtractor.from_params(mg)
     judge: UnderstandingJudge
     if client is None:
-        judge = OfflineUnderstandingJudge(polarity_words=cfg.value("judge.offline_polarity_words"))
+        judge = OfflineUnderstandingJudge(polarity_words=jp.offline_polarity_words)
     else:
-        judge = LlmUnderstandingJudge(client=client, **verdict_words(cfg))
-    thresholds = [float(t) for t in cfg.value("mgbench.iou_thresholds")]
-    workers = args.judge_workers if args.judge_workers is not None else int(cfg.value("judge.workers"))
+        judge = LlmUnderstandingJudge(client=client, **verdict_words(jp))
+    thresholds = [float(t) for t in mg.iou_thresholds]
+    workers = args.judge_workers if args.judge_workers is not None else jp.workers
     rows, summary = score_mgbench(
         gt.rows,
         pred.rows,
         extractor=extractor,
         judge=judge,
         iou_thresholds=thresholds,
-        concept_groups=cfg.value("mgbench.concept_groups"),
+        concept_groups=mg.concept_groups,
         workers=workers,
     )
     errors = gt.errors + pred.errors

@@ -6,9 +6,10 @@ import argparse
 import sys
 from pathlib import Path
 
-from timingbench.benchmarks.tag import evaluate, format_table
 from timingbench.config import load_config
 from timingbench.jsonio import write_json, write_jsonl
+from timingbench.params.benchmarks import TagParams, section_params
+from timingbench.suites.tag import evaluate, format_table
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -47,7 +48,8 @@ def run_score(args: argparse.Namespace) -> int:
     if args.jobs < 1:
         print(f"error: --jobs must be >= 1, got {args.jobs}", file=sys.stderr)
         return 2
-    report = evaluate(args.gt, args.pred, config=config, jobs=args.jobs)
+    report = evaluate(args.gt, args.pred, params=section_params(config, TagParams), jobs=args.jobs,
+                      provenance={"config_version": config.version, "config_hash": config.content_hash})
     out: Path = args.out
     out.mkdir(parents=True, exist_ok=True)
     write_jsonl(out / "queries.jsonl", report.rows)

@@ -3,7 +3,7 @@
 Models often answer with a table whose start and end times sit in separate columns
 (``| 1 | 00:03.0 | 00:13.4 |`` under ``| # | Start | End |``). Such a table states one
 interval per row, but no range operator joins the two times, so the text cascade of
-:mod:`timingbench.benchmarks.tag_parse` cannot pair them. This module finds the tables and
+:mod:`timingbench.suites.span_parse` cannot pair them. This module finds the tables and
 rewrites each data row as ``<start> s to <end> s`` (seconds, 6 decimals) in place.
 
 A table is a header line whose cells name a start column (``start``, ``begin``,
@@ -127,7 +127,7 @@ def rewrite_tables(text: str, parse_time: Callable[[str], float | None]) -> str:
         A model answer.
     parse_time : callable
         Reads one time expression in seconds (None when the cell is not one), e.g.
-        :func:`timingbench.benchmarks.tag_parse.parse_time`.
+        :func:`timingbench.suites.span_parse.parse_time`.
 
     Returns
     -------

@@ -1,12 +1,16 @@
-"""Deterministic rule-based recovery of time intervals from free-form model answers.
+"""The time-span parsing core: deterministic recovery of time intervals from model answers.
 
-The time-span parsing core of TAG-Bench and of MGBench's regex extractor. The cascade
-follows TAG-Bench's answer parsing (no language model, no semantic rescue); every rule
-is listed with an example in ``docs/tag.md``:
+One core serves TAG-Bench (:mod:`timingbench.suites.tag.answers`) and MGBench's regex and
+LLM span extractors (:mod:`timingbench.suites.mgbench.spans`); each paper's own rules (the
+TAG-Bench failure sentinel and constrained-JSON track, MGBench's explicit empty answers and
+instruction following) are thin layers on top. The cascade follows TAG-Bench's answer
+parsing (Sec. 4.2: no language model, no semantic rescue); every rule is listed with an
+example in ``docs/tag.md``:
 
-0. **Final answer** (``strip_reasoning``, config ``tag.strip_reasoning``): reasoning
+0. **Final answer** (``strip_reasoning``): reasoning
    blocks are removed and only the text after the last final-answer marker is read
-   (:mod:`timingbench.benchmarks.answer_scope`).
+   (:mod:`timingbench.suites.answer_scope`; config ``tag.strip_reasoning``
+   and ``mgbench.strip_reasoning``).
 1. **Normalisation**: lower case; dashes, tildes and arrows unified; ``_`` read as a space;
    ``t=`` and approximate ``~``/``≈`` before a number dropped; spelled-out numbers ("two
    minutes and five seconds", "three point five") turned into digits; ordinals before a
@@ -17,7 +21,7 @@ is listed with an example in ``docs/tag.md``:
    ``[start, end]`` pairs (numbers or time strings) and from string values holding an
    interval expression.
 3. **Tables** (when JSON gave nothing): rows of tables with start and end columns, and
-   ``start,end`` lines, are rewritten as ranges (:mod:`timingbench.benchmarks.answer_tables`).
+   ``start,end`` lines, are rewritten as ranges (:mod:`timingbench.suites.answer_tables`).
 4. **Time expressions**: hh:mm:ss and mm:ss clocks with optional fractions (``.`` or
    ``,``), numbers with units (h, min, s, ms and their spellings) and compounds of
    decreasing units ("1 min 5 s", "1h2m3s") become times; bare numbers are kept as
@@ -36,9 +40,14 @@ is listed with an example in ``docs/tag.md``:
    same answer still counts; an interval must have ``start < end`` (reversed pairs are
    reported in ``ParseResult.dropped``); exact duplicates are dropped, order is kept.
 
-An answer with no interval left is a parsing failure (``ParseResult.failed``); the
-scorer replaces it by the empty-prediction sentinel ``0s~0s``. A single timestamp
+An answer with no interval left is a parsing failure (``ParseResult.failed``); what a
+failure means is the layer's decision (TAG-Bench: the empty-prediction sentinel ``0s~0s``;
+MGBench: an explicit empty answer or not following the instruction). A single timestamp
 ("the word is spoken at 3.5 s") is not an interval and so counts as a failure.
+
+A whole answer that is one JSON document of spans (``[[s, e], ...]``, ``{"intervals": ...}``)
+is read strictly by :func:`document_spans` (MGBench reads ``[]`` as an explicit empty
+answer); every interval, from any stage, goes through :func:`clean_spans`.
 
 Every step is linear in the length of the answer (hostile inputs are tested in
 ``tests/test_parse_robustness.py``); the only error raised is :class:`ParameterError`.
@@ -50,16 +59,17 @@ import json
 import math
 import re
 from bisect import bisect_left, bisect_right
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
-from timingbench.benchmarks.answer_scope import final_answer
-from timingbench.benchmarks.answer_tables import rewrite_tables
+from timingbench.convert import TIME_DECIMALS
 from timingbench.errors import ParameterError
+from timingbench.suites.answer_scope import final_answer
+from timingbench.suites.answer_tables import rewrite_tables
 
-__all__ = ["ParseResult", "parse_response", "parse_time", "parse_interval_list"]
+__all__ = ["ParseResult", "clean_spans", "document_spans", "parse_spans", "parse_time", "time_value_seconds"]
 
 
 @dataclass(frozen=True)
@@ -579,7 +589,23 @@ def _ms_key(k: str) -> bool:
     return bool(words) and words[-1] in ("ms", "milliseconds", "msec")
 
 
-def _json_value_seconds(v: Any, *, ms: bool) -> float | None:
+def time_value_seconds(v: Any, *, ms: bool = False) -> float | None:
+    """Seconds of one JSON time value: a number, or a string holding one time expression.
+
+    Parameters
+    ----------
+    v : Any
+        A decoded JSON value.
+    ms : bool, optional
+        The value is in milliseconds (a key ending in ``ms``); a time string with a unit
+        keeps its own unit.
+
+    Returns
+    -------
+    seconds : float or None
+        None for anything that is not a finite time (booleans, null, containers, numbers
+        beyond the float range).
+    """
     if isinstance(v, bool):
         return None
     if isinstance(v, int | float):
@@ -611,8 +637,8 @@ def _json_intervals(obj: Any, depth: int = 0) -> list[tuple[float, float]]:
         sk = next((keys[k] for k in keys if k in _START_KEYS), None)
         ek = next((keys[k] for k in keys if k in _END_KEYS), None)
         if sk is not None and ek is not None:
-            s = _json_value_seconds(obj[sk], ms=_ms_key(str(sk)))
-            e = _json_value_seconds(obj[ek], ms=_ms_key(str(ek)))
+            s = time_value_seconds(obj[sk], ms=_ms_key(str(sk)))
+            e = time_value_seconds(obj[ek], ms=_ms_key(str(ek)))
             if s is not None and e is not None:
                 return [(s, e)]
         for v in obj.values():
@@ -620,8 +646,8 @@ def _json_intervals(obj: Any, depth: int = 0) -> list[tuple[float, float]]:
         return out
     if isinstance(obj, list):
         if len(obj) == 2 and all(isinstance(x, int | float | str) for x in obj):
-            s = _json_value_seconds(obj[0], ms=False)
-            e = _json_value_seconds(obj[1], ms=False)
+            s = time_value_seconds(obj[0], ms=False)
+            e = time_value_seconds(obj[1], ms=False)
             if s is not None and e is not None:
                 return [(s, e)]
         for v in obj:
@@ -696,19 +722,32 @@ def _json_objects(text: str) -> Iterator[Any]:
 # --------------------------------------------------------------------------- public API
 
 
-def _clean(raw: list[tuple[float, float]]) -> tuple[tuple[float, float], ...]:
-    return _clean_split(raw)[0]
+Spans = tuple[tuple[float, float], ...]
 
 
-def _clean_split(
-    raw: list[tuple[float, float]],
-) -> tuple[tuple[tuple[float, float], ...], tuple[tuple[float, float], ...]]:
-    """Intervals with ``0 <= start < end`` (rounded, duplicates dropped) and reversed pairs."""
+def clean_spans(raw: Iterable[tuple[float, float]]) -> tuple[Spans, Spans]:
+    """The rule every recovered interval passes: kept intervals and reversed pairs.
+
+    Times are rounded to 6 decimals (:data:`timingbench.convert.TIME_DECIMALS`) first, so
+    two pairs that round alike are one interval and a pair that rounds to zero length is
+    reversed. Pairs with a non-finite time or a negative start are left out; exact
+    duplicates are kept once, in the order stated.
+
+    Parameters
+    ----------
+    raw : iterable of (float, float)
+        ``(start, end)`` pairs in seconds, as stated.
+
+    Returns
+    -------
+    kept, dropped : tuple of (float, float)
+        Intervals with ``0 <= start < end``, and pairs with ``end <= start``.
+    """
     seen: set[tuple[float, float]] = set()
     out: list[tuple[float, float]] = []
     dropped: list[tuple[float, float]] = []
     for s, e in raw:
-        s, e = round(s, 6), round(e, 6)
+        s, e = round(s, TIME_DECIMALS), round(e, TIME_DECIMALS)
         if not (math.isfinite(s) and math.isfinite(e)) or s < 0:
             continue
         if (s, e) in seen:
@@ -740,11 +779,11 @@ def _fast_json(text: str) -> ParseResult | None:
     m = _FAST_PAIR.fullmatch(text) or _FAST_OBJECT.fullmatch(text)
     if m is None:
         return None
-    got = _clean([(float(m.group(1)), float(m.group(2)))])
+    got = clean_spans([(float(m.group(1)), float(m.group(2)))])[0]
     return ParseResult(got, "json") if got else None
 
 
-def parse_response(text: str, *, strip_reasoning: bool = True) -> ParseResult:
+def parse_spans(text: str, *, strip_reasoning: bool = True) -> ParseResult:
     """Recover the intervals a free-form answer states.
 
     Parameters
@@ -753,8 +792,7 @@ def parse_response(text: str, *, strip_reasoning: bool = True) -> ParseResult:
         The model's answer.
     strip_reasoning : bool, optional
         Read only the final answer: reasoning blocks removed, and only the text after
-        the last final-answer marker kept (:func:`timingbench.benchmarks.answer_scope.final_answer`;
-        config ``tag.strip_reasoning``).
+        the last final-answer marker kept (:func:`timingbench.suites.answer_scope.final_answer`).
 
     Returns
     -------
@@ -780,51 +818,79 @@ def parse_response(text: str, *, strip_reasoning: bool = True) -> ParseResult:
         for obj in _json_objects(text):
             if isinstance(obj, dict | list):
                 found.extend(_json_intervals(obj))
-        got, dropped = _clean_split(found)
+        got, dropped = clean_spans(found)
         if got:
             return ParseResult(got, "json", dropped)
-    got, dropped_text = _clean_split(_text_intervals(_normalise(rewrite_tables(text, parse_time))))
+    got, dropped_text = clean_spans(_text_intervals(_normalise(rewrite_tables(text, parse_time))))
     if got:
         return ParseResult(got, "text", dropped_text)
     return ParseResult((), "none", dropped or dropped_text)
 
 
-def parse_interval_list(value: Any, *, where: str) -> ParseResult:
-    """Read the constrained-JSON track's ``intervals`` field.
+# --------------------------------------------------------------------------- whole documents
+
+#: Keys under which a JSON object answer holds its list of spans.
+DOCUMENT_KEYS = ("intervals", "spans", "segments", "answer", "timestamps")
+
+
+def _is_time(v: Any) -> bool:
+    if isinstance(v, bool) or not isinstance(v, int | float):
+        return False
+    try:
+        return math.isfinite(v)
+    except OverflowError:  # an integer beyond the float range
+        return False
+
+
+def document_spans(text: str) -> list[tuple[float, float]] | None:
+    """The spans of an answer that is one JSON document of spans, read strictly.
+
+    The document is a list of ``[start, end]`` number pairs or ``{"start"/"onset",
+    "end"/"offset"}`` objects, a single ``[start, end]`` pair, or an object holding such a
+    list under one of :data:`DOCUMENT_KEYS`. Unlike the JSON stage of :func:`parse_spans`,
+    which reads intervals wherever they sit in an answer, this reads the whole answer or
+    nothing, so that an empty list (``[]``) can be told apart from an answer without spans.
 
     Parameters
     ----------
-    value : Any
-        The decoded field: a list of ``[start, end]`` pairs in seconds (numbers, or time
-        strings such as ``"00:12.5"``).
-    where : str
-        Location used in error messages (``"responses.jsonl:12 (id q7)"``).
+    text : str
+        The answer (final answer only, when the caller strips reasoning).
 
     Returns
     -------
-    result : ParseResult
-        Stage ``"json"``; failed when the list is empty or holds no interval with
-        ``start < end``.
-
-    Raises
-    ------
-    ParameterError
-        If the field is not a list of pairs or holds a time that is not a number or a
-        time string.
+    spans : list of (float, float) or None
+        The pairs as stated (not cleaned: see :func:`clean_spans`), ``[]`` for an empty
+        list; None when the text is not such a document (prose, other JSON, a non-numeric
+        or non-finite time).
     """
-    if not isinstance(value, list):
-        raise ParameterError(f"{where}: field 'intervals' must be a list of [start, end] pairs")
-    raw: list[tuple[float, float]] = []
-    for k, pair in enumerate(value):
-        if not isinstance(pair, list | tuple) or len(pair) != 2:
-            raise ParameterError(
-                f"{where}: field 'intervals' item {k} must be a [start, end] pair, got {pair!r}"
-            )
-        ends = [_json_value_seconds(x, ms=False) for x in pair]
-        if ends[0] is None or ends[1] is None:
-            raise ParameterError(
-                f"{where}: field 'intervals' item {k} = {pair!r} holds a non-numeric time"
-            )
-        raw.append((ends[0], ends[1]))
-    got = _clean(raw)
-    return ParseResult(got, "json") if got else ParseResult((), "none")
+    t = text.strip()
+    if not t or t[0] not in "[{":
+        return None
+    try:
+        doc = json.loads(t)
+    except (ValueError, RecursionError):  # not JSON, an over-long integer, too deep
+        return None
+    if isinstance(doc, dict):
+        for key in DOCUMENT_KEYS:
+            if key in doc:
+                doc = doc[key]
+                break
+        else:
+            return None
+    if not isinstance(doc, list):
+        return None
+    if len(doc) == 2 and all(isinstance(v, int | float) and not isinstance(v, bool) for v in doc):
+        doc = [doc]
+    out: list[tuple[float, float]] = []
+    for item in doc:
+        if isinstance(item, dict):
+            s = item.get("start", item.get("onset"))
+            e = item.get("end", item.get("offset"))
+        elif isinstance(item, list | tuple) and len(item) == 2:
+            s, e = item
+        else:
+            return None
+        if not (_is_time(s) and _is_time(e)):
+            return None
+        out.append((float(s), float(e)))  # type: ignore[arg-type]  # _is_time checked both
+    return out

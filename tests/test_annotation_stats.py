@@ -33,7 +33,8 @@ def two(tmp_path_factory):
 def stats(two):
     ps = load_prompts(two.prompts).prompts
     return annotation_stats(load_annotations(two.annotations), prompts=ps, events=event_index(ps),
-                            config=load_config(), clip_names=[t["clip"] for t in two.truth] + ["extra.wav"])
+                            params=load_config().params.annotations, window_s=load_config().params.search.window_s,
+                            clip_names=[t["clip"] for t in two.truth] + ["extra.wav"])
 
 
 def _bin(v: float) -> int:

@@ -426,7 +426,7 @@ def test_drum_pattern_grid_within_paper_bound(config: Config) -> None:
 
 @pytest.mark.slow
 def test_tempo_check_with_renderer(tmp_path: Path) -> None:
-    pytest.importorskip("timingbench.render.recipes")
+    pytest.importorskip("timingbench.render.pipeline")
     main(["tempo-check", "--source", "render", "--out", str(tmp_path), "--tempi", "50,143.7,174",
           "--kinds", "click,drums"])
     summary = json.loads((tmp_path / "tempo-check.json").read_text())["summary"]

@@ -300,7 +300,7 @@ def _render_recipe_fn() -> Any:
         from timingbench.render import render_recipe  # type: ignore[attr-defined]
     except ImportError:
         try:
-            from timingbench.render.recipes import render_recipe  # type: ignore[no-redef]
+            from timingbench.render.pipeline import render_recipe  # type: ignore[no-redef]
         except ImportError:
             return None
     return render_recipe

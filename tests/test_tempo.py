@@ -11,12 +11,6 @@ import pytest
 
 from timingbench.audio import load_clip
 from timingbench.cli import main
-from timingbench.commands.tempo_cmd import (
-    click_track,
-    click_track_at,
-    drum_pattern,
-    drum_pattern_at,
-)
 from timingbench.config import Config
 from timingbench.detectors.tempo import (
     REASON_NO_PULSE,
@@ -34,6 +28,12 @@ from timingbench.detectors.tempo import (
     trimmed_intervals,
 )
 from timingbench.errors import ParameterError
+from timingbench.render.reference_signals import (
+    click_track,
+    click_track_at,
+    drum_pattern,
+    drum_pattern_at,
+)
 
 SR = 44100
 

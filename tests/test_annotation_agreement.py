@@ -15,6 +15,7 @@ from two_annotators import (
     vocadito_rows,
 )
 
+from timingbench.annotation_io import validate_annotation_rows
 from timingbench.calibration.agreement import (
     agreement_report,
     cohen_kappa,
@@ -22,7 +23,6 @@ from timingbench.calibration.agreement import (
     event_index,
     match_onsets,
 )
-from timingbench.calibration.annotations import validate_annotation_rows
 from timingbench.cli import main
 from timingbench.errors import ParameterError
 from timingbench.prompts import load_prompts
@@ -146,7 +146,7 @@ def test_vocadito_stats_count_real_notes(vocadito_set: Path, capsys):
 
 
 def test_designed_layer1_kappa_and_deltas(two):
-    from timingbench.calibration.annotations import load_annotations
+    from timingbench.annotation_io import load_annotations
     from timingbench.config import load_config
 
     ann = load_annotations(two.annotations)
@@ -177,7 +177,7 @@ def test_designed_layer1_kappa_and_deltas(two):
 
 
 def test_designed_layer2_matches(two):
-    from timingbench.calibration.annotations import load_annotations
+    from timingbench.annotation_io import load_annotations
     from timingbench.config import load_config
 
     rep = agreement_report(load_annotations(two.annotations), events={}, params=load_config().params.annotations)

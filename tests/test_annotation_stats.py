@@ -10,13 +10,13 @@ import numpy as np
 import pytest
 from two_annotators import LAYER1_DESIGN, shared_two_annotator_set
 
+from timingbench.annotation_io import load_annotations
 from timingbench.calibration.agreement import event_index
 from timingbench.calibration.annotation_stats import (
     annotation_stats,
     displacement_histogram,
     format_stats,
 )
-from timingbench.calibration.annotations import load_annotations
 from timingbench.cli import main
 from timingbench.config import load_config
 from timingbench.prompts import load_prompts

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from timingbench.calibration.annotations import (
+from timingbench.annotation_io import (
     AnnotationSet,
     Layer1Row,
     Layer2Row,

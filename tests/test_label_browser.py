@@ -22,7 +22,7 @@ import numpy as np
 import pytest
 import soundfile as sf
 
-from timingbench.calibration.annotations import load_annotations
+from timingbench.annotation_io import load_annotations
 from timingbench.config import Config
 from timingbench.errors import ConfigError
 from timingbench.label.server import LabelApp, LabelServer, make_server

@@ -121,7 +121,7 @@ def test_prompt_and_truth_rows_follow_the_spec(rendered: dict[str, RenderedClip]
 
 
 def test_truth_and_observed_rows_parse_as_annotations(rendered: dict[str, RenderedClip]) -> None:
-    from timingbench.calibration.annotations import parse_annotation
+    from timingbench.annotation_io import parse_annotation
 
     for rc in rendered.values():
         for row in rc.truth + rc.observed:

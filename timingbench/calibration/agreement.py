@@ -30,7 +30,7 @@ from typing import Any
 
 import numpy as np
 
-from timingbench.calibration.annotations import AnnotationSet, Layer1Row, Layer2Row
+from timingbench.annotation_io import AnnotationSet, Layer1Row, Layer2Row
 from timingbench.errors import ParameterError
 from timingbench.params.tools import AnnotationsParams
 from timingbench.prompts import Prompt, parse_clip_name

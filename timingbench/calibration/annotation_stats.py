@@ -22,18 +22,18 @@ from typing import Any
 
 import numpy as np
 
+from timingbench.annotation_io import (
+    ONSET_CHARACTERS,
+    SALIENCE_LEVELS,
+    SPLITS,
+    AnnotationSet,
+)
 from timingbench.calibration.agreement import (
     UNKNOWN,
     EventInfo,
     annotators,
     event_family,
     prompt_of_clip,
-)
-from timingbench.calibration.annotations import (
-    ONSET_CHARACTERS,
-    SALIENCE_LEVELS,
-    SPLITS,
-    AnnotationSet,
 )
 from timingbench.params.tools import AnnotationsParams
 from timingbench.prompts import Prompt

@@ -13,6 +13,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
+from timingbench.annotation_io import AnnotationSet, load_annotations
 from timingbench.calibration.agreement import (
     agreement_report,
     event_index,
@@ -20,7 +21,6 @@ from timingbench.calibration.agreement import (
     plot_agreement,
 )
 from timingbench.calibration.annotation_stats import annotation_stats, format_stats
-from timingbench.calibration.annotations import AnnotationSet, load_annotations
 from timingbench.calibration.human_floor import HumanFloor, human_floor
 from timingbench.config import Config, load_config
 from timingbench.errors import TimingbenchError

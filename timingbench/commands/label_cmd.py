@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 from typing import cast
 
-from timingbench.calibration.annotations import SPLITS
+from timingbench.annotation_io import SPLITS
 from timingbench.config import load_config
 from timingbench.label.server import LabelApp, is_loopback, make_server
 from timingbench.label.store import LabelStore

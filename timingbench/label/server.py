@@ -35,12 +35,12 @@ from pathlib import Path
 from typing import Any, cast
 from urllib.parse import unquote, urlsplit
 
-from timingbench.audio import load_clip
-from timingbench.calibration.annotations import (
+from timingbench.annotation_io import (
     ONSET_CHARACTERS,
     audacity_labels_from_text,
     audacity_labels_text,
 )
+from timingbench.audio import load_clip
 from timingbench.config import Config
 from timingbench.convert import frames_to_time, time_to_frames
 from timingbench.errors import AnnotationError, TimingbenchError

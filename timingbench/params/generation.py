@@ -53,8 +53,6 @@ class RenderParams(Params):
         issue 3: off-time deliveries are displaced by a signed 0.3-4 s (convention)
     pause_gap_s : list[float]
         issue 3: a pause is a 3-5 s break after which the music resumes (convention)
-    energy_rise_db : float
-        issue 3: an energy increase adds layers with a rise of +6 dB or more (convention)
     fade_depth_db : float
         a rendered fade falls linearly in dB to -60 dB and is then cut to digital silence
         (convention)
@@ -77,7 +75,6 @@ class RenderParams(Params):
     midi_ticks_per_beat: int
     off_time_offset_s: list[float]
     pause_gap_s: list[float]
-    energy_rise_db: float
     fade_depth_db: float
     accent_ring_s: float
     fluidsynth_timeout_s: float
@@ -96,7 +93,7 @@ class RenderParams(Params):
         super().validate()
         sec = self.SECTION
         for name in ("sample_rate_hz", "midi_ticks_per_beat", "synth_gain", "fluidsynth_timeout_s",
-                     "accent_ring_s", "fade_depth_db", "observed_gap_s", "energy_rise_db"):
+                     "accent_ring_s", "fade_depth_db", "observed_gap_s"):
             if getattr(self, name) <= 0:
                 raise _fail(sec, name, "must be positive", getattr(self, name))
         if self.peak_dbfs > 0.0:

@@ -45,7 +45,7 @@ _SR = 44100
 
 
 def reference_plan(kinds: Sequence[str], *, tempi: Sequence[float] | None,
-                   config: Config) -> list[tuple[str, float]]:
+                   params: TempoParams) -> list[tuple[str, float]]:
     """The (kind, target BPM) pairs to check.
 
     Parameters
@@ -56,7 +56,8 @@ def reference_plan(kinds: Sequence[str], *, tempi: Sequence[float] | None,
         Targets of the exact kinds; ``tempo.reference_tempi_bpm`` when omitted. The
         half/double-time kinds use ``tempo.reference_half_time_bpm`` and
         ``tempo.reference_double_time_bpm``.
-    config : Config
+    params : TempoParams
+        The ``tempo`` section.
 
     Returns
     -------
@@ -70,7 +71,7 @@ def reference_plan(kinds: Sequence[str], *, tempi: Sequence[float] | None,
     unknown = [k for k in kinds if k not in KINDS]
     if unknown:
         raise ParameterError(f"--kinds: unknown kind(s) {unknown}; choose from {list(KINDS)}")
-    tp = cast("TempoParams", config.params.tempo)
+    tp = params
     exact = [float(v) for v in (tp.reference_tempi_bpm if tempi is None else tempi)]
     variants = {"half_time": tp.reference_half_time_bpm, "double_time": tp.reference_double_time_bpm}
     plan: list[tuple[str, float]] = []

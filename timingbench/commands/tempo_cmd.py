@@ -21,6 +21,7 @@ from __future__ import annotations
 import argparse
 import re
 from pathlib import Path
+from typing import TYPE_CHECKING, cast
 
 import numpy as np
 
@@ -35,6 +36,9 @@ from timingbench.calibration.tempo_check import (
 from timingbench.config import load_config
 from timingbench.errors import ParameterError
 from timingbench.jsonio import write_json
+
+if TYPE_CHECKING:
+    from timingbench.params.detectors import TempoParams
 
 
 def _plain(doc: str) -> str:
@@ -95,7 +99,8 @@ def run_tempo_check(args: argparse.Namespace) -> int:
         raise ParameterError("--source render: timingbench.render is not available; use --source synth")
     if args.soundfont and source != "render":
         raise ParameterError("--soundfont applies to rendered references only (--source render)")
-    plan = reference_plan(kinds, tempi=_parse_tempi(args.tempi) if args.tempi else None, config=cfg)
+    plan = reference_plan(kinds, tempi=_parse_tempi(args.tempi) if args.tempi else None,
+                          params=cast("TempoParams", cfg.params.tempo))
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     refs = [

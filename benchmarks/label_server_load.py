@@ -11,7 +11,7 @@ latency is recorded; a request that fails (no answer, or not ``200``) is counted
 
 Baseline: the same mix from one client, timed in the same run before the concurrent one.
 After the run the server is stopped and the annotation file is loaded back with
-:func:`~timingbench.calibration.annotations.load_annotations`: it must have no malformed
+:func:`~timingbench.annotation_io.load_annotations`: it must have no malformed
 row, and every Layer-2 save the server confirmed must be in it (no lost save).
 """
 
@@ -32,7 +32,7 @@ from typing import Any
 import numpy as np
 import soundfile as sf
 
-from timingbench.calibration.annotations import load_annotations
+from timingbench.annotation_io import load_annotations
 
 SR = 44100
 

@@ -12,6 +12,7 @@ both, their ratio, and the load average.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import os
 import resource
 import tempfile
@@ -35,18 +36,19 @@ def main() -> int:
     ap.add_argument("--soundfont", default=None)
     args = ap.parse_args()
     cfg = load_config()
-    req = make_request("3n", "test", seed=0, n_clips=args.clips, soundfont=args.soundfont, cfg=cfg)
-    excerpts, _ = make_excerpts(req, cfg)
+    gen, render = cfg.params.mgbench_gen, cfg.params.render
+    req = make_request("3n", "test", seed=0, n_clips=args.clips, soundfont=args.soundfont, params=gen, render=render)
+    excerpts, _ = make_excerpts(req, gen)
     audio_s = sum(e.duration_s for e in excerpts)
     print(f"MGBench-3N test, first {len(excerpts)} clips, {audio_s:.0f} s of audio, soundfont {req.soundfont.name}, "
           f"{os.cpu_count()} cores")
     results = {}
-    for name, batch in (("batched", int(cfg.value("mgbench_gen.render_batch_clips"))), ("one run per clip", 1)):
-        c = cfg.with_value("mgbench_gen.render_batch_clips", batch)
+    for name, batch in (("batched", gen.render_batch_clips), ("one run per clip", 1)):
+        c = dataclasses.replace(gen, render_batch_clips=batch)
         with tempfile.TemporaryDirectory(prefix="tb-mg-bench-") as tmp:
             load0 = os.getloadavg()[0]
             c0, t0 = _cpu_s(), time.perf_counter()
-            render_audio(excerpts, out_dir=Path(tmp), soundfont=req.soundfont, cfg=c, jobs=1)
+            render_audio(excerpts, out_dir=Path(tmp), soundfont=req.soundfont, gen=c, render=render, jobs=1)
             wall, cpu = time.perf_counter() - t0, _cpu_s() - c0
             load = (load0 + os.getloadavg()[0]) / 2
         results[name] = (wall, cpu)

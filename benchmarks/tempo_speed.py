@@ -17,9 +17,9 @@ import time
 
 import numpy as np
 
-from timingbench.commands.tempo_cmd import drum_pattern
 from timingbench.config import load_config
 from timingbench.detectors.tempo import estimate_tempo
+from timingbench.render.reference_signals import drum_pattern
 
 SR = 44100
 

@@ -15,6 +15,7 @@ from two_annotators import (
     vocadito_rows,
 )
 
+from timingbench.annotation_io import validate_annotation_rows
 from timingbench.calibration.agreement import (
     agreement_report,
     cohen_kappa,
@@ -22,7 +23,6 @@ from timingbench.calibration.agreement import (
     event_index,
     match_onsets,
 )
-from timingbench.calibration.annotations import validate_annotation_rows
 from timingbench.cli import main
 from timingbench.errors import ParameterError
 from timingbench.prompts import load_prompts
@@ -146,12 +146,12 @@ def test_vocadito_stats_count_real_notes(vocadito_set: Path, capsys):
 
 
 def test_designed_layer1_kappa_and_deltas(two):
-    from timingbench.calibration.annotations import load_annotations
+    from timingbench.annotation_io import load_annotations
     from timingbench.config import load_config
 
     ann = load_annotations(two.annotations)
     assert not ann.errors
-    rep = agreement_report(ann, events=event_index(load_prompts(two.prompts).prompts), config=load_config())
+    rep = agreement_report(ann, events=event_index(load_prompts(two.prompts).prompts), params=load_config().params.annotations)
     (pair,) = rep["pairs"]
     occ = pair["layer1"]["occurred"]
     # design: 4 both yes, 1 only ann_a, 1 both no
@@ -177,10 +177,10 @@ def test_designed_layer1_kappa_and_deltas(two):
 
 
 def test_designed_layer2_matches(two):
-    from timingbench.calibration.annotations import load_annotations
+    from timingbench.annotation_io import load_annotations
     from timingbench.config import load_config
 
-    rep = agreement_report(load_annotations(two.annotations), events={}, config=load_config())
+    rep = agreement_report(load_annotations(two.annotations), events={}, params=load_config().params.annotations)
     inv = rep["pairs"][0]["layer2"]
     a = {r["id"][2:]: r for r in two.rows if r.get("id", "").startswith("a-")}
     b = {r["id"][2:]: r for r in two.rows if r.get("id", "").startswith("b-")}
@@ -203,7 +203,7 @@ def test_agreement_needs_two_annotators(tmp_path: Path, capsys):
     from timingbench.config import load_config
 
     with pytest.raises(ParameterError, match="at least two annotators"):
-        agreement_report(ann, events={}, config=load_config())
+        agreement_report(ann, events={}, params=load_config().params.annotations)
     f = tmp_path / "one.jsonl"
     f.write_text(json.dumps({"clip": "x.wav", "source": "kick", "family": "percussion", "onset_s": 1.0,
                              "annotator": "solo"}) + "\n")

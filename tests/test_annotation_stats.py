@@ -10,13 +10,13 @@ import numpy as np
 import pytest
 from two_annotators import LAYER1_DESIGN, shared_two_annotator_set
 
+from timingbench.annotation_io import load_annotations
 from timingbench.calibration.agreement import event_index
 from timingbench.calibration.annotation_stats import (
     annotation_stats,
     displacement_histogram,
     format_stats,
 )
-from timingbench.calibration.annotations import load_annotations
 from timingbench.cli import main
 from timingbench.config import load_config
 from timingbench.prompts import load_prompts
@@ -33,7 +33,8 @@ def two(tmp_path_factory):
 def stats(two):
     ps = load_prompts(two.prompts).prompts
     return annotation_stats(load_annotations(two.annotations), prompts=ps, events=event_index(ps),
-                            config=load_config(), clip_names=[t["clip"] for t in two.truth] + ["extra.wav"])
+                            params=load_config().params.annotations, window_s=load_config().params.search.window_s,
+                            clip_names=[t["clip"] for t in two.truth] + ["extra.wav"])
 
 
 def _bin(v: float) -> int:

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from timingbench.calibration.annotations import (
+from timingbench.annotation_io import (
     AnnotationSet,
     Layer1Row,
     Layer2Row,
@@ -211,7 +211,7 @@ def test_annotation_set_text_is_jsonl() -> None:
 
 
 def test_rendered_truth_rows_load_as_they_are(tmp_path: Path) -> None:
-    recipes = pytest.importorskip("timingbench.render.recipes")
+    recipes = pytest.importorskip("timingbench.render.pipeline")
     from timingbench.errors import ConfigError
 
     try:

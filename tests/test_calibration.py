@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from timingbench.calibration.annotations import load_annotations
+from timingbench.annotation_io import load_annotations
 from timingbench.calibration.confusion import confusion_profile, format_confusion
 from timingbench.calibration.evaluate import CLASSES, classify, load_corpus, score_corpus
 from timingbench.calibration.floors import localization_floors, plot_floors
@@ -97,10 +97,21 @@ def test_sweep_reuses_banks(corpus):
     assert keys and all(cfg.constants[k].provenance in ("calibrated", "few_shot") for k in keys)
     assert len(report["constants"]) == 5 * len(keys)
     assert {r["gate"] for r in report["gates"]} >= {"absence_before", "decay", "stays_down"}
-    # disabling the decay gate lets the never-delivered ending through or changes nothing,
-    # but can never remove a false credit that the baseline did not have
+    # every count is the number of events it lists; the events are the corpus's own, a lost
+    # credit was credited in the baseline and a new false credit was not one already
+    base = score_corpus(corpus, cfg)
+    ident = {f"{r['clip']}:{r['event_id']}": r["class"] for r in base}
+    kinds = ("new_false_credits", "new_false_positives", "new_misses", "lost_credits")
     for r in report["constants"] + report["gates"]:
-        assert r["new_false_credits"] >= 0 and r["lost_credits"] >= 0
+        events = r["events"]
+        for kind in kinds:
+            listed = events.get(kind, [])
+            assert r[kind] == len(listed) and set(listed) <= set(ident), (r.get("key", r.get("gate")), kind)
+        assert all(ident[e] == "correct_credit" for e in events.get("lost_credits", []))
+        assert all(ident[e] != "false_credit" for e in events.get("new_false_credits", []))
+    # disabling the decay gate lets at most the never-delivered ending through
+    decay = next(r for r in report["gates"] if r["gate"] == "decay")
+    assert all(e.startswith("never_delivered-") for e in decay["events"]["new_false_credits"])
 
 
 def test_compare_rows_and_direction():

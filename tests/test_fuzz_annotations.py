@@ -29,7 +29,7 @@ from fuzz_support import (
 )
 from hypothesis import given
 
-from timingbench.calibration.annotations import (
+from timingbench.annotation_io import (
     ONSET_CHARACTERS,
     import_audacity_labels,
     import_sonic_visualiser_csv,

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from two_annotators import LAYER1_DESIGN, shared_two_annotator_set
 
-from timingbench.calibration.annotations import Layer1Row, validate_annotation_rows
+from timingbench.annotation_io import Layer1Row, validate_annotation_rows
 from timingbench.calibration.floors import plot_floors
 from timingbench.calibration.human_floor import consensus_truth, format_human_floor, human_floor
 from timingbench.cli import main

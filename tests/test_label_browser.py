@@ -22,7 +22,7 @@ import numpy as np
 import pytest
 import soundfile as sf
 
-from timingbench.calibration.annotations import load_annotations
+from timingbench.annotation_io import load_annotations
 from timingbench.config import Config
 from timingbench.errors import ConfigError
 from timingbench.label.server import LabelApp, LabelServer, make_server
@@ -49,7 +49,7 @@ def make_clips(root: Path, rng: np.random.Generator) -> tuple[Path, Path, str, s
     clips.mkdir(parents=True)
     prompts = root / "prompts.jsonl"
     try:
-        from timingbench.render.recipes import render_recipe
+        from timingbench.render.pipeline import render_recipe
 
         r = render_recipe("entry_on_time", seed=7, out_dir=root / "render", duration_s=8.0,
                           family="percussion", target="drums", time_s=ENTRY_S)

@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 import soundfile as sf
 
-from timingbench.calibration.annotations import load_annotations
+from timingbench.annotation_io import load_annotations
 from timingbench.cli import build_parser
 from timingbench.config import Config
 from timingbench.errors import AnnotationError

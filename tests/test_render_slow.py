@@ -11,7 +11,7 @@ import soundfile as sf
 
 from timingbench.prompts import load_prompts
 from timingbench.render import CORPORA, render_corpus, render_recipe
-from timingbench.render.recipes import INSTRUMENT_FAMILIES
+from timingbench.render.scenarios import INSTRUMENT_FAMILIES
 
 HOP, SR = 512, 44100
 

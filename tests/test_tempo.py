@@ -11,12 +11,6 @@ import pytest
 
 from timingbench.audio import load_clip
 from timingbench.cli import main
-from timingbench.commands.tempo_cmd import (
-    click_track,
-    click_track_at,
-    drum_pattern,
-    drum_pattern_at,
-)
 from timingbench.config import Config
 from timingbench.detectors.tempo import (
     REASON_NO_PULSE,
@@ -34,6 +28,12 @@ from timingbench.detectors.tempo import (
     trimmed_intervals,
 )
 from timingbench.errors import ParameterError
+from timingbench.render.reference_signals import (
+    click_track,
+    click_track_at,
+    drum_pattern,
+    drum_pattern_at,
+)
 
 SR = 44100
 
@@ -426,7 +426,7 @@ def test_drum_pattern_grid_within_paper_bound(config: Config) -> None:
 
 @pytest.mark.slow
 def test_tempo_check_with_renderer(tmp_path: Path) -> None:
-    pytest.importorskip("timingbench.render.recipes")
+    pytest.importorskip("timingbench.render.pipeline")
     main(["tempo-check", "--source", "render", "--out", str(tmp_path), "--tempi", "50,143.7,174",
           "--kinds", "click,drums"])
     summary = json.loads((tmp_path / "tempo-check.json").read_text())["summary"]

@@ -27,13 +27,17 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 
 from timingbench.config import Config
 from timingbench.errors import ConfigError, ParameterError, PromptError
+from timingbench.params.generation import PromptsParams
 from timingbench.prompts import EVENT_FAMILIES, MIX_KINDS, PROMPT_FAMILIES, parse_prompt
+
+if TYPE_CHECKING:
+    from timingbench.params.detectors import SearchParams, TempoParams
 
 # Short kind codes used by the plan below.
 _KIND = {
@@ -218,38 +222,27 @@ def settings_from_config(config: Config) -> GeneratorSettings:
     Raises
     ------
     ConfigError
-        If a constant is missing, disabled, or inconsistent with the schema.
+        If ``prompts.instrument_families`` names a family the schema does not target
+        (ranges are checked by :meth:`PromptsParams.validate`).
     """
-    def need(key: str) -> Any:
-        v = config.value(key)
-        if v is None:
-            raise ConfigError(f"{config.source}: constant {key!r} is disabled; the generator needs it")
-        return v
-
-    fams = tuple(need("prompts.instrument_families"))
+    p = cast(PromptsParams, config.params.prompts)
+    fams = tuple(p.instrument_families)
     bad = [f for f in fams if f not in EVENT_FAMILIES or f == "mix"]
     if bad or not fams:
         raise ConfigError(f"{config.source}: 'prompts.instrument_families' has non-instrument families {bad}")
-    lo, hi = (float(x) for x in need("prompts.time_range_s"))
-    dur = float(need("prompts.duration_s"))
-    if not 0.0 <= lo < hi <= dur:
-        raise ConfigError(f"{config.source}: 'prompts.time_range_s' must satisfy 0 <= lo < hi <= duration_s")
-    grid = float(need("prompts.time_grid_s"))
-    gap = float(need("prompts.min_sibling_gap_s"))
-    if grid <= 0 or gap < 0:
-        raise ConfigError(f"{config.source}: 'prompts.time_grid_s' must be > 0 and 'min_sibling_gap_s' >= 0")
+    lo, hi = (float(x) for x in p.time_range_s)
     return GeneratorSettings(
-        id_prefix=str(need("prompts.id_prefix")),
-        duration_s=dur,
-        family_counts={str(k): int(v) for k, v in need("prompts.family_counts").items()},
-        kind_counts={str(k): int(v) for k, v in need("prompts.kind_counts").items()},
+        id_prefix=p.id_prefix,
+        duration_s=p.duration_s,
+        family_counts={str(k): int(v) for k, v in p.family_counts.items()},
+        kind_counts={str(k): int(v) for k, v in p.kind_counts.items()},
         instrument_families=fams,
         time_range_s=(lo, hi),
-        min_sibling_gap_s=gap,
-        time_grid_s=grid,
-        bpm_choices=tuple(int(b) for b in need("prompts.bpm_choices")),
-        tempo_tolerance_pct=float(need("tempo.tolerance_pct")),
-        tolerance_s=float(need("search.default_tolerance_s")),
+        min_sibling_gap_s=p.min_sibling_gap_s,
+        time_grid_s=p.time_grid_s,
+        bpm_choices=tuple(int(b) for b in p.bpm_choices),
+        tempo_tolerance_pct=float(cast("TempoParams", config.params.tempo).tolerance_pct),
+        tolerance_s=float(cast("SearchParams", config.params.search).default_tolerance_s),
     )
 
 

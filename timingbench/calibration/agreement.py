@@ -30,9 +30,9 @@ from typing import Any
 
 import numpy as np
 
-from timingbench.calibration.annotations import AnnotationSet, Layer1Row, Layer2Row
-from timingbench.config import Config
+from timingbench.annotation_io import AnnotationSet, Layer1Row, Layer2Row
 from timingbench.errors import ParameterError
+from timingbench.params.tools import AnnotationsParams
 from timingbench.prompts import Prompt, parse_clip_name
 
 #: Decimals of seconds |Δ| is rounded to before it is compared with a tolerance.
@@ -362,7 +362,7 @@ def layer2_agreement(
 
 
 def agreement_report(
-    ann: AnnotationSet, *, events: Mapping[str, EventInfo], config: Config,
+    ann: AnnotationSet, *, events: Mapping[str, EventInfo], params: AnnotationsParams,
 ) -> dict[str, Any]:
     """Agreement of every pair of annotators (see the module docstring).
 
@@ -372,8 +372,8 @@ def agreement_report(
         Rows of two or more annotators.
     events : mapping of event id to EventInfo
         The instructed events (:func:`event_index`); may be empty.
-    config : Config
-        Reads ``annotations.onset_within_s`` and ``annotations.inventory_window_s``.
+    params : AnnotationsParams
+        ``annotations.onset_within_s`` and ``annotations.inventory_window_s``.
 
     Returns
     -------
@@ -393,8 +393,8 @@ def agreement_report(
             f"{ann.source}: agreement needs rows of at least two annotators, found "
             f"{names or 'none'}; label the same clips with a second --annotator"
         )
-    within = [float(x) for x in config.value("annotations.onset_within_s")]
-    window = float(config.value("annotations.inventory_window_s"))
+    within = [float(x) for x in params.onset_within_s]
+    window = params.inventory_window_s
     l1: dict[str, list[Layer1Row]] = defaultdict(list)
     l2: dict[str, list[Layer2Row]] = defaultdict(list)
     clips: dict[str, set[str]] = defaultdict(set)

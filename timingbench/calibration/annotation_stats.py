@@ -22,6 +22,12 @@ from typing import Any
 
 import numpy as np
 
+from timingbench.annotation_io import (
+    ONSET_CHARACTERS,
+    SALIENCE_LEVELS,
+    SPLITS,
+    AnnotationSet,
+)
 from timingbench.calibration.agreement import (
     UNKNOWN,
     EventInfo,
@@ -29,13 +35,7 @@ from timingbench.calibration.agreement import (
     event_family,
     prompt_of_clip,
 )
-from timingbench.calibration.annotations import (
-    ONSET_CHARACTERS,
-    SALIENCE_LEVELS,
-    SPLITS,
-    AnnotationSet,
-)
-from timingbench.config import Config
+from timingbench.params.tools import AnnotationsParams
 from timingbench.prompts import Prompt
 
 #: Key of a salience or character that was not given.
@@ -75,7 +75,7 @@ def displacement_histogram(values_s: Sequence[float], *, edges_s: Sequence[float
 
 def annotation_stats(
     ann: AnnotationSet, *, prompts: Mapping[str, Prompt], events: Mapping[str, EventInfo],
-    config: Config, clip_names: Sequence[str] | None = None,
+    params: AnnotationsParams, window_s: float, clip_names: Sequence[str] | None = None,
 ) -> dict[str, Any]:
     """The dataset table of an annotation set (see the module docstring).
 
@@ -87,8 +87,10 @@ def annotation_stats(
         The prompt set (may be empty: kinds, families and displacements are then unknown).
     events : mapping of event id to EventInfo
         :func:`timingbench.calibration.agreement.event_index` of ``prompts``.
-    config : Config
-        Reads ``search.window_s`` and ``annotations.displacement_bins_s``.
+    params : AnnotationsParams
+        ``annotations.displacement_bins_s``.
+    window_s : float
+        The search half-window in seconds (``search.window_s``).
     clip_names : sequence of str, optional
         Clip file names of the clips folder matched to a prompt; when given, the clips
         nobody labelled and the labelled clips missing from the folder are listed.
@@ -99,8 +101,8 @@ def annotation_stats(
         ``annotators``, ``by_split``, ``layer1``, ``displacement``, ``layer2`` and, with
         ``clip_names``, ``clips_folder``.
     """
-    window = float(config.value("search.window_s"))
-    edges = [float(x) for x in config.value("annotations.displacement_bins_s")]
+    window = float(window_s)
+    edges = [float(x) for x in params.displacement_bins_s]
     rows_per = Counter(r.annotator for r in ann.rows())
     by_split: dict[str, Any] = {}
     for split in SPLITS:

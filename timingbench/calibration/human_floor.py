@@ -33,8 +33,8 @@ from typing import Any
 
 import numpy as np
 
+from timingbench.annotation_io import AnnotationSet, Layer1Row
 from timingbench.calibration.agreement import DELTA_DECIMALS
-from timingbench.calibration.annotations import AnnotationSet, Layer1Row
 from timingbench.calibration.confusion import confusion_profile
 from timingbench.calibration.evaluate import classify
 from timingbench.calibration.floors import localization_floors

@@ -11,8 +11,9 @@ import json
 import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
+from timingbench.annotation_io import AnnotationSet, load_annotations
 from timingbench.calibration.agreement import (
     agreement_report,
     event_index,
@@ -20,12 +21,15 @@ from timingbench.calibration.agreement import (
     plot_agreement,
 )
 from timingbench.calibration.annotation_stats import annotation_stats, format_stats
-from timingbench.calibration.annotations import AnnotationSet, load_annotations
 from timingbench.calibration.human_floor import HumanFloor, human_floor
 from timingbench.config import Config, load_config
 from timingbench.errors import TimingbenchError
 from timingbench.jsonio import write_json
+from timingbench.params.tools import AnnotationsParams, CalibrationParams
 from timingbench.prompts import Prompt, load_prompts, match_clips
+
+if TYPE_CHECKING:
+    from timingbench.params.detectors import SearchParams
 
 
 def _prompts_near(explicit: str | None, *places: str | Path | None) -> Path | None:
@@ -112,7 +116,8 @@ def run_stats(args: argparse.Namespace) -> int:
     if args.clips:
         names = [c.clip for c in match_clips(args.clips, prompts).clips] if prompts else \
             sorted(f.name for f in Path(args.clips).iterdir() if f.is_file() and not f.name.startswith("."))
-    stats = annotation_stats(ann, prompts=prompts, events=event_index(prompts), config=cfg, clip_names=names)
+    stats = annotation_stats(ann, prompts=prompts, events=event_index(prompts),
+                             params=_annotations_params(cfg), window_s=_search_window_s(cfg), clip_names=names)
     _emit(args, stats, format_stats(stats), "annotation_stats.json")
     return 0
 
@@ -121,7 +126,7 @@ def run_agreement(args: argparse.Namespace) -> int:
     """Print the agreement tables; write ``agreement.json`` and ``agreement.png`` with ``--out``."""
     cfg = load_config(args.config)
     ann, prompts, _ = _load(args)
-    report = agreement_report(ann, events=event_index(prompts), config=cfg)
+    report = agreement_report(ann, events=event_index(prompts), params=_annotations_params(cfg))
     _emit(args, report, format_agreement(report), "agreement.json")
     if args.out:
         plot_agreement(report, Path(args.out) / "agreement.png")
@@ -139,5 +144,13 @@ def human_floor_from_args(args: argparse.Namespace, rows: Sequence[Mapping[str, 
     ann = load_annotations(args.annotations)
     if args.split != "all":
         ann = ann.only(split=args.split)
-    return human_floor(rows, ann, offset_match_s=cfg.value("calibration.offset_match_s"),
-                       band_quantiles=cfg.value("annotations.human_band_quantiles"))
+    return human_floor(rows, ann, offset_match_s=cast(CalibrationParams, cfg.params.calibration).offset_match_s,
+                       band_quantiles=_annotations_params(cfg).human_band_quantiles)
+
+
+def _annotations_params(cfg: Config) -> AnnotationsParams:
+    return cast(AnnotationsParams, cfg.params.annotations)
+
+
+def _search_window_s(cfg: Config) -> float:
+    return float(cast("SearchParams", cfg.params.search).window_s)

@@ -6,11 +6,13 @@ import argparse
 import getpass
 import sys
 from pathlib import Path
+from typing import cast
 
-from timingbench.calibration.annotations import SPLITS
+from timingbench.annotation_io import SPLITS
 from timingbench.config import load_config
 from timingbench.label.server import LabelApp, is_loopback, make_server
 from timingbench.label.store import LabelStore
+from timingbench.params.tools import LabelParams
 
 
 def _default_annotator() -> str:
@@ -52,9 +54,10 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
 def run_label(args: argparse.Namespace) -> int:
     """Start the labelling server and serve until interrupted; exit status 0."""
     cfg = load_config(args.config)
-    host = args.host if args.host is not None else str(cfg.value("label.host"))
-    port = args.port if args.port is not None else int(cfg.value("label.port"))
-    split = args.split if args.split is not None else str(cfg.value("label.default_split"))
+    lp = cast(LabelParams, cfg.params.label)
+    host = args.host if args.host is not None else lp.host
+    port = args.port if args.port is not None else lp.port
+    split = args.split if args.split is not None else lp.default_split
     annotator = args.annotator if args.annotator is not None else _default_annotator()
     store = LabelStore(Path(args.out), annotator=annotator, split=split)
     try:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from timingbench.config import load_config
 from timingbench.errors import ParameterError
@@ -13,6 +13,7 @@ from timingbench.jsonio import iter_jsonl, write_jsonl
 from timingbench.mgbench_gen.baseline import run_baseline
 from timingbench.mgbench_gen.dataset import SPLITS, generate_split, make_request
 from timingbench.mgbench_gen.stats import composition, format_composition
+from timingbench.params.generation import MgbenchGenParams, RenderParams
 
 
 def register_actions(acts: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -55,7 +56,9 @@ def run_generate(args: argparse.Namespace) -> int:
     from timingbench.render.corpus import ProgressBar
 
     cfg = load_config(args.config)
-    req = make_request(args.subset, args.split, seed=args.seed, n_clips=args.clips, soundfont=args.soundfont, cfg=cfg)
+    req = make_request(args.subset, args.split, seed=args.seed, n_clips=args.clips, soundfont=args.soundfont,
+                       params=cast(MgbenchGenParams, cfg.params.mgbench_gen),
+                       render=cast(RenderParams, cfg.params.render))
     label = f"render MGBench-{req.subset} {req.split}"
     with ProgressBar(req.n_clips, label, enabled=not (args.no_progress or args.no_audio)) as advance:
         def on_done(k: int) -> None:

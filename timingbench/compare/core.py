@@ -20,6 +20,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, cast
 
 import numpy as np
 
@@ -35,8 +36,12 @@ from timingbench.compare.stats import (
     timbre_verdicts,
 )
 from timingbench.config import Config
-from timingbench.errors import ConfigError, ParameterError, TimingbenchError
+from timingbench.errors import ParameterError, TimingbenchError
+from timingbench.params.tools import CompareParams
 from timingbench.prompts import EVENT_FAMILIES, EVENT_KINDS
+
+if TYPE_CHECKING:
+    from timingbench.params.detectors import TempoParams
 
 OUTCOME_RATES = ("on_time_rate", "off_time_rate", "none_rate")
 
@@ -81,28 +86,18 @@ def settings_from_config(config: Config) -> CompareSettings:
     Raises
     ------
     ConfigError
-        If a constant is missing, disabled or out of range.
+        If a constant is missing or disabled (ranges are checked by
+        :meth:`CompareParams.validate` when the configuration is loaded).
     """
-    def need(key: str) -> object:
-        v = config.value(key)
-        if v is None:
-            raise ConfigError(f"{config.source}: constant {key!r} is disabled; the comparison needs it")
-        return v
-
-    s = CompareSettings(
-        n_boot=int(need("compare.bootstrap_n")),  # type: ignore[call-overload]
-        seed=int(need("compare.bootstrap_seed")),  # type: ignore[call-overload]
-        ci_level=float(need("compare.ci_level")),  # type: ignore[arg-type]
-        low_p_chance_max=float(need("compare.low_p_chance_max")),  # type: ignore[arg-type]
-        time_decimals=int(need("compare.time_decimals")),  # type: ignore[call-overload]
-        tempo_tolerance_pct=float(need("tempo.tolerance_pct")),  # type: ignore[arg-type]
-        tempo_ladder_pct=tuple(float(x) for x in need("tempo.ladder_pct")),  # type: ignore[attr-defined]
-        min_prompts=int(need("compare.min_prompts")),  # type: ignore[call-overload]
+    p = cast(CompareParams, config.params.compare)
+    tempo = cast("TempoParams", config.params.tempo)
+    return CompareSettings(
+        n_boot=p.bootstrap_n, seed=p.bootstrap_seed, ci_level=p.ci_level,
+        low_p_chance_max=p.low_p_chance_max, time_decimals=p.time_decimals,
+        tempo_tolerance_pct=float(tempo.tolerance_pct),
+        tempo_ladder_pct=tuple(float(x) for x in tempo.ladder_pct),
+        min_prompts=p.min_prompts,
     )
-    if s.n_boot < 1 or not 0.0 < s.ci_level < 1.0 or not 0.0 <= s.low_p_chance_max <= 1.0:
-        raise ConfigError(f"{config.source}: compare.bootstrap_n >= 1, 0 < ci_level < 1 and "
-                          "0 <= low_p_chance_max <= 1 are required")
-    return s
 
 
 @dataclass(frozen=True)

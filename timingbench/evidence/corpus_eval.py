@@ -18,21 +18,24 @@ Each backend scores the probes with what its gate reads: the trained change head
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
-from timingbench.calibration.annotations import load_annotations
+from timingbench.annotation_io import load_annotations
 from timingbench.calibration.evaluate import default_prompts_path, load_corpus
 from timingbench.config import Config
 from timingbench.evidence.gate import gate_score
 from timingbench.evidence.metrics import Probe, auc_table
 from timingbench.runner import ScoreOptions
 
+if TYPE_CHECKING:
+    from timingbench.params.analysis import EvidenceParams
+
 
 def corpus_probes(corpus: Any, annotations: Any, config: Config,
                   scenarios: dict[str, str] | None = None) -> tuple[list[Probe], dict[int, str]]:
     """Probes of an annotated corpus (module docstring) and the clip of each probe index."""
     scenarios = scenarios or {}
-    ctx = float(config.value("evidence.context_s"))
+    ctx = float(cast("EvidenceParams", config.params.evidence).context_s)
     earlier: dict[tuple[str, str], float] = {}
     for r in annotations.layer2:
         key = (r.clip, r.family)

@@ -22,6 +22,7 @@ Real singing comes from ``../shared/realdata/vocadito`` (its part after
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import subprocess
 import sys
@@ -30,7 +31,7 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 import mido
 import numpy as np
@@ -38,11 +39,15 @@ import numpy.typing as npt
 import soundfile as sf
 
 from timingbench.config import Config
-from timingbench.errors import ConfigError, ParameterError, TimingbenchError
+from timingbench.errors import ConfigError, ParameterError
 from timingbench.evidence.layouts import ClipLayout, sample_layout
 from timingbench.evidence.programs import FAMILIES
 from timingbench.features import spectral as _sp
-from timingbench.render.synth import fluidsynth_binary
+from timingbench.params.generation import RenderParams
+from timingbench.render.synth import render_midi
+
+if TYPE_CHECKING:
+    from timingbench.params.analysis import EvidenceParams, FeaturesParams
 
 SR = 44100
 F32 = npt.NDArray[np.float32]
@@ -83,14 +88,13 @@ class DataParams:
     @classmethod
     def from_config(cls, cfg: Config) -> DataParams:
         """Read the recipe from ``evidence.*`` and the bank's STFT from ``features.*``."""
-        v = cfg.value
-        return cls(clip_s=float(v("evidence.clip_s")), edge_s=float(v("evidence.edge_s")),
-                   gap_s=float(v("evidence.render_gap_s")),
-                   label_present_db=float(v("evidence.label_present_db")),
-                   real_vocals_p=float(v("evidence.real_vocals_p")),
-                   vocadito_train_from_s=float(v("evidence.vocadito_train_from_s")),
-                   n_fft=int(v("features.n_fft")), hop=int(v("features.hop")),
-                   n_mels=int(v("features.n_mels")), db_range=float(v("features.db_range")))
+        ev = cast("EvidenceParams", cfg.params.evidence)
+        feat = cast("FeaturesParams", cfg.params.features)
+        return cls(clip_s=float(ev.clip_s), edge_s=float(ev.edge_s), gap_s=float(ev.render_gap_s),
+                   label_present_db=float(ev.label_present_db), real_vocals_p=float(ev.real_vocals_p),
+                   vocadito_train_from_s=float(ev.vocadito_train_from_s),
+                   n_fft=int(feat.n_fft), hop=int(feat.hop), n_mels=int(feat.n_mels),
+                   db_range=float(feat.db_range))
 
 
 def log_mel(y: npt.ArrayLike, p: DataParams) -> F32:
@@ -154,28 +158,16 @@ def _timeline_midi(layouts: Sequence[ClipLayout], family: str, path: Path, *, st
     return used
 
 
-def _render_file(midi: Path, soundfont: str, n_samples: int, timeout_s: float) -> npt.NDArray[np.float64]:
-    with tempfile.TemporaryDirectory(prefix="tb-evid-") as tmp:
-        wav = Path(tmp) / "out.wav"
-        cmd = [fluidsynth_binary(), "-ni", "-q", "-F", str(wav), "-r", str(SR), "-g", "0.3", "-O", "float",
-               "-o", "synth.chorus.active=0", "-o", "synth.reverb.active=0", "-o", "synth.cpu-cores=1",
-               "-o", "synth.dynamic-sample-loading=1", "-o", "synth.polyphony=1024", soundfont, str(midi)]
-        try:
-            proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout_s, check=False)
-        except subprocess.TimeoutExpired:
-            raise TimingbenchError(f"{midi}: FluidSynth did not finish in {timeout_s:g} s") from None
-        if proc.returncode != 0 or not wav.is_file():
-            raise TimingbenchError(f"{midi}: FluidSynth failed ({proc.stderr.strip()[-300:]})")
-        data, _ = sf.read(str(wav), dtype="float64", always_2d=True)
-    out = np.zeros(n_samples)
-    mono = data.mean(axis=1)
-    out[: min(n_samples, mono.size)] = mono[:n_samples]
-    return out
-
-
 def render_stems(layouts: Sequence[ClipLayout], soundfont: str, p: DataParams,
-                 vocals: npt.NDArray[np.float64] | None) -> list[dict[str, npt.NDArray[np.float64]]]:
-    """Dry stems (family -> mono float64, ``clip_s`` long) of every layout under one soundfont."""
+                 vocals: npt.NDArray[np.float64] | None, *,
+                 render: RenderParams) -> list[dict[str, npt.NDArray[np.float64]]]:
+    """Dry stems (family -> mono float64, ``clip_s`` long) of every layout under one soundfont.
+
+    Each family's timeline is rendered by :func:`timingbench.render.synth.render_midi` at
+    44.1 kHz with ``render.synth_gain``, a voice limit of 1024 and a timeout of 60 s plus
+    5 % of the timeline's length.
+    """
+    synth = dataclasses.replace(render, sample_rate_hz=SR)
     n = int(round(p.clip_s * SR))
     stride = p.clip_s + p.gap_s
     out: list[dict[str, npt.NDArray[np.float64]]] = [{} for _ in layouts]
@@ -186,7 +178,8 @@ def render_stems(layouts: Sequence[ClipLayout], soundfont: str, p: DataParams,
             if not used:
                 continue
             total = int(round(stride * len(used) * SR)) + n
-            audio = _render_file(midi, soundfont, total, timeout_s=60.0 + 0.05 * total / SR)
+            audio = render_midi(midi, n_samples=total, soundfont=soundfont, params=synth,
+                                timeout_s=60.0 + 0.05 * total / SR, polyphony=1024)
             for k, i in enumerate(used):
                 s = int(round(k * stride * SR))
                 out[i][fam] = audio[s : s + n].copy()
@@ -368,7 +361,7 @@ def make_dataset(out: Path, *, cfg: Config, n_clips: int, seed: int, soundfonts:
             group = [lay for lay in layouts if lay.index % len(soundfonts) == k]
             if not group:
                 continue
-            for lay, stems in zip(group, render_stems(group, sfont, p, vocals), strict=True):
+            for lay, stems in zip(group, render_stems(group, sfont, p, vocals, render=cast(RenderParams, cfg.params.render)), strict=True):
                 mix, wet = mix_clip(stems, lay, augment=augment, seed=seed)
                 mel = log_mel(mix, p)
                 lab = frame_labels(wet, mix, p)[:, : mel.shape[1]]

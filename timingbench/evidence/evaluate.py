@@ -15,7 +15,7 @@ output frame, present against absent).
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 import numpy.typing as npt
@@ -27,6 +27,9 @@ from timingbench.evidence.metrics import Probe, auc, auc_table, logit, probes_fr
 from timingbench.evidence.model import FamilyNet
 from timingbench.evidence.programs import FAMILIES
 from timingbench.evidence.targets import output_times, presence_targets
+
+if TYPE_CHECKING:
+    from timingbench.params.analysis import EvidenceParams
 
 SR, HOP = 44100, 512
 
@@ -48,9 +51,9 @@ def predict(model: FamilyNet, logmel: npt.NDArray[Any], batch: int = 16) -> dict
 def design_scores(pred: dict[str, npt.NDArray[np.float64]], times: npt.NDArray[np.float64],
                   cfg: Config) -> dict[str, Any]:
     """Score functions of every design over ``pred`` (see module docstring)."""
-    sec = cfg.section("evidence")
-    ctx, guard, pct = float(sec["context_s"]), float(sec["guard_s"]), float(sec["quiet_percentile"])
-    reach = float(sec["gate_reach_s"])
+    ev = cast("EvidenceParams", cfg.params.evidence)
+    ctx, guard, pct = float(ev.context_s), float(ev.guard_s), float(ev.quiet_percentile)
+    reach = float(ev.gate_reach_s)
 
     def presence_rise(pr: Probe) -> float | None:
         curve = pred["presence"][pr.clip, FAMILIES.index(pr.family)]
@@ -86,10 +89,10 @@ def evaluate_dataset(models: dict[str, FamilyNet], logmel: npt.NDArray[Any], lab
     stride = first.shape.stride
     pres_t = presence_targets(labels, stride)
     times = output_times(pres_t.shape[-1], stride=stride, sr=SR, hop=HOP)
-    sec = cfg.section("evidence")
+    ev = cast("EvidenceParams", cfg.params.evidence)
     probes = probes_from_labels(pres_t, times, meta, context=first.shape.context_frames,
-                                guard=first.shape.guard_frames, absent_max=float(sec["label_absent_max"]),
-                                present_min=float(sec["label_present_min"]))
+                                guard=first.shape.guard_frames, absent_max=float(ev.label_absent_max),
+                                present_min=float(ev.label_present_min))
     tables: dict[str, Any] = {}
     frame_auc: dict[str, Any] = {}
     for name, model in models.items():

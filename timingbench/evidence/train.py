@@ -16,7 +16,7 @@ import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 import numpy.typing as npt
@@ -25,6 +25,9 @@ import torch
 from timingbench.config import Config
 from timingbench.evidence.model import CHANGES, FamilyNet, NetShape, n_parameters
 from timingbench.evidence.targets import IGNORE, change_targets, presence_targets
+
+if TYPE_CHECKING:
+    from timingbench.params.analysis import EvidenceParams, FeaturesParams
 
 
 @dataclass(frozen=True)
@@ -43,28 +46,33 @@ class TrainParams:
     embed: int = 96
 
 
-def targets_for(labels: npt.NDArray[np.uint8], shape: NetShape, cfg: Config) -> tuple[Any, Any]:
+def targets_for(labels: npt.NDArray[np.uint8], shape: NetShape,
+                evidence: EvidenceParams) -> tuple[Any, Any]:
     """Presence shares and change targets of a batch of label arrays."""
     pres = presence_targets(labels, shape.stride)
-    return pres, change_targets_for(pres, shape, cfg)
+    return pres, change_targets_for(pres, shape, evidence)
 
 
-def change_targets_for(pres: npt.NDArray[np.float32], shape: NetShape, cfg: Config) -> npt.NDArray[np.int64]:
-    """:func:`~timingbench.evidence.targets.change_targets` with the configured constants."""
+def change_targets_for(pres: npt.NDArray[np.float32], shape: NetShape,
+                       evidence: EvidenceParams) -> npt.NDArray[np.int64]:
+    """:func:`~timingbench.evidence.targets.change_targets` with the configured constants
+    (``evidence.label_absent_max``, ``label_present_min``, ``label_near_min``)."""
     return change_targets(pres, context=shape.context_frames, guard=shape.guard_frames,
-                          absent_max=float(cfg.value("evidence.label_absent_max")),
-                          present_min=float(cfg.value("evidence.label_present_min")),
+                          absent_max=float(evidence.label_absent_max),
+                          present_min=float(evidence.label_present_min),
                           min_context=shape.context_frames // 3, near=2 * shape.guard_frames + 1,
-                          near_min=float(cfg.value("evidence.label_near_min")))
+                          near_min=float(evidence.label_near_min))
 
 
 def shape_from_config(cfg: Config, *, n_mels: int, width: int = 12, embed: int = 96) -> NetShape:
-    """The network shape implied by the configuration's stride, context and guard."""
-    stride = int(cfg.value("evidence.frame_stride"))
-    out_s = stride * int(cfg.value("features.hop")) / 44100.0
+    """The network shape implied by the configuration's stride, context and guard
+    (``evidence.frame_stride``, ``evidence.context_s``, ``evidence.guard_s``, ``features.hop``)."""
+    ev = cast("EvidenceParams", cast("EvidenceParams", cfg.params.evidence))
+    stride = int(ev.frame_stride)
+    out_s = stride * int(cast("FeaturesParams", cfg.params.features).hop) / 44100.0
     return NetShape(n_mels=n_mels, width=width, embed=embed, stride=stride,
-                    context_frames=int(round(float(cfg.value("evidence.context_s")) / out_s)),
-                    guard_frames=int(round(float(cfg.value("evidence.guard_s")) / out_s)))
+                    context_frames=int(round(float(ev.context_s) / out_s)),
+                    guard_frames=int(round(float(ev.guard_s) / out_s)))
 
 
 def _losses(model: FamilyNet, x: torch.Tensor, pres: torch.Tensor, ch: torch.Tensor,
@@ -112,11 +120,11 @@ def train_model(train: tuple[Any, Any], dev: tuple[Any, Any], *, cfg: Config, pa
     dm, dl = dev
     shape = shape_from_config(cfg, n_mels=int(xm.shape[1]), width=params.width, embed=params.embed)
     model = FamilyNet(shape)
-    pres_all, ch_all = targets_for(xl, shape, cfg)
+    pres_all, ch_all = targets_for(xl, shape, cast("EvidenceParams", cfg.params.evidence))
     counts = np.array([(ch_all == k).sum() for k in range(len(CHANGES))], dtype=np.float64)
     cw_np = np.clip(counts.sum() / np.maximum(counts, 1) / len(CHANGES), 0.2, 30.0)
     cw = torch.tensor(cw_np / cw_np.min(), dtype=torch.float32)
-    dpres, dch = targets_for(dl, shape, cfg)
+    dpres, dch = targets_for(dl, shape, cast("EvidenceParams", cfg.params.evidence))
     opt = torch.optim.AdamW(model.parameters(), lr=params.lr, weight_decay=1e-4)
     steps = params.epochs * int(np.ceil(len(xm) / params.batch))
     sched = torch.optim.lr_scheduler.OneCycleLR(opt, max_lr=params.lr, total_steps=max(steps, 1))
@@ -142,7 +150,7 @@ def train_model(train: tuple[Any, Any], dev: tuple[Any, Any], *, cfg: Config, pa
                     x[i, f0 : f0 + w] = -80.0
             j0 = start // shape.stride
             pres = torch.from_numpy(pres_all[idx, :, j0 : j0 + crop // shape.stride])
-            ch_t = torch.from_numpy(change_targets_for(pres.numpy(), shape, cfg))
+            ch_t = torch.from_numpy(change_targets_for(pres.numpy(), shape, cast("EvidenceParams", cfg.params.evidence)))
             lp, lc = _losses(model, torch.from_numpy(x), pres, ch_t, cw)
             loss = lp + params.change_weight * lc
             opt.zero_grad()

@@ -32,21 +32,22 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 from urllib.parse import unquote, urlsplit
 
-from timingbench.audio import load_clip
-from timingbench.calibration.annotations import (
+from timingbench.annotation_io import (
     ONSET_CHARACTERS,
     audacity_labels_from_text,
     audacity_labels_text,
 )
+from timingbench.audio import load_clip
 from timingbench.config import Config
 from timingbench.convert import frames_to_time, time_to_frames
 from timingbench.errors import AnnotationError, TimingbenchError
 from timingbench.label.spectrogram import encode_logmel, logmel_for_clip
 from timingbench.label.store import LabelStore
 from timingbench.packaged import LABEL_ASSETS
+from timingbench.params.tools import LabelParams
 from timingbench.prompts import EVENT_FAMILIES, ClipRef, Prompt, load_prompts, match_clips
 
 #: The page's static files (package data), by URL path.
@@ -130,9 +131,10 @@ class LabelApp:
         self.unmatched = match.unmatched
         self.store = store
         self.cfg = cfg
-        self.max_body = int(cfg.value("label.max_body_bytes"))
+        self.params = cast(LabelParams, cfg.params.label)
+        self.max_body = self.params.max_body_bytes
         self._cache: OrderedDict[str, _Analysed] = OrderedDict()
-        self._cache_size = int(cfg.value("label.spectrogram_cache_clips"))
+        self._cache_size = self.params.spectrogram_cache_clips
         self._cache_lock = threading.Lock()
         self._clip_locks: dict[str, threading.Lock] = {c: threading.Lock() for c in self.clips}
         self.results_dir: Path | None = None
@@ -236,9 +238,9 @@ class LabelApp:
             "last_clip": last if last in self.clips else None,
             "families": list(EVENT_FAMILIES),
             "onset_characters": list(ONSET_CHARACTERS),
-            "seek_step_s": float(self.cfg.value("label.seek_step_s")),
-            "zoom_px_per_s": list(self.cfg.value("label.zoom_px_per_s")),
-            "default_zoom_index": int(self.cfg.value("label.default_zoom_index")),
+            "seek_step_s": self.params.seek_step_s,
+            "zoom_px_per_s": list(self.params.zoom_px_per_s),
+            "default_zoom_index": self.params.default_zoom_index,
             "results": None if self.results_dir is None else {
                 "path": str(self.results_dir), "clips": sum(1 for c in self.clips if c in self._verdicts)},
         }

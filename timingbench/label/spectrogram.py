@@ -13,7 +13,7 @@ from __future__ import annotations
 import base64
 import importlib
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 import numpy.typing as npt
@@ -21,6 +21,9 @@ import numpy.typing as npt
 from timingbench.audio import Clip
 from timingbench.config import Config
 from timingbench.errors import ClipError
+
+if TYPE_CHECKING:
+    from timingbench.params.analysis import FeaturesParams
 
 
 @dataclass(frozen=True)
@@ -65,10 +68,11 @@ def _from_bank(clip: Clip, cfg: Config) -> LogMel | None:
 def _from_librosa(clip: Clip, cfg: Config) -> LogMel:
     import librosa
 
-    hop = int(cfg.value("features.hop"))
-    n_fft = int(cfg.value("features.n_fft"))
-    n_mels = int(cfg.value("features.n_mels"))
-    top_db = float(cfg.value("features.db_range"))
+    feat = cast("FeaturesParams", cfg.params.features)
+    hop = int(feat.hop)
+    n_fft = int(feat.n_fft)
+    n_mels = int(feat.n_mels)
+    top_db = float(feat.db_range)
     mel = librosa.feature.melspectrogram(
         y=clip.samples, sr=clip.sr, n_fft=n_fft, hop_length=hop, n_mels=n_mels, center=True,
         power=2.0,

@@ -28,7 +28,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, TextIO
 
-from timingbench.calibration.annotations import (
+from timingbench.annotation_io import (
     ONSET_CHARACTERS,
     SALIENCE_LEVELS,
     SPLITS,

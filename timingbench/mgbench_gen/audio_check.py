@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -18,6 +18,7 @@ from timingbench.audio import load_clip
 from timingbench.config import Config
 from timingbench.features.bank import compute_bank
 from timingbench.jsonio import iter_jsonl
+from timingbench.params.generation import MgbenchGenParams
 
 #: Half-width of the peak search around an annotated onset, frames (bounded by neighbours).
 SEARCH_FRAMES = 8
@@ -67,7 +68,7 @@ def check_clip_onsets(audio: Path, onsets_s: list[float], cfg: Config, *, clip: 
     """
     bank = compute_bank(load_clip(audio, cfg), cfg, separation="none")
     curve = np.asarray(bank.onset_full)
-    tol = float(cfg.value("mgbench_gen.onset_check_frames"))
+    tol = float(cast(MgbenchGenParams, cfg.params.mgbench_gen).onset_check_frames)
     pos = [t * bank.sr / bank.hop for t in onsets_s]
     offsets: list[float] = []
     failures: list[int] = []

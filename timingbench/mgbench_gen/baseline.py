@@ -27,7 +27,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import librosa
 import numpy as np
@@ -50,6 +50,7 @@ from timingbench.mgbench_gen.theory import (
     HARMONIC_PATTERNS as _PATTERNS,
 )
 from timingbench.mgbench_gen.two_bar import derived_pattern
+from timingbench.params.generation import MgbenchBaselineParams
 
 #: Krumhansl-Kessler key profiles (Krumhansl 1990, probe-tone ratings), C major / C minor.
 _KK_MAJOR = (6.35, 2.23, 3.48, 2.33, 4.38, 4.09, 2.52, 5.19, 2.39, 3.66, 2.29, 2.88)
@@ -88,7 +89,9 @@ def transcribe(audio: str | Path, cfg: Config) -> list[HeardNote]:
     audio : str or Path
         The clip.
     cfg : Config
-        Reads ``mgbench_baseline.*`` and the ``features`` section.
+        Its ``mgbench_baseline`` parameters; the clip and its feature bank are read with it.
+        ``onset_threshold`` switched off keeps every local peak of the onset curve,
+        ``offset_drop_db`` switched off ends each note at the next attack.
 
     Returns
     -------
@@ -100,16 +103,18 @@ def transcribe(audio: str | Path, cfg: Config) -> list[HeardNote]:
     ClipError
         If the audio cannot be read.
     """
-    g = "mgbench_baseline."
+    p = cast(MgbenchBaselineParams, cfg.params.mgbench_baseline)
     clip = load_clip(audio, cfg)
     bank = compute_bank(clip, cfg, separation="none")
     sr, hop = bank.sr, bank.hop
-    onsets = _peaks(np.asarray(bank.onset_full), threshold=float(cfg.value(g + "onset_threshold")),
-                    min_gap=max(1, bank.frame_count(float(cfg.value(g + "min_ioi_s")))))
+    # a switched-off threshold keeps every local peak; a switched-off drop ends each note
+    # at the next attack
+    onsets = _peaks(np.asarray(bank.onset_full), threshold=0.0 if p.onset_threshold is None else p.onset_threshold,
+                    min_gap=max(1, bank.frame_count(p.min_ioi_s)))
     rms = np.asarray(bank.rms_db)
-    drop = float(cfg.value(g + "offset_drop_db"))
-    w0, w1 = (float(v) for v in cfg.value(g + "pitch_window_s"))
-    frame_len = int(cfg.value(g + "pyin_frame_length"))
+    drop = np.inf if p.offset_drop_db is None else p.offset_drop_db
+    w0, w1 = (float(v) for v in p.pitch_window_s)
+    frame_len = p.pyin_frame_length
     out: list[HeardNote] = []
     for i, k in enumerate(onsets):
         nxt = onsets[i + 1] if i + 1 < len(onsets) else rms.size - 1
@@ -122,8 +127,7 @@ def transcribe(audio: str | Path, cfg: Config) -> list[HeardNote]:
         seg = clip.samples[s0:min(s1, clip.samples.size)]
         pitch = None
         if seg.size >= frame_len:
-            f0, voiced, _ = librosa.pyin(seg, fmin=float(cfg.value(g + "pyin_fmin_hz")),
-                                         fmax=float(cfg.value(g + "pyin_fmax_hz")), sr=sr,
+            f0, voiced, _ = librosa.pyin(seg, fmin=p.pyin_fmin_hz, fmax=p.pyin_fmax_hz, sr=sr,
                                          frame_length=frame_len, hop_length=hop, center=False, resolution=1.0)
             if np.any(voiced):
                 pitch = int(round(float(np.nanmedian(librosa.hz_to_midi(f0[voiced])))))

@@ -25,9 +25,9 @@ import numpy as np
 import numpy.typing as npt
 import pretty_midi
 
-from timingbench.config import Config
 from timingbench.errors import ParameterError
 from timingbench.mgbench_gen.excerpt import MIDI_TEMPO_BPM, TICKS_PER_SECOND, Excerpt, GenNote
+from timingbench.params.generation import RenderParams
 from timingbench.render.synth import render_midi
 
 #: FluidSynth's synthesis block (its default ``audio.period-size``), samples.
@@ -70,7 +70,7 @@ def write_excerpt_midi(ex: Excerpt, path: Path) -> None:
     pm.write(str(path))
 
 
-def render_batch(excerpts: Sequence[Excerpt], *, soundfont: Path, cfg: Config, release_s: float,
+def render_batch(excerpts: Sequence[Excerpt], *, soundfont: Path, params: RenderParams, release_s: float,
                  peak_dbfs: float) -> list[npt.NDArray[np.float64]]:
     """Render excerpts through one FluidSynth run; each cut to its duration and peak-scaled.
 
@@ -79,8 +79,8 @@ def render_batch(excerpts: Sequence[Excerpt], *, soundfont: Path, cfg: Config, r
     excerpts : sequence of Excerpt
     soundfont : Path
         A General MIDI soundfont (.sf2 / .sf3).
-    cfg : Config
-        Reads ``render.sample_rate_hz``, ``render.synth_gain``, ``render.fluidsynth_timeout_s``.
+    params : RenderParams
+        ``render.sample_rate_hz``, ``render.synth_gain``, ``render.fluidsynth_timeout_s``.
     release_s : float
         Silence after each excerpt before the next slot, seconds.
     peak_dbfs : float
@@ -100,7 +100,7 @@ def render_batch(excerpts: Sequence[Excerpt], *, soundfont: Path, cfg: Config, r
     """
     if not excerpts:
         raise ParameterError("render_batch needs at least one excerpt")
-    sr = int(cfg.value("render.sample_rate_hz"))
+    sr = params.sample_rate_hz
     period = slot_period_s(sr)
     longest = max(ex.duration_s for ex in excerpts) + float(release_s)
     slot = period * math.ceil(Fraction(longest) / period)
@@ -116,7 +116,7 @@ def render_batch(excerpts: Sequence[Excerpt], *, soundfont: Path, cfg: Config, r
     with tempfile.TemporaryDirectory(prefix="tb-mgbench-") as tmp:
         mid = Path(tmp) / "batch.mid"
         pm.write(str(mid))
-        mix = render_midi(mid, n_samples=total, soundfont=soundfont, cfg=cfg)
+        mix = render_midi(mid, n_samples=total, soundfont=soundfont, params=params)
     peak = 10.0 ** (float(peak_dbfs) / 20.0)
     out: list[npt.NDArray[np.float64]] = []
     for ex, s0 in zip(excerpts, starts, strict=True):

@@ -20,11 +20,11 @@ files whatever ``jobs``.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar, cast
 
 import numpy as np
 
@@ -35,12 +35,14 @@ from timingbench.jsonio import write_json, write_jsonl
 from timingbench.mgbench_gen import three_note, two_bar, two_bar_qa
 from timingbench.mgbench_gen.batch_render import render_batch, write_excerpt_midi
 from timingbench.mgbench_gen.excerpt import Candidate, Excerpt, seconds
+from timingbench.params.generation import MgbenchGenParams, RenderParams
 from timingbench.render.synth import fluidsynth_binary, resolve_soundfont, write_wav
 
 SUBSETS = {"3n": "3N", "2b": "2B"}
 SPLITS = ("train", "val", "test")
 _SUBSET_CODE = {"3N": 3, "2B": 2}
 _SPLIT_CODE = {"train": 0, "val": 1, "test": 2}
+T = TypeVar("T")
 _MIX_STREAM = 1_000_003  # seed word of the split-level draws (question mix), beyond any clip index
 
 
@@ -70,14 +72,17 @@ def _rng(req: SplitRequest, *words: int) -> np.random.Generator:
     return np.random.default_rng([int(req.seed), _SUBSET_CODE[req.subset], _SPLIT_CODE[req.split], *words])
 
 
-def default_size(cfg: Config, subset: str, split: str) -> int:
+def default_size(params: MgbenchGenParams, subset: str, split: str) -> int:
     """Configured number of clips of a split (``mgbench_gen.split_sizes_3n|2b``)."""
-    return int(cfg.value(f"mgbench_gen.split_sizes_{subset.lower()}")[split])
+    sizes = params.split_sizes_3n if subset.lower() == "3n" else params.split_sizes_2b
+    return int(sizes[split])
 
 
 def make_request(subset: str, split: str, *, seed: int, n_clips: int | None, soundfont: str | Path | None,
-                 cfg: Config) -> SplitRequest:
+                 params: MgbenchGenParams, render: RenderParams) -> SplitRequest:
     """Validate the options of ``mgbench generate``.
+
+    ``params`` gives the default split size, ``render`` the default soundfont.
 
     Raises
     ------
@@ -93,36 +98,39 @@ def make_request(subset: str, split: str, *, seed: int, n_clips: int | None, sou
         raise ParameterError(f"--split must be one of {', '.join(SPLITS)}, got {split!r}")
     if int(seed) != seed or seed < 0:
         raise ParameterError(f"--seed must be a non-negative integer, got {seed!r}")
-    n = default_size(cfg, sub, split) if n_clips is None else int(n_clips)
+    n = default_size(params, sub, split) if n_clips is None else int(n_clips)
     if n < 1:
         raise ParameterError(f"--clips must be at least 1, got {n_clips!r}")
-    sf2 = resolve_soundfont(Path(soundfont) if soundfont is not None else None, cfg)
+    sf2 = resolve_soundfont(soundfont, render)
     return SplitRequest(sub, split, int(seed), n, sf2)
 
 
 # ----------------------------------------------------------------------------- excerpts
 
 
-def _three_note_params(cfg: Config) -> three_note.ThreeNoteParams:
-    g = "mgbench_gen."
+def _pair(xs: Sequence[T]) -> tuple[T, T]:
+    """A configured ``[lo, hi]`` range (two elements: :meth:`MgbenchGenParams.validate`)."""
+    return xs[0], xs[1]
+
+
+def _three_note_params(params: MgbenchGenParams) -> three_note.ThreeNoteParams:
     return three_note.ThreeNoteParams(
-        duration_s=tuple(cfg.value(g + "clip_duration_3n_s")), velocity=tuple(cfg.value(g + "velocity")),
-        min_note_s=float(cfg.value(g + "min_note_3n_s")), edge_s=tuple(cfg.value(g + "edge_3n_s")),
-        max_gap_s=float(cfg.value(g + "max_gap_3n_s")), max_interval=int(cfg.value(g + "max_interval_3n")),
+        duration_s=_pair(params.clip_duration_3n_s), velocity=_pair(params.velocity),
+        min_note_s=params.min_note_3n_s, edge_s=_pair(params.edge_3n_s),
+        max_gap_s=params.max_gap_3n_s, max_interval=params.max_interval_3n,
     )
 
 
-def _two_bar_params(cfg: Config) -> two_bar.TwoBarParams:
-    g = "mgbench_gen."
-    meters = tuple(str(m) for m in cfg.value(g + "meters_2b"))
+def _two_bar_params(params: MgbenchGenParams) -> two_bar.TwoBarParams:
+    meters = tuple(str(m) for m in params.meters_2b)
     bad = [m for m in meters if m not in two_bar.BEATS_PER_BAR]
     if bad:
-        raise ParameterError(f"{cfg.source}: mgbench_gen.meters_2b has unknown meters {bad}; "
+        raise ParameterError(f"mgbench_gen.meters_2b has unknown meters {bad}; "
                              f"use {sorted(two_bar.BEATS_PER_BAR)}")
     return two_bar.TwoBarParams(
-        meters=meters, tempo_bpm=tuple(cfg.value(g + "tempo_2b_bpm")),
-        articulation=tuple(cfg.value(g + "articulation_2b")), edge_s=tuple(cfg.value(g + "edge_2b_s")),
-        velocity=tuple(cfg.value(g + "velocity")), max_duration_s=float(cfg.value(g + "max_excerpt_2b_s")),
+        meters=meters, tempo_bpm=_pair(params.tempo_2b_bpm),
+        articulation=_pair(params.articulation_2b), edge_s=_pair(params.edge_2b_s),
+        velocity=_pair(params.velocity), max_duration_s=params.max_excerpt_2b_s,
     )
 
 
@@ -131,7 +139,7 @@ def clip_id(req: SplitRequest, i: int) -> str:
     return f"{req.subset.lower()}-{req.split}-{i:05d}"
 
 
-def make_excerpts(req: SplitRequest, cfg: Config) -> tuple[list[Excerpt], dict[str, int]]:
+def make_excerpts(req: SplitRequest, params: MgbenchGenParams) -> tuple[list[Excerpt], dict[str, int]]:
     """Sample every excerpt of the split.
 
     Returns
@@ -143,15 +151,15 @@ def make_excerpts(req: SplitRequest, cfg: Config) -> tuple[list[Excerpt], dict[s
     out: list[Excerpt] = []
     dropped: dict[str, int] = {}
     if req.subset == "3N":
-        p3 = _three_note_params(cfg)
+        p3 = _three_note_params(params)
         # one-, two- and three-note clips balanced: counts 1-3 dealt over a seeded permutation
         perm = _rng(req, _MIX_STREAM).permutation(req.n_clips)
         for i in range(req.n_clips):
             out.append(three_note.sample_clip(_rng(req, i), clip_id=clip_id(req, i), n_notes=1 + int(perm[i]) % 3,
                                               params=p3))
         return out, dropped
-    p2 = _two_bar_params(cfg)
-    attempts = int(cfg.value("mgbench_gen.max_attempts_2b"))
+    p2 = _two_bar_params(params)
+    attempts = params.max_attempts_2b
     for i in range(req.n_clips):
         seed_words = [int(req.seed), _SUBSET_CODE[req.subset], _SPLIT_CODE[req.split], i]
         ex, drops = two_bar.sample_excerpt(seed_words, p2, clip_id=clip_id(req, i), max_attempts=attempts)
@@ -193,7 +201,7 @@ def _pick_or_fail(pick: Candidate | None, ex: Excerpt, what: str) -> Candidate:
     return pick
 
 
-def make_questions(req: SplitRequest, excerpts: list[Excerpt], cfg: Config) -> list[dict[str, Any]]:
+def make_questions(req: SplitRequest, excerpts: list[Excerpt], params: MgbenchGenParams) -> list[dict[str, Any]]:
     """Sample the questions of every excerpt in the scorer's ground-truth row format.
 
     3N: ``queries_per_clip_3n`` grounding queries per clip, the four families in rotation,
@@ -207,11 +215,11 @@ def make_questions(req: SplitRequest, excerpts: list[Excerpt], cfg: Config) -> l
     ParameterError
         If a clip supports fewer distinct questions than asked for.
     """
-    ratio = float(cfg.value("mgbench_gen.empty_ratio"))
+    ratio = params.empty_ratio
     rows: list[dict[str, Any]] = []
     n = len(excerpts)
     if req.subset == "3N":
-        q = int(cfg.value("mgbench_gen.queries_per_clip_3n")[req.split])
+        q = int(params.queries_per_clip_3n[req.split])
         empty = _empty_slots(req, n * q, ratio, 1)
         fam = _rng(req, _MIX_STREAM + 2).permutation(n)
         for i, ex in enumerate(excerpts):
@@ -225,7 +233,7 @@ def make_questions(req: SplitRequest, excerpts: list[Excerpt], cfg: Config) -> l
                 used.add(c.question)
                 rows.append(_row(ex, f"{ex.id}-q{j:02d}", c, f"audio/{ex.id}.wav"))
         return rows
-    n_g, n_u = (int(v) for v in cfg.value("mgbench_gen.qa_per_excerpt_2b")[req.split])
+    n_g, n_u = (int(v) for v in params.qa_per_excerpt_2b[req.split])
     empty = _empty_slots(req, n * n_g, ratio, 1)
     gperm = _rng(req, _MIX_STREAM + 2).permutation(n)
     uperm = _rng(req, _MIX_STREAM + 3).permutation(n)
@@ -272,18 +280,17 @@ def note_row(ex: Excerpt, split: str) -> dict[str, Any]:
             "audio_path": f"audio/{ex.id}.wav", "midi_path": f"midi/{ex.id}.mid", "labels": labels, "notes": notes}
 
 
-def _render_and_write(excerpts: list[Excerpt], out_dir: Path, soundfont: Path, cfg: Config) -> int:
-    sr = int(cfg.value("render.sample_rate_hz"))
-    clips = render_batch(excerpts, soundfont=soundfont, cfg=cfg,
-                         release_s=float(cfg.value("mgbench_gen.release_gap_s")),
-                         peak_dbfs=float(cfg.value("render.peak_dbfs")))
+def _render_and_write(excerpts: list[Excerpt], out_dir: Path, soundfont: Path, gen: MgbenchGenParams,
+                      render: RenderParams) -> int:
+    clips = render_batch(excerpts, soundfont=soundfont, params=render, release_s=gen.release_gap_s,
+                         peak_dbfs=render.peak_dbfs)
     for ex, x in zip(excerpts, clips, strict=True):
-        write_wav(out_dir / "audio" / f"{ex.id}.wav", x, sr=sr)
+        write_wav(out_dir / "audio" / f"{ex.id}.wav", x, sr=render.sample_rate_hz)
     return len(excerpts)
 
 
-def render_audio(excerpts: list[Excerpt], *, out_dir: Path, soundfont: Path, cfg: Config, jobs: int = 1,
-                 on_done: Callable[[int], None] | None = None) -> None:
+def render_audio(excerpts: list[Excerpt], *, out_dir: Path, soundfont: Path, gen: MgbenchGenParams,
+                 render: RenderParams, jobs: int = 1, on_done: Callable[[int], None] | None = None) -> None:
     """Render every excerpt to ``out_dir/audio`` in fixed batches (``render_batch_clips``).
 
     Parameters
@@ -291,7 +298,10 @@ def render_audio(excerpts: list[Excerpt], *, out_dir: Path, soundfont: Path, cfg
     excerpts : list of Excerpt
     out_dir : Path
     soundfont : Path
-    cfg : Config
+    gen : MgbenchGenParams
+        ``render_batch_clips`` and ``release_gap_s``.
+    render : RenderParams
+        Sample rate, synthesiser gain and peak level.
     jobs : int
         Worker processes (one FluidSynth run at a time each).
     on_done : callable, optional
@@ -305,17 +315,17 @@ def render_audio(excerpts: list[Excerpt], *, out_dir: Path, soundfont: Path, cfg
     if int(jobs) != jobs or jobs < 1:
         raise ParameterError(f"--jobs must be a positive number of processes, got {jobs!r}")
     fluidsynth_binary()
-    size = int(cfg.value("mgbench_gen.render_batch_clips"))
+    size = gen.render_batch_clips
     batches = [excerpts[k:k + size] for k in range(0, len(excerpts), size)]
     if jobs == 1 or len(batches) == 1:
         for b in batches:
-            done = _render_and_write(b, out_dir, soundfont, cfg)
+            done = _render_and_write(b, out_dir, soundfont, gen, render)
             if on_done is not None:
                 on_done(done)
         return
     with ProcessPoolExecutor(max_workers=int(jobs)) as pool:
         for done in pool.map(_render_and_write, batches, [out_dir] * len(batches), [soundfont] * len(batches),
-                             [cfg] * len(batches)):
+                             [gen] * len(batches), [render] * len(batches)):
             if on_done is not None:
                 on_done(done)
 
@@ -329,6 +339,7 @@ def generate_split(req: SplitRequest, out_dir: str | Path, cfg: Config, *, jobs:
     req : SplitRequest
     out_dir : str or Path
     cfg : Config
+        Its ``mgbench_gen`` and ``render`` parameter sets; its version goes into the manifest.
     jobs : int
         Rendering processes.
     audio : bool
@@ -351,15 +362,17 @@ def generate_split(req: SplitRequest, out_dir: str | Path, cfg: Config, *, jobs:
         If FluidSynth fails.
     """
     out = Path(out_dir)
-    excerpts, dropped = make_excerpts(req, cfg)
-    rows = make_questions(req, excerpts, cfg)
+    gen = cast(MgbenchGenParams, cfg.params.mgbench_gen)
+    excerpts, dropped = make_excerpts(req, gen)
+    rows = make_questions(req, excerpts, gen)
     for ex in excerpts:
         write_excerpt_midi(ex, out / "midi" / f"{ex.id}.mid")
     write_jsonl(out / "notes.jsonl", [note_row(ex, req.split) for ex in excerpts])
     write_jsonl(out / "mgbench.jsonl", rows)
     t0 = time.perf_counter()
     if audio:
-        render_audio(excerpts, out_dir=out, soundfont=req.soundfont, cfg=cfg, jobs=jobs, on_done=on_done)
+        render_audio(excerpts, out_dir=out, soundfont=req.soundfont, gen=gen,
+                     render=cast(RenderParams, cfg.params.render), jobs=jobs, on_done=on_done)
     render_s = time.perf_counter() - t0
     grounding = [r for r in rows if r["task"] == "grounding"]
     manifest: dict[str, Any] = {

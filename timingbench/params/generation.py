@@ -6,10 +6,24 @@ of the same name in the class's section; its docstring line is the constant's ``
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from timingbench.errors import ConfigError
 from timingbench.params.base import Params, register
+
+
+def _fail(section: str, name: str, what: str, value: Any) -> ConfigError:
+    return ConfigError(f"constant '{section}.{name}' {what}, got {value!r:.80}")
+
+
+def _check_range(section: str, name: str, value: Sequence[float], *, lo: float | None = None) -> None:
+    """A ``[lo, hi]`` pair with ``lo <= hi`` (and ``lo >= lo`` bound when given)."""
+    if len(value) != 2 or value[0] > value[1]:
+        raise _fail(section, name, "must be a [low, high] pair with low <= high", value)
+    if lo is not None and value[0] < lo:
+        raise _fail(section, name, f"must not go below {lo:g}", value)
 
 
 @register
@@ -39,8 +53,6 @@ class RenderParams(Params):
         issue 3: off-time deliveries are displaced by a signed 0.3-4 s (convention)
     pause_gap_s : list[float]
         issue 3: a pause is a 3-5 s break after which the music resumes (convention)
-    energy_rise_db : float
-        issue 3: an energy increase adds layers with a rise of +6 dB or more (convention)
     fade_depth_db : float
         a rendered fade falls linearly in dB to -60 dB and is then cut to digital silence
         (convention)
@@ -63,11 +75,33 @@ class RenderParams(Params):
     midi_ticks_per_beat: int
     off_time_offset_s: list[float]
     pause_gap_s: list[float]
-    energy_rise_db: float
     fade_depth_db: float
     accent_ring_s: float
     fluidsynth_timeout_s: float
     observed_gap_s: float
+
+    def validate(self) -> None:
+        """Check value ranges.
+
+        Raises
+        ------
+        ConfigError
+            Naming ``render.<field>`` when a rate, tick count, timeout or gap is not
+            positive, the peak level is above 0 dBFS, a gain variant is positive or a
+            ``[low, high]`` range is malformed.
+        """
+        super().validate()
+        sec = self.SECTION
+        for name in ("sample_rate_hz", "midi_ticks_per_beat", "synth_gain", "fluidsynth_timeout_s",
+                     "accent_ring_s", "fade_depth_db", "observed_gap_s"):
+            if getattr(self, name) <= 0:
+                raise _fail(sec, name, "must be positive", getattr(self, name))
+        if self.peak_dbfs > 0.0:
+            raise _fail(sec, "peak_dbfs", "must be at most 0 dBFS", self.peak_dbfs)
+        if any(g > 0.0 for g in self.gain_variants_db):
+            raise _fail(sec, "gain_variants_db", "must hold gains of at most 0 dB", self.gain_variants_db)
+        _check_range(sec, "off_time_offset_s", self.off_time_offset_s, lo=0.0)
+        _check_range(sec, "pause_gap_s", self.pause_gap_s, lo=0.0)
 
 
 @register
@@ -155,6 +189,36 @@ class MgbenchGenParams(Params):
     release_gap_s: float
     onset_check_frames: int
 
+    def validate(self) -> None:
+        """Check value ranges.
+
+        Raises
+        ------
+        ConfigError
+            Naming ``mgbench_gen.<field>`` when a ``[low, high]`` range is malformed, the
+            empty ratio is outside [0, 1], a count is not positive or a split size is
+            missing.
+        """
+        super().validate()
+        sec = self.SECTION
+        for name in ("clip_duration_3n_s", "edge_3n_s", "velocity", "tempo_2b_bpm", "articulation_2b",
+                     "edge_2b_s"):
+            _check_range(sec, name, getattr(self, name), lo=0.0)
+        if not 0.0 <= self.empty_ratio <= 1.0:
+            raise _fail(sec, "empty_ratio", "must lie in [0, 1]", self.empty_ratio)
+        for name in ("min_note_3n_s", "max_excerpt_2b_s", "max_attempts_2b", "render_batch_clips",
+                     "release_gap_s", "onset_check_frames"):
+            if getattr(self, name) <= 0:
+                raise _fail(sec, name, "must be positive", getattr(self, name))
+        if self.max_gap_3n_s < 0 or self.max_interval_3n < 0:
+            raise _fail(sec, "max_gap_3n_s" if self.max_gap_3n_s < 0 else "max_interval_3n",
+                        "must not be negative", min(self.max_gap_3n_s, self.max_interval_3n))
+        for name in ("split_sizes_3n", "split_sizes_2b", "queries_per_clip_3n", "qa_per_excerpt_2b"):
+            table = getattr(self, name)
+            missing = [k for k in ("train", "val", "test") if k not in table]
+            if missing:
+                raise _fail(sec, name, f"needs an entry for every split (missing {missing})", table)
+
 
 @register
 @dataclass(frozen=True)
@@ -194,6 +258,29 @@ class MgbenchBaselineParams(Params):
     pyin_fmax_hz: float
     pyin_frame_length: int
     pitch_window_s: list[float]
+
+    def validate(self) -> None:
+        """Check value ranges.
+
+        Raises
+        ------
+        ConfigError
+            Naming ``mgbench_baseline.<field>`` when the onset threshold is outside
+            [0, 1], a drop, interval, frequency or frame length is not positive, or the
+            pitch window is malformed.
+        """
+        super().validate()
+        sec = self.SECTION
+        if self.onset_threshold is not None and not 0.0 <= self.onset_threshold <= 1.0:
+            raise _fail(sec, "onset_threshold", "must lie in [0, 1]", self.onset_threshold)
+        if self.offset_drop_db is not None and self.offset_drop_db <= 0:
+            raise _fail(sec, "offset_drop_db", "must be positive", self.offset_drop_db)
+        for name in ("min_ioi_s", "pyin_fmin_hz", "pyin_frame_length"):
+            if getattr(self, name) <= 0:
+                raise _fail(sec, name, "must be positive", getattr(self, name))
+        if self.pyin_fmax_hz <= self.pyin_fmin_hz:
+            raise _fail(sec, "pyin_fmax_hz", "must be above pyin_fmin_hz", self.pyin_fmax_hz)
+        _check_range(sec, "pitch_window_s", self.pitch_window_s, lo=0.0)
 
 
 @register
@@ -243,3 +330,30 @@ class PromptsParams(Params):
     min_sibling_gap_s: float
     time_grid_s: float
     bpm_choices: list[int]
+
+    def validate(self) -> None:
+        """Check value ranges.
+
+        Raises
+        ------
+        ConfigError
+            Naming ``prompts.<field>`` when the duration is not positive, the time range
+            does not satisfy ``0 <= low < high <= duration_s``, the time grid is not
+            positive, the sibling gap is negative or a count is negative.
+        """
+        super().validate()
+        sec = self.SECTION
+        if self.duration_s <= 0:
+            raise _fail(sec, "duration_s", "must be positive", self.duration_s)
+        tr = self.time_range_s
+        if len(tr) != 2 or not 0.0 <= tr[0] < tr[1] <= self.duration_s:
+            raise _fail(sec, "time_range_s", "must satisfy 0 <= low < high <= duration_s", tr)
+        if self.time_grid_s <= 0:
+            raise _fail(sec, "time_grid_s", "must be positive", self.time_grid_s)
+        if self.min_sibling_gap_s < 0:
+            raise _fail(sec, "min_sibling_gap_s", "must not be negative", self.min_sibling_gap_s)
+        for name in ("family_counts", "kind_counts"):
+            if any(int(v) < 0 for v in getattr(self, name).values()):
+                raise _fail(sec, name, "must hold counts >= 0", getattr(self, name))
+        if not self.bpm_choices or any(b <= 0 for b in self.bpm_choices):
+            raise _fail(sec, "bpm_choices", "must hold positive tempi", self.bpm_choices)

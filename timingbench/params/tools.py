@@ -7,8 +7,14 @@ of the same name in the class's section; its docstring line is the constant's ``
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
+from timingbench.errors import ConfigError
 from timingbench.params.base import Params, register
+
+
+def _fail(section: str, name: str, what: str, value: Any) -> ConfigError:
+    return ConfigError(f"constant '{section}.{name}' {what}, got {value!r:.80}")
 
 
 @register
@@ -51,6 +57,30 @@ class LabelParams(Params):
     default_zoom_index: int
     spectrogram_cache_clips: int
 
+    def validate(self) -> None:
+        """Check value ranges.
+
+        Raises
+        ------
+        ConfigError
+            Naming ``label.<field>`` when the port is outside [0, 65535], a size, step or
+            zoom is not positive, the zoom index is outside the ladder or the default split
+            is unknown.
+        """
+        super().validate()
+        sec = self.SECTION
+        if not 0 <= self.port <= 65535:
+            raise _fail(sec, "port", "must lie in [0, 65535]", self.port)
+        for name in ("max_body_bytes", "seek_step_s", "spectrogram_cache_clips"):
+            if getattr(self, name) <= 0:
+                raise _fail(sec, name, "must be positive", getattr(self, name))
+        if not self.zoom_px_per_s or any(z <= 0 for z in self.zoom_px_per_s):
+            raise _fail(sec, "zoom_px_per_s", "must hold positive zoom levels", self.zoom_px_per_s)
+        if not 0 <= self.default_zoom_index < len(self.zoom_px_per_s):
+            raise _fail(sec, "default_zoom_index", "must index zoom_px_per_s", self.default_zoom_index)
+        if self.default_split not in ("dev", "validation"):
+            raise _fail(sec, "default_split", "must be 'dev' or 'validation'", self.default_split)
+
 
 @register
 @dataclass(frozen=True)
@@ -86,6 +116,29 @@ class CompareParams(Params):
     time_decimals: int
     min_prompts: int
 
+    def validate(self) -> None:
+        """Check value ranges.
+
+        Raises
+        ------
+        ConfigError
+            Naming ``compare.<field>`` when ``bootstrap_n`` or ``min_prompts`` is below 1,
+            ``ci_level`` is outside (0, 1), ``low_p_chance_max`` outside [0, 1] or
+            ``time_decimals`` negative.
+        """
+        super().validate()
+        sec = self.SECTION
+        if self.bootstrap_n < 1:
+            raise _fail(sec, "bootstrap_n", "must be at least 1", self.bootstrap_n)
+        if not 0.0 < self.ci_level < 1.0:
+            raise _fail(sec, "ci_level", "must lie in (0, 1)", self.ci_level)
+        if not 0.0 <= self.low_p_chance_max <= 1.0:
+            raise _fail(sec, "low_p_chance_max", "must lie in [0, 1]", self.low_p_chance_max)
+        if self.time_decimals < 0:
+            raise _fail(sec, "time_decimals", "must not be negative", self.time_decimals)
+        if self.min_prompts < 1:
+            raise _fail(sec, "min_prompts", "must be at least 1", self.min_prompts)
+
 
 @register
 @dataclass(frozen=True)
@@ -102,6 +155,18 @@ class CalibrationParams(Params):
     SECTION = "calibration"
 
     offset_match_s: float
+
+    def validate(self) -> None:
+        """Check value ranges.
+
+        Raises
+        ------
+        ConfigError
+            Naming ``calibration.offset_match_s`` when it is not positive.
+        """
+        super().validate()
+        if self.offset_match_s <= 0:
+            raise _fail(self.SECTION, "offset_match_s", "must be positive", self.offset_match_s)
 
 
 @register
@@ -132,3 +197,26 @@ class AnnotationsParams(Params):
     inventory_window_s: float
     displacement_bins_s: list[float]
     human_band_quantiles: list[float]
+
+    def validate(self) -> None:
+        """Check value ranges.
+
+        Raises
+        ------
+        ConfigError
+            Naming ``annotations.<field>`` when a window is not positive, the histogram
+            edges are not increasing or the band quantiles are not an increasing pair in
+            [0, 1].
+        """
+        super().validate()
+        sec = self.SECTION
+        if not self.onset_within_s or any(w <= 0 for w in self.onset_within_s):
+            raise _fail(sec, "onset_within_s", "must hold positive windows", self.onset_within_s)
+        if self.inventory_window_s <= 0:
+            raise _fail(sec, "inventory_window_s", "must be positive", self.inventory_window_s)
+        e = self.displacement_bins_s
+        if len(e) < 2 or any(b <= a for a, b in zip(e, e[1:], strict=False)):
+            raise _fail(sec, "displacement_bins_s", "must be increasing histogram edges", e)
+        q = self.human_band_quantiles
+        if len(q) != 2 or not 0.0 <= q[0] < q[1] <= 1.0:
+            raise _fail(sec, "human_band_quantiles", "must be quantiles 0 <= low < high <= 1", q)

@@ -19,7 +19,8 @@ from typing import Any
 
 from timingbench.errors import ParameterError
 from timingbench.jsonio import write_jsonl
-from timingbench.render.recipes import INSTRUMENT_FAMILIES, RenderedClip, render_recipe
+from timingbench.render.pipeline import RenderedClip, render_recipe
+from timingbench.render.scenarios import INSTRUMENT_FAMILIES
 
 
 @dataclass(frozen=True)

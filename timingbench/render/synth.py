@@ -20,8 +20,8 @@ import numpy.typing as npt
 import pretty_midi
 import soundfile as sf
 
-from timingbench.config import Config
 from timingbench.errors import ConfigError, ParameterError, TimingbenchError
+from timingbench.params.generation import RenderParams
 from timingbench.render.arrangement import Note, Part
 
 
@@ -159,7 +159,7 @@ def fluidsynth_binary() -> str:
     return exe
 
 
-def resolve_soundfont(soundfont: Path | None, cfg: Config) -> Path:
+def resolve_soundfont(soundfont: Path | str | None, params: RenderParams) -> Path:
     """The soundfont to use: ``soundfont`` or the configured ``render.soundfont_path``.
 
     Raises
@@ -167,16 +167,20 @@ def resolve_soundfont(soundfont: Path | None, cfg: Config) -> Path:
     ConfigError
         If the file does not exist.
     """
-    sf2 = Path(soundfont) if soundfont is not None else Path(str(cfg.value("render.soundfont_path")))
+    sf2 = Path(soundfont) if soundfont is not None else Path(params.soundfont_path)
     if not sf2.is_file():
         raise ConfigError(f"soundfont {sf2} not found; install fluid-soundfont-gm or pass --soundfont "
                           "(any General MIDI .sf2/.sf3)")
     return sf2
 
 
-def render_midi(midi_path: Path, *, n_samples: int, soundfont: Path, cfg: Config,
-                reverb: bool = False) -> npt.NDArray[np.float64]:
+def render_midi(midi_path: Path, *, n_samples: int, soundfont: Path | str, params: RenderParams,
+                reverb: bool = False, timeout_s: float | None = None,
+                polyphony: int = 4096) -> npt.NDArray[np.float64]:
     """Render one MIDI file with FluidSynth to mono float64 of exactly ``n_samples``.
+
+    The one FluidSynth call of the package: the reference clips and stems, the MGBench
+    batches and the evidence model's long per-family timelines are all rendered here.
 
     Parameters
     ----------
@@ -184,14 +188,19 @@ def render_midi(midi_path: Path, *, n_samples: int, soundfont: Path, cfg: Config
         The MIDI file.
     n_samples : int
         Output length in samples; FluidSynth's output is cut or zero-padded to it.
-    soundfont : Path
+    soundfont : Path or str
         A General MIDI soundfont.
-    cfg : Config
-        Configuration (``render.sample_rate_hz``, ``render.synth_gain``,
-        ``render.fluidsynth_timeout_s``).
+    params : RenderParams
+        ``render.sample_rate_hz``, ``render.synth_gain`` and (unless ``timeout_s`` is
+        given) ``render.fluidsynth_timeout_s``.
     reverb : bool
         Switch FluidSynth's reverb on (off by default: stems then stay exactly silent
         outside their notes).
+    timeout_s : float, optional
+        Seconds after which the run counts as hung; ``render.fluidsynth_timeout_s`` when
+        omitted. Long timelines pass a limit scaled to their length.
+    polyphony : int
+        FluidSynth's voice limit (``synth.polyphony``).
 
     Returns
     -------
@@ -201,22 +210,22 @@ def render_midi(midi_path: Path, *, n_samples: int, soundfont: Path, cfg: Config
     Raises
     ------
     TimingbenchError
-        If FluidSynth fails or hangs.
+        If FluidSynth fails, hangs or writes another sample rate.
     """
-    sr = int(cfg.value("render.sample_rate_hz"))
+    sr = params.sample_rate_hz
+    limit_s = params.fluidsynth_timeout_s if timeout_s is None else float(timeout_s)
     exe = fluidsynth_binary()
     with tempfile.TemporaryDirectory(prefix="tb-render-") as tmp:
         wav = Path(tmp) / "out.wav"
-        cmd = [exe, "-ni", "-q", "-F", str(wav), "-r", str(sr), "-g", str(cfg.value("render.synth_gain")),
+        cmd = [exe, "-ni", "-q", "-F", str(wav), "-r", str(sr), "-g", str(params.synth_gain),
                "-O", "float", "-o", "synth.chorus.active=0",
                "-o", f"synth.reverb.active={1 if reverb else 0}", "-o", "synth.cpu-cores=1",
-               "-o", "synth.dynamic-sample-loading=1", "-o", "synth.polyphony=4096",
+               "-o", "synth.dynamic-sample-loading=1", "-o", f"synth.polyphony={int(polyphony)}",
                str(soundfont), str(midi_path)]
         try:
-            proc = subprocess.run(cmd, capture_output=True, text=True,
-                                  timeout=float(cfg.value("render.fluidsynth_timeout_s")), check=False)
+            proc = subprocess.run(cmd, capture_output=True, text=True, timeout=limit_s, check=False)
         except subprocess.TimeoutExpired:
-            raise TimingbenchError(f"{midi_path}: FluidSynth did not finish in time") from None
+            raise TimingbenchError(f"{midi_path}: FluidSynth did not finish in {limit_s:g} s") from None
         if proc.returncode != 0 or not wav.is_file():
             raise TimingbenchError(f"{midi_path}: FluidSynth failed ({proc.stderr.strip()[-300:]})")
         data, file_sr = sf.read(str(wav), dtype="float64", always_2d=True)

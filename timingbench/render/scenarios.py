@@ -1,42 +1,26 @@
-"""Seeded scenario recipes and :func:`render_recipe`.
+"""The scenario catalogue: seeded recipe builders and :data:`RECIPES`.
 
-A recipe turns a seed and a few parameters into a *plan*: the parts of an arrangement,
-the prompt row it answers (SPEC section 1), the rule by which each instructed event's
-truth is read from the MIDI notes, and the gain envelope (cuts, pauses, fades).
-:func:`render_recipe` writes the MIDI, reads it back, computes the truth rows
-(SPEC section 5, Layer 1) from the notes it holds, renders the audio with FluidSynth and
-applies the envelope sample-accurately.
-
-Truth conventions (paper Sec. IV-B):
-
-- ``instrument_entry``: the first note-on of the target part.
-- ``instrument_exit``: the note-off of the target's last note; for percussion (drum kits,
-  timpani), whose sound ignores note-off, the onset of its last hit.
-- ``music_start_after_silence``: the first note-on of the mix.
-- ``music_end`` / ``music_pause`` (the "first edge"): an abrupt cut -> the cut time
-  (sample-accurate); a last accent with decay -> that accent's note-on; a gradual fade ->
-  the time the fade gain reaches ``mix.fade_point_below_loud_db`` below the loud level.
-- ``mix_energy_increase``: the first note-on of the layers that enter with the rise.
-- Negatives (``never_delivered``, ``busy_decoy``, ``pre_existing``): ``occurred`` false,
-  ``onset_s`` null.
+A recipe turns a seeded :class:`Ctx` and a few keyword parameters into a :class:`Plan`:
+the parts of an arrangement, the prompt row's events and sentences, the
+:class:`~timingbench.render.truth_rules.TruthRule` by which each instructed event's truth
+is read from the MIDI notes, and the gain envelope (cuts, pauses, fades). Nothing here
+writes a file; :func:`timingbench.render.pipeline.render_recipe` renders a plan.
 """
 
 from __future__ import annotations
 
-import functools
 import inspect
 import math
 import zlib
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 
-from timingbench.config import DEFAULT_CONFIG_PATH, Config, load_config
+from timingbench.config import Config
 from timingbench.errors import ParameterError
-from timingbench.prompts import parse_prompt
+from timingbench.params.generation import RenderParams
 from timingbench.render.arrangement import (
     KICK,
     SNARE,
@@ -47,7 +31,6 @@ from timingbench.render.arrangement import (
     anchor_notes,
     clip_notes,
     generate_part,
-    humanize,
     random_harmony,
     tidy,
 )
@@ -60,78 +43,17 @@ from timingbench.render.instruments import (
     style,
     styles_with_family,
 )
-from timingbench.render.synth import (
-    GainOp,
-    gain_envelope,
-    read_midi_notes,
-    render_midi,
-    resolve_soundfont,
-    write_midi,
-    write_wav,
-)
+from timingbench.render.synth import GainOp
+from timingbench.render.truth_rules import TruthRule
+
+if TYPE_CHECKING:
+    from timingbench.params.detectors import MixParams, SearchParams, TempoParams
 
 #: Families an instrument event can target (SPEC section 1 without ``mix``).
 INSTRUMENT_FAMILIES = ("percussion", "bass", "guitar", "piano", "vocals", "strings", "brass",
                        "woodwinds", "keys", "plucked", "synth")
 #: The longest instructed duration a prompt asks for (paper Sec. III-A).
 MAX_PROMPT_S = 30.0
-SPLITS = ("dev", "validation")
-
-
-@dataclass
-class RenderedClip:
-    """Everything rendered for one clip.
-
-    Attributes
-    ----------
-    clip_id : str
-        Clip and prompt id.
-    audio_path : Path
-        Mono 24-bit PCM WAV at ``render.sample_rate_hz`` (44.1 kHz).
-    midi_path : Path
-        The MIDI file the audio was rendered from (the source of the truth).
-    prompt : dict
-        SPEC section 1 prompt row (valid under :func:`timingbench.prompts.parse_prompt`).
-    truth : list of dict
-        SPEC section 5 Layer-1 rows, one per instructed event.
-    stem_paths : dict of str to Path
-        Part name -> WAV of that part rendered alone (same gain and envelope), when stems
-        were requested; the stems sum to the mix.
-    scenario : str
-        The scenario (``entry_off_time``, ``never_delivered:music_end`` ...).
-    meta : dict
-        Recipe details: seed, style, bpm, instructed and delivered times, offset, target,
-        decoys, parts with their first/last note times ...
-    observed : list of dict
-        SPEC section 5 Layer-2 rows (instruction-independent): every audible entrance of
-        every part, i.e. its first note and each note after ``render.observed_gap_s`` of
-        silence of that part, with ``source`` the instrument as a prompt would name it.
-    """
-
-    clip_id: str
-    audio_path: Path
-    midi_path: Path
-    prompt: dict[str, Any]
-    truth: list[dict[str, Any]]
-    stem_paths: dict[str, Path]
-    scenario: str
-    meta: dict[str, Any]
-    observed: list[dict[str, Any]] = field(default_factory=list)
-
-
-@dataclass(frozen=True)
-class TruthRule:
-    """How one event's truth is read from the MIDI notes.
-
-    ``rule`` is ``first_on`` | ``last_on`` | ``last_off`` (over ``parts``; ``("*",)`` =
-    every part), ``fixed`` (``fixed_s``, for envelope edges) or ``absent``.
-    """
-
-    rule: str
-    parts: tuple[str, ...] = ()
-    fixed_s: float | None = None
-    character: str = "hard"
-    salience: int = 2
 
 
 @dataclass
@@ -153,15 +75,50 @@ class Plan:
     keep_exact: tuple[str, ...] = ()
 
 
+@dataclass(frozen=True)
+class ScenarioParams:
+    """The constants the scenario builders read.
+
+    Attributes
+    ----------
+    render : RenderParams
+        The ``render`` section (offset and gap ranges, fade depth, accent ring).
+    default_tolerance_s : float
+        ``search.default_tolerance_s``: the on-time tolerance written into every event.
+    fade_point_below_loud_db : float
+        ``mix.fade_point_below_loud_db``: where a rendered fade's truth lies.
+    tempo_tolerance_pct : float
+        ``tempo.tolerance_pct``: the tolerance written into every tempo target.
+    """
+
+    render: RenderParams
+    default_tolerance_s: float
+    fade_point_below_loud_db: float
+    tempo_tolerance_pct: float
+
+    @classmethod
+    def from_config(cls, config: Config) -> ScenarioParams:
+        """Gather the constants from ``config``'s parameter sets."""
+        return cls(render=cast(RenderParams, config.params.render),
+                   default_tolerance_s=float(cast("SearchParams", config.params.search).default_tolerance_s),
+                   fade_point_below_loud_db=float(cast("MixParams", config.params.mix).fade_point_below_loud_db),
+                   tempo_tolerance_pct=float(cast("TempoParams", config.params.tempo).tolerance_pct))
+
+
 @dataclass
 class Ctx:
     """What every recipe builder receives."""
 
     rng: np.random.Generator
-    cfg: Config
+    params: ScenarioParams
     duration_s: float
     prompt_s: float
     sr: int
+
+
+def recipe_rng(name: str, seed: int) -> np.random.Generator:
+    """The generator of recipe ``name`` at ``seed`` (independent per recipe name)."""
+    return np.random.default_rng(np.random.SeedSequence([int(seed), zlib.crc32(name.encode())]))
 
 
 # ----------------------------------------------------------------------------- helpers
@@ -270,7 +227,7 @@ def _instructed(ctx: Ctx, time_s: float | None, *, lo_frac: float = 0.2, hi_frac
 def _offset(ctx: Ctx, t: float, offset_s: float | None, *, required: bool, lo_s: float = 1.5,
             hi_margin_s: float = 2.0) -> float:
     """Signed delivery offset in seconds; drawn in ``render.off_time_offset_s`` when required."""
-    lo_off, hi_off = (float(v) for v in ctx.cfg.value("render.off_time_offset_s"))
+    lo_off, hi_off = (float(v) for v in ctx.params.render.off_time_offset_s)
     hi_s = ctx.prompt_s - hi_margin_s
     if offset_s is not None:
         if required and not lo_off <= abs(offset_s) <= hi_off:
@@ -352,7 +309,7 @@ def _event(kind: str, target: str, family: str, t: float, tol: float) -> dict[st
 
 
 def _tol(ctx: Ctx) -> float:
-    return float(ctx.cfg.value("search.default_tolerance_s"))
+    return ctx.params.default_tolerance_s
 
 
 def _bed_parts(ctx: Ctx, specs: list[InstrumentSpec], grid: Grid, harmony: Harmony, t0: float,
@@ -382,7 +339,7 @@ def _phrase(ctx: Ctx, st: StyleSpec) -> str:
     return st.phrases[int(ctx.rng.integers(len(st.phrases)))]
 
 
-# ----------------------------------------------------------------------------- recipes
+# ----------------------------------------------------------------------------- scenarios
 
 def _entry(ctx: Ctx, *, off: bool, family: str | None = None, target: str | None = None,
            style: str | None = None, time_s: float | None = None, offset_s: float | None = None,
@@ -584,7 +541,7 @@ def _quantize(t: float, sr: int) -> float:
 def pause(ctx: Ctx, *, style: str | None = None, time_s: float | None = None,
           offset_s: float | None = None, gap_s: float | None = None, bpm: float | None = None) -> Plan:
     """The music stops abruptly (a sample-accurate cut) and resumes 3-5 s later."""
-    lo_g, hi_g = (float(v) for v in ctx.cfg.value("render.pause_gap_s"))
+    lo_g, hi_g = (float(v) for v in ctx.params.render.pause_gap_s)
     gap = round(float(ctx.rng.uniform(lo_g, hi_g)), 2) if gap_s is None else float(gap_s)
     if not lo_g <= gap <= hi_g:
         raise ParameterError(f"gap_s must lie in [{lo_g}, {hi_g}] s, got {gap_s!r}")
@@ -638,7 +595,7 @@ def end_decay(ctx: Ctx, *, style: str | None = None, time_s: float | None = None
     """The music ends on a last accent (every part hits together) that rings out."""
     t, off_s, st, grid, harmony, specs = _end_common(ctx, style, time_s, offset_s, bpm)
     t_a = t + off_s
-    ring = float(ctx.cfg.value("render.accent_ring_s"))
+    ring = ctx.params.render.accent_ring_s
     parts = []
     for spec in specs:
         notes = [n for n in _gen(spec, ctx, grid, harmony, 0.0, t_a) if n.start < t_a - 0.1]
@@ -661,8 +618,8 @@ def end_fade(ctx: Ctx, *, style: str | None = None, time_s: float | None = None,
              offset_s: float | None = None, fade_s: float | None = None, bpm: float | None = None) -> Plan:
     """The music fades out; the truth is where the fade gain reaches the configured fade
     point (``mix.fade_point_below_loud_db``, 23 dB) below the loud level."""
-    depth = float(ctx.cfg.value("render.fade_depth_db"))
-    point = float(ctx.cfg.value("mix.fade_point_below_loud_db"))
+    depth = ctx.params.render.fade_depth_db
+    point = ctx.params.fade_point_below_loud_db
     length = round(float(ctx.rng.uniform(4.0, 8.0)), 2) if fade_s is None else float(fade_s)
     if not 1.0 <= length <= 15.0:
         raise ParameterError(f"fade_s must lie in [1, 15] s, got {fade_s!r}")
@@ -836,12 +793,11 @@ def _tempo(ctx: Ctx, *, kind: str, bpm: float | None, style: str | None,
     return Plan(
         scenario=kind, style=st.name if kind != "tempo_click" else "click", phrase=phrase, parts=parts,
         events=[], rules=[], sentences=[], prompt_family="tempo",
-        tempo={"bpm": target, "tolerance_pct": float(ctx.cfg.value("tempo.tolerance_pct"))},
+        tempo={"bpm": target, "tolerance_pct": ctx.params.tempo_tolerance_pct},
         intro=text, meta={"bpm": target, "feel": feel, "ambiguous_factors": factors,
                           "first_beat_s": start},
         keep_exact=tuple(p.name for p in parts),
     )
-
 
 
 def tempo_click(ctx: Ctx, *, bpm: float | None = None) -> Plan:
@@ -908,246 +864,3 @@ for _name, _fn in RECIPES.items():
         RECIPE_PARAMS[_name] = tuple(
             p.name for p in inspect.signature(_fn).parameters.values()
             if p.kind is inspect.Parameter.KEYWORD_ONLY)
-
-
-# ----------------------------------------------------------------------------- rendering
-
-def _truth_time(rule: TruthRule, notes: dict[str, list[Note]]) -> float | None:
-    if rule.rule == "absent":
-        return None
-    if rule.rule == "fixed":
-        if rule.fixed_s is None:
-            raise ParameterError("a 'fixed' truth rule needs fixed_s")
-        return float(rule.fixed_s)
-    names = list(notes) if rule.parts == ("*",) else list(rule.parts)
-    pool = [n for name in names for n in notes.get(name, [])]
-    if not pool:
-        raise ParameterError(f"truth rule {rule.rule} reads parts {names} that hold no notes")
-    if rule.rule == "first_on":
-        return min(n.start for n in pool)
-    if rule.rule == "last_on":
-        return max(n.start for n in pool)
-    if rule.rule == "last_off":
-        return max(n.end for n in pool)
-    raise ParameterError(f"unknown truth rule {rule.rule!r}")
-
-
-@functools.lru_cache(maxsize=2)
-def _packaged_config(mtime_ns: int) -> Config:
-    """The packaged configuration, parsed once per process (and again when the file changes)."""
-    return load_config(DEFAULT_CONFIG_PATH)
-
-
-def _seed_rng(name: str, seed: int) -> np.random.Generator:
-    return np.random.default_rng(np.random.SeedSequence([int(seed), zlib.crc32(name.encode())]))
-
-
-def default_clip_id(name: str, *, seed: int, gain_db: float = 0.0) -> str:
-    """The clip id :func:`render_recipe` uses when none is given (``entry_on_time-s7``,
-    ``entry_on_time-s7-m12db`` for a -12 dB variant)."""
-    cid = f"{name}-s{int(seed)}"
-    if gain_db != 0.0:
-        cid += f"-{'m' if gain_db < 0 else 'p'}{abs(gain_db):g}db".replace(".", "p")
-    return cid
-
-
-def render_recipe(
-    name: str,
-    *,
-    seed: int,
-    out_dir: Path,
-    clip_id: str | None = None,
-    duration_s: float = 30.0,
-    gain_db: float = 0.0,
-    stems: bool = False,
-    stem_parts: tuple[str, ...] | list[str] | None = None,
-    soundfont: Path | None = None,
-    split: str = "dev",
-    humanize_ms: float = 0.0,
-    reverb: bool = False,
-    config: Config | None = None,
-    **params: Any,
-) -> RenderedClip:
-    """Render one seeded scenario with exact truth.
-
-    Writes ``out_dir/clips/<clip_id>.wav``, ``out_dir/midi/<clip_id>.mid`` and, when
-    ``stems`` is true, ``out_dir/stems/<clip_id>/<part>.wav``.
-
-    Parameters
-    ----------
-    name : str
-        Recipe name, a key of :data:`RECIPES`.
-    seed : int
-        Seed; the same seed and parameters give byte-identical audio and identical truth.
-    out_dir : Path
-        Output folder.
-    clip_id : str, optional
-        Clip and prompt id; :func:`default_clip_id` when omitted.
-    duration_s : float
-        Rendered length in seconds. The prompt asks for ``min(duration_s, 30)`` seconds, so
-        longer renders are mixes whose tail lies beyond the instructed duration.
-    gain_db : float
-        Gain in dB applied after the clip is scaled to ``render.peak_dbfs``; variants of one
-        seed are scaled copies of each other (to the 24-bit quantisation).
-    stems : bool
-        Also render each part alone (same envelope and scale: the stems sum to the mix).
-    stem_parts : sequence of str, optional
-        Render only these parts' stems (e.g. ``["target"]``); every part when omitted.
-    soundfont : Path, optional
-        A General MIDI .sf2/.sf3; ``render.soundfont_path`` when omitted.
-    split : str
-        ``dev`` or ``validation`` (SPEC section 5 ``split`` of the truth rows).
-    humanize_ms : float
-        Standard deviation in ms of a timing jitter applied to the non-target parts.
-    reverb : bool
-        Switch on FluidSynth's reverb (stems then carry reverb tails).
-    config : Config, optional
-        Configuration; the packaged one when omitted.
-    **params
-        Recipe parameters (see :data:`RECIPE_PARAMS`): ``family``, ``target``, ``style``,
-        ``time_s``, ``offset_s``, ``bpm``, ``kind``, ``gap_s`` ...
-
-    Returns
-    -------
-    clip : RenderedClip
-
-    Raises
-    ------
-    ParameterError
-        For an unknown recipe, an unknown or out-of-range parameter.
-    ConfigError
-        If FluidSynth or the soundfont is missing.
-    TimingbenchError
-        If FluidSynth fails.
-    """
-    if name not in RECIPES:
-        raise ParameterError(f"unknown recipe {name!r}; choose one of {sorted(RECIPES)}")
-    unknown = sorted(set(params) - set(RECIPE_PARAMS[name]))
-    if unknown:
-        raise ParameterError(f"recipe {name!r} takes no parameter(s) {unknown}; "
-                             f"it accepts {list(RECIPE_PARAMS[name])}")
-    if split not in SPLITS:
-        raise ParameterError(f"split must be one of {list(SPLITS)}, got {split!r}")
-    if not math.isfinite(duration_s) or not 4.0 <= duration_s <= 600.0:
-        raise ParameterError(f"duration_s must lie in [4, 600] seconds, got {duration_s!r}")
-    if not math.isfinite(gain_db) or gain_db > 0.0 or gain_db < -60.0:
-        raise ParameterError(f"gain_db must lie in [-60, 0] dB, got {gain_db!r}")
-    if humanize_ms < 0 or humanize_ms > 50:
-        raise ParameterError(f"humanize_ms must lie in [0, 50] ms, got {humanize_ms!r}")
-    cfg = config if config is not None else _packaged_config(DEFAULT_CONFIG_PATH.stat().st_mtime_ns)
-    sr = int(cfg.value("render.sample_rate_hz"))
-    sf2 = resolve_soundfont(soundfont, cfg)
-    cid = clip_id if clip_id is not None else default_clip_id(name, seed=seed, gain_db=gain_db)
-    if "__" in cid or "/" in cid or not cid:
-        raise ParameterError(f"clip_id {cid!r} must be non-empty without '__' or '/'")
-    rng = _seed_rng(name, seed)
-    ctx = Ctx(rng=rng, cfg=cfg, duration_s=float(duration_s),
-              prompt_s=min(float(duration_s), MAX_PROMPT_S), sr=sr)
-    plan = RECIPES[name](ctx, **params)
-    if humanize_ms > 0:
-        jitter_rng = _seed_rng(name + "/humanize", seed)
-        for part in plan.parts:
-            if part.name != "target" and part.name not in plan.keep_exact:
-                part.notes = humanize(part.notes, rng=jitter_rng, sd_s=humanize_ms / 1000.0)
-    plan.parts = [p for p in plan.parts if p.notes]
-
-    out_dir = Path(out_dir)
-    audio_path = out_dir / "clips" / f"{cid}.wav"
-    midi_path = out_dir / "midi" / f"{cid}.mid"
-    ticks = int(cfg.value("render.midi_ticks_per_beat"))
-    write_midi(plan.parts, midi_path, ticks_per_beat=ticks)
-    notes = read_midi_notes(midi_path)
-
-    # prompt row (SPEC section 1)
-    intro = plan.intro or "Create a {phrase} track for exactly {dur} seconds."
-    first = intro.format(phrase=plan.phrase, dur=f"{ctx.prompt_s:g}")
-    if first.startswith("Create a ") and plan.phrase[:1].lower() in "aeiou":
-        first = "Create an " + first[len("Create a "):]
-    text = " ".join([first] + plan.sentences)
-    events = [dict(ev, id=f"{cid}/e{k + 1}") for k, ev in enumerate(plan.events)]
-    events = [{"id": e["id"], **{k: v for k, v in e.items() if k != "id"}} for e in events]
-    prompt: dict[str, Any] = {"id": cid, "family": plan.prompt_family if len(events) < 2 else
-                              "event_sequence", "text": text, "style": plan.phrase,
-                              "duration_s": ctx.prompt_s, "events": events, "tempo": plan.tempo}
-    parse_prompt(prompt, where=f"recipe {name} seed {seed}: ")
-
-    truth: list[dict[str, Any]] = []
-    for ev, rule in zip(events, plan.rules, strict=True):
-        onset = _truth_time(rule, notes)
-        truth.append({"clip": audio_path.name, "event_id": ev["id"], "occurred": onset is not None,
-                      "onset_s": None if onset is None else round(onset, 6),
-                      "onset_character": rule.character, "salience": rule.salience,
-                      "annotator": "renderer", "split": split})
-
-    # audio
-    n = int(round(ctx.duration_s * sr))
-    env = gain_envelope(plan.envelope, n=n, sr=sr)
-    mix = render_midi(midi_path, n_samples=n, soundfont=sf2, cfg=cfg, reverb=reverb) * env
-    peak = float(np.max(np.abs(mix)))
-    if peak <= 0.0:
-        raise ParameterError(f"recipe {name} seed {seed} rendered digital silence")
-    scale = 10.0 ** (float(cfg.value("render.peak_dbfs")) / 20.0) / peak * 10.0 ** (gain_db / 20.0)
-    write_wav(audio_path, mix * scale, sr=sr)
-    stem_paths: dict[str, Path] = {}
-    if stems and stem_parts is not None:
-        unknown_parts = sorted(set(stem_parts) - {p.name for p in plan.parts})
-        if unknown_parts:
-            raise ParameterError(f"stem_parts {unknown_parts} are not parts of this clip; parts: "
-                                 f"{[p.name for p in plan.parts]}")
-    if stems:
-        stem_dir = out_dir / "stems" / cid
-        for part in plan.parts:
-            if stem_parts is not None and part.name not in stem_parts:
-                continue
-            stem_midi = stem_dir / f"{part.name}.mid"
-            write_midi([part], stem_midi, ticks_per_beat=ticks)
-            stem = render_midi(stem_midi, n_samples=n, soundfont=sf2, cfg=cfg, reverb=reverb) * env
-            stem_midi.unlink()
-            stem_paths[part.name] = stem_dir / f"{part.name}.wav"
-            write_wav(stem_paths[part.name], stem * scale, sr=sr)
-
-    gap = float(cfg.value("render.observed_gap_s"))
-    observed: list[dict[str, Any]] = []
-    for part in plan.parts:
-        last_end = -math.inf
-        for x in notes.get(part.name, []):
-            i = min(int(round(x.start * sr)), n - 1)
-            if x.start - last_end >= gap and env[i] > 0.01:  # audible: above -40 dB of gain
-                observed.append({"clip": audio_path.name, "source": part.spec.target,
-                                 "family": part.spec.family, "onset_s": round(x.start, 6),
-                                 "salience": 3 if part.spec.family == "percussion" else 2,
-                                 "annotator": "renderer", "split": split})
-            last_end = max(last_end, x.end)
-    observed.sort(key=lambda r: (r["onset_s"], r["source"]))
-
-    part_info = []
-    for part in plan.parts:
-        pn = notes.get(part.name, [])
-        part_info.append({"part": part.name, "instrument": part.spec.name, "family": part.spec.family,
-                          "program": part.spec.program, "is_drum": part.spec.is_drum,
-                          "first_on_s": round(min(x.start for x in pn), 6) if pn else None,
-                          "last_off_s": round(max(x.end for x in pn), 6) if pn else None,
-                          "n_notes": len(pn)})
-    meta: dict[str, Any] = {"recipe": name, "seed": int(seed), "style": plan.style,
-                            "duration_s": ctx.duration_s, "prompt_duration_s": ctx.prompt_s,
-                            "gain_db": float(gain_db), "humanize_ms": float(humanize_ms),
-                            "reverb": bool(reverb), "params": dict(params)}
-    meta.update(plan.meta)
-    if "decoys" in meta:
-        for d in meta["decoys"]:
-            dn = notes.get(d["part"], [])
-            d["onset_s"] = round(min(x.start for x in dn), 6) if dn else None
-    if plan.prompt_family == "tempo":
-        # beat times: the note-ons of the kick/click on every beat, as the MIDI file holds them
-        beat_s = 60.0 / float(meta["bpm"])
-        first_beat = float(meta["first_beat_s"])
-        on_beat = sorted({round(x.start, 6) for x in notes.get(plan.parts[0].name, [])
-                          if abs((x.start - first_beat) / beat_s
-                                 - round((x.start - first_beat) / beat_s)) < 0.01})
-        meta["beats_s"] = on_beat
-    meta["parts"] = part_info
-    meta["envelope"] = [{"kind": op.kind, "t0": op.t0, "t1": op.t1, "depth_db": op.depth_db}
-                        for op in plan.envelope]
-    return RenderedClip(clip_id=cid, audio_path=audio_path, midi_path=midi_path, prompt=prompt,
-                        truth=truth, stem_paths=stem_paths, scenario=plan.scenario, meta=meta,
-                        observed=observed)

@@ -256,30 +256,37 @@ def load_clip(path: str | Path, config: Config) -> Clip:
     )
 
 
-def level_normalised(samples: npt.NDArray[np.float32], *, sr: int, loud_dbfs: float) -> npt.NDArray[np.float32]:
+def level_normalised(
+    samples: npt.NDArray[np.float32], *, sr: int, loud_dbfs: float, frame_s: float, percentile: float
+) -> npt.NDArray[np.float32]:
     """Scale ``samples`` so that the clip's loud level sits at ``loud_dbfs``.
 
     Front ends that compress with ``log(a x + 1)`` (musicnn's tagger, madmom's beat
     network) are not gain-invariant, so their output would depend on mastering level;
-    they are fed level-normalised audio. The loud level is the 95th percentile of the
-    frame RMS (2048-sample frames, hop 512) in dBFS, the same statistic the feature bank
-    uses. Silent input is returned unchanged.
+    they are fed level-normalised audio. The loud level is the ``percentile`` percentile of
+    the frame mean square over ``frame_s`` frames (hop a quarter frame), the statistic the
+    feature bank uses (``audio.level_frame_s``, ``audio.level_percentile``: 2048 samples at
+    44.1 kHz, 95th percentile). Silent input is returned unchanged.
 
     Parameters
     ----------
     samples : np.ndarray of float32, shape (n,)
         Mono audio.
     sr : int
-        Sample rate in Hz (frames are 2048 samples at 44.1 kHz, scaled with the rate).
+        Sample rate in Hz.
     loud_dbfs : float
         Target loud level in dBFS.
+    frame_s : float
+        Frame length in seconds (at least 64 samples).
+    percentile : float
+        Percentile of the frame mean square taken as the loud level.
 
     Returns
     -------
     scaled : np.ndarray of float32, shape (n,)
     """
     x = np.asarray(samples, dtype=np.float32)
-    frame = max(64, int(round(2048 * sr / 44100)))
+    frame = max(64, int(round(frame_s * sr)))
     hop = max(16, frame // 4)
     if x.size < frame:
         ms = np.array([float(np.mean(x.astype(np.float64) ** 2))]) if x.size else np.zeros(1)
@@ -287,7 +294,7 @@ def level_normalised(samples: npt.NDArray[np.float32], *, sr: int, loud_dbfs: fl
         idx = np.arange(0, x.size - frame + 1, hop)
         c = np.concatenate(([0.0], np.cumsum(x.astype(np.float64) ** 2)))
         ms = (c[idx + frame] - c[idx]) / frame
-    loud_ms = float(np.percentile(ms, 95))
+    loud_ms = float(np.percentile(ms, percentile))
     if loud_ms <= 0:
         return x
     gain = 10 ** (loud_dbfs / 20) / np.sqrt(loud_ms)

@@ -31,6 +31,12 @@ class AudioParams(Params):
     min_sample_rate_hz : int
         below telephone band (8 kHz) a file holds no audio above 4 kHz, where the percussion
         route and most timbre live: such a file is rejected, not scored as a miss (convention)
+    level_frame_s : float
+        level normalisation (musicnn, madmom inputs): frame RMS over 2048 samples at 44.1 kHz,
+        the feature bank's frame (convention)
+    level_percentile : float
+        level normalisation: the loud level is the 95th percentile of the frame RMS, the feature
+        bank's loud statistic (convention)
     """
 
     SECTION = "audio"
@@ -40,6 +46,8 @@ class AudioParams(Params):
     silent_peak_dbfs: float
     min_duration_s: float
     min_sample_rate_hz: int
+    level_frame_s: float
+    level_percentile: float
 
 
 @register
@@ -152,9 +160,6 @@ class SemanticParams(Params):
     backend : str
         the embedded, offline trained family evidence model (docs/evidence-model.md) is the
         default; musicnn is the embedded tagger; clap needs a local checkpoint (convention)
-    version : str
-        bumped whenever evidence curves change, so cached curves in the feature bank are not
-        reused across versions (convention)
     input_loud_level_dbfs : float
         tagger input is scaled so the clip's loud level (95th pct frame RMS) sits at -14 dBFS, a
         typical mastered level: the taggers' log front ends are not gain-invariant, scoring must
@@ -210,7 +215,6 @@ class SemanticParams(Params):
     SECTION = "semantic"
 
     backend: str
-    version: str
     input_loud_level_dbfs: float
     hop_s: float
     clap_window_s: float
@@ -235,9 +239,6 @@ class EvidenceParams(Params):
 
     Attributes
     ----------
-    version : str
-        bumped whenever the trained evidence changes, so cached curves in the feature bank are
-        not reused across versions (convention)
     clip_s : float
         training clips are 9 s: room for a 3 s before/after context around entrances placed
         1.5-7.5 s in (convention)
@@ -320,7 +321,6 @@ class EvidenceParams(Params):
 
     SECTION = "evidence"
 
-    version: str
     clip_s: float
     edge_s: float
     render_gap_s: float

@@ -26,6 +26,14 @@ from timingbench.config import Config, digest
 from timingbench.errors import TimingbenchError
 from timingbench.executors import Executor, LocalExecutor, TaskFailure
 from timingbench.jsonio import atomic_write_text, read_json, write_json, write_jsonl
+from timingbench.params.analysis import AudioParams, EvidenceParams, SemanticParams
+from timingbench.params.detectors import (
+    DurationParams,
+    FloorsParams,
+    PercussionParams,
+    TempoParams,
+    params_of,
+)
 from timingbench.prompts import (
     STEM_FAMILIES,
     TONAL_FAMILIES,
@@ -35,9 +43,8 @@ from timingbench.prompts import (
     match_clips,
 )
 from timingbench.runlock import RunLock
-from timingbench.params.analysis import AudioParams, EvidenceParams, SemanticParams
-from timingbench.params.detectors import DurationParams, FloorsParams, PercussionParams, TempoParams, params_of
 from timingbench.scoring import detector_name, event_tolerance, needs_family_evidence, score_event
+from timingbench.summary import RESULTS_FORMAT
 
 PARTS = ".parts"
 ROUND = 6
@@ -224,7 +231,7 @@ def part_key(ref: ClipRef, prompt: Prompt, config: Config, opts: ScoreOptions) -
     payload = {
         "audio": file_hash(ref.path) if ref.path.is_file() else None,
         "prompt": digest(dict(prompt.raw)),
-        "config": config.content_hash, "version": __version__,
+        "config": config.content_hash, "version": __version__, "format": RESULTS_FORMAT,
         "opts": [opts.separation, opts.semantic_backend, opts.chance, sorted(opts.disabled_gates),
                  opts.demucs_repo, opts.clap_dir],
     }

@@ -39,7 +39,14 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from timingbench.curves import Grid, accent, local_peaks, moving_average, strongest_apart, window_means
+from timingbench.curves import (
+    Grid,
+    accent,
+    local_peaks,
+    moving_average,
+    strongest_apart,
+    window_means,
+)
 from timingbench.detectors.evidence_events import evidence_candidates, judges
 from timingbench.gates import (
     IdentityParams,

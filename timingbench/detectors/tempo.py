@@ -36,10 +36,10 @@ import soxr
 
 from timingbench.audio import level_normalised
 from timingbench.config import Config
-from timingbench.params.analysis import AudioParams
-from timingbench.params.detectors import TempoParams, params_of
 from timingbench.convert import frames_to_time
 from timingbench.errors import ConfigError, ParameterError
+from timingbench.params.analysis import AudioParams
+from timingbench.params.detectors import TempoParams, params_of
 
 #: Sample rate in Hz the madmom beat networks' spectrogram front end is built for.
 MADMOM_SR = 44100

@@ -15,14 +15,14 @@ from typing import Any
 
 from timingbench.config import Config, load_config
 from timingbench.convert import round_time
-from timingbench.params.detectors import SearchParams, params_of
-from timingbench.verdicts import Candidate, EventContext, EventVerdict
 from timingbench.errors import TimingbenchError
 from timingbench.explain.results import ResultsFolder
 from timingbench.explain.thresholds import GateCheck, gate_checks
+from timingbench.params.detectors import SearchParams, params_of
 from timingbench.prompts import Prompt, load_prompts, match_clips
 from timingbench.runner import ScoreOptions, family_evidence_for
 from timingbench.scoring import run_detector, score_event, search_window
+from timingbench.verdicts import Candidate, EventContext, EventVerdict
 
 
 @dataclass(frozen=True)

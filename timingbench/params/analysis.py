@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from timingbench.errors import ConfigError
 from timingbench.params.base import Params, register
 
 
@@ -116,6 +117,33 @@ class FeaturesParams(Params):
     novelty_taper_sigma: float
     loud_percentile: float
     floor_percentile: float
+
+    def validate(self) -> None:
+        """Check the bank geometry.
+
+        Raises
+        ------
+        ConfigError
+            If a frame/band count is not positive, ``n_fft`` is odd, an HPSS kernel is even,
+            ``n_mfcc < 2`` (coefficient 0 is dropped), a percentile is outside [0, 100], or
+            ``band_edges_hz`` is not a non-empty map of band names to ``[low_hz, high_hz]``.
+        """
+        super().validate()
+        for name in ("hop", "n_fft", "n_mels", "n_mfcc", "hpss_kernel_frames", "hpss_kernel_bins"):
+            if getattr(self, name) <= 0:
+                raise ConfigError(f"'features.{name}' must be positive")
+        if self.n_fft % 2 or self.hpss_kernel_frames % 2 == 0 or self.hpss_kernel_bins % 2 == 0:
+            raise ConfigError("'features.n_fft' must be even and the HPSS kernels odd")
+        if self.n_mfcc < 2:
+            raise ConfigError("'features.n_mfcc' must be >= 2 (coefficient 0 is dropped)")
+        for name in ("loud_percentile", "floor_percentile"):
+            if not 0 <= getattr(self, name) <= 100:
+                raise ConfigError(f"'features.{name}' must lie in [0, 100]")
+        if not isinstance(self.band_edges_hz, dict) or not self.band_edges_hz:
+            raise ConfigError("'features.band_edges_hz' must map band names to [low, high] Hz")
+        for name, pair in self.band_edges_hz.items():
+            if not isinstance(pair, list | tuple) or len(pair) != 2:
+                raise ConfigError(f"'features.band_edges_hz.{name}' must be [low_hz, high_hz]")
 
 
 @register

@@ -13,7 +13,7 @@ import soundfile as sf
 
 from timingbench.cli import main
 from timingbench.config import Config
-from timingbench.detectors.base import Grid
+from timingbench.curves import Grid
 from timingbench.evidence.gate import trained_verdict
 from timingbench.explain.thresholds import format_checks, gate_checks
 from timingbench.features.semantic import FamilyEvidence

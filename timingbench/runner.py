@@ -82,9 +82,11 @@ def _r(x: float | None) -> float | None:
 
 def floor_of(family: str, config: Config) -> float | None:
     """The family's published localization floor in seconds (``floors.<family>_s``; None when unlisted)."""
-    floors = params_of(config, FloorsParams)
-    value: float | None = getattr(floors, f"{family}_s", None)
-    return value
+    f = params_of(config, FloorsParams)
+    by_family = {"percussion": f.percussion_s, "bass": f.bass_s, "guitar": f.guitar_s, "piano": f.piano_s,
+                 "vocals": f.vocals_s, "strings": f.strings_s, "brass": f.brass_s, "woodwinds": f.woodwinds_s,
+                 "keys": f.keys_s, "plucked": f.plucked_s, "synth": f.synth_s, "mix": f.mix_s}
+    return by_family.get(family)
 
 
 def gate_evidence(gates: dict[str, str], evidence: dict[str, Any]) -> dict[str, Any]:

@@ -28,7 +28,6 @@ SECTION_READERS = {
     "energy": ("energy",),
     "semantic": ("percussion", "stem", "tonal"),
     "evidence": ("percussion", "stem", "tonal"),
-    "gates": ("percussion", "stem"),
 }
 #: Sections whose constants are reported, not used in decisions.
 NOT_SWEPT = ("floors",)

@@ -15,11 +15,11 @@ import pytest
 
 from timingbench.audio import load_clip
 from timingbench.config import Config
-from timingbench.verdicts import Candidate, EventContext
 from timingbench.detectors.energy import window_means
 from timingbench.features import compute_bank
 from timingbench.render.synth import write_wav
 from timingbench.scoring import decide, run_detector
+from timingbench.verdicts import Candidate, EventContext
 
 SR = 44100
 DUR = 30.0

@@ -19,11 +19,10 @@ from timingbench.errors import ConfigError
 from timingbench.features import compute_bank
 from timingbench.features.semantic import FamilyEvidence
 from timingbench.features.separation import route_percussion, route_percussion_low
+from timingbench.params.detectors import PercussionParams, params_of
 from timingbench.prompts import parse_prompt
 from timingbench.render import render_recipe
-from timingbench.scoring import score_event
-from timingbench.params.detectors import PercussionParams, params_of
-from timingbench.scoring import DetectorParams
+from timingbench.scoring import DetectorParams, score_event
 
 SR, NFFT = 44100, 2048
 

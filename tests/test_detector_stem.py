@@ -10,10 +10,10 @@ import soundfile as sf
 
 from timingbench.audio import load_clip
 from timingbench.config import DEFAULT_CONFIG_PATH, load_config
-from timingbench.verdicts import EventContext
 from timingbench.detectors.stem import level_step, smoothed_db
 from timingbench.features import compute_bank
 from timingbench.scoring import decide, run_detector
+from timingbench.verdicts import EventContext
 
 SR = 44100
 CFG = load_config(DEFAULT_CONFIG_PATH)

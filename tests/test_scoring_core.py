@@ -148,8 +148,8 @@ def test_persistence_min_span_comes_from_config(config):
 
 def test_candidates_outside_the_window_are_not_scored(config, monkeypatch):
     import timingbench.scoring as scoring
-    from timingbench.verdicts import Candidate
     from timingbench.scoring import score_event
+    from timingbench.verdicts import Candidate
 
     p = _prompt([6.0, 10.0])  # event 0 searches [1, 8]
     bank = type("B", (), {"duration_s": 30.0})()

@@ -15,14 +15,13 @@ reported with their value only.
 from __future__ import annotations
 
 import dataclasses
-
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from timingbench.config import Config
-from timingbench.params.base import Params
 from timingbench.convert import TIME_DECIMALS
+from timingbench.params.base import Params
 
 #: Configuration section of each detector (``events.jsonl`` ``detector`` field).
 DETECTOR_SECTIONS = {"percussion": "percussion", "stem": "stem", "tonal": "tonal", "mix.start": "mix",

@@ -47,7 +47,7 @@ from timingbench.convert import TIME_DECIMALS
 from timingbench.errors import ModelUnavailableError, ParameterError
 from timingbench.features.musicnn import WEIGHTS_PATH
 from timingbench.prompts import EVENT_FAMILIES
-from timingbench.verdicts import GateOutcome
+from timingbench.verdicts import EXEMPT, FAIL, PASS, GateOutcome
 
 if TYPE_CHECKING:
     from timingbench.params.analysis import AudioParams, EvidenceParams, SemanticParams
@@ -57,7 +57,7 @@ BACKENDS = ("trained", "musicnn", "clap")
 #: Families that carry instrument identity (``mix`` has none).
 INSTRUMENT_FAMILIES = tuple(f for f in EVENT_FAMILIES if f != "mix")
 
-PASS, FAIL, EXEMPT = "pass", "fail", "exempt"
+
 
 
 @dataclass(frozen=True)

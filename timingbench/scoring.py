@@ -232,6 +232,22 @@ def chance_times(
     return np.asarray(out)
 
 
+def event_candidates(
+    bank: Any, prompt: Prompt, index: int, config: Config | DetectorParams, *, family_evidence: Any = None,
+) -> tuple[list[Candidate], float]:
+    """The candidates of event ``index`` at its instructed time, inside its search window, and its tolerance.
+
+    :func:`decide` on them gives the event's verdict (for any set of disabled gates).
+    """
+    ev = prompt.events[index]
+    p = config if isinstance(config, DetectorParams) else DetectorParams.of(config)
+    lo, hi = search_window(prompt.events, index, params=p.search, analysed_s=float(bank.duration_s))
+    ctx = EventContext(ev.kind, ev.family, ev.target, ev.time_s, lo, hi)
+    cands = [c for c in run_detector(bank, ctx, p, family_evidence=family_evidence)
+             if round_time(lo) <= round_time(c.time_s) <= round_time(hi)]
+    return cands, event_tolerance(ev, p.search)
+
+
 def score_event(
     bank: Any, prompt: Prompt, index: int, config: Config, *, family_evidence: Any = None,
     disabled_gates: Collection[str] = (), clip: str = "", with_chance: bool = True,
@@ -250,7 +266,6 @@ def score_event(
     analysed = float(bank.duration_s)
     lo, hi = search_window(prompt.events, index, params=p.search, analysed_s=analysed)
     tol = event_tolerance(ev, p.search)
-
 
     def verdict_at(t: float, lo_s: float, hi_s: float) -> EventVerdict:
         ctx = EventContext(ev.kind, ev.family, ev.target, t, lo_s, hi_s)

@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from timingbench.calibration.evaluate import Corpus, score_corpus
+from timingbench.calibration.evaluate import Corpus, corpus_candidates, rows_from_candidates, score_corpus
 from timingbench.config import Config
 from timingbench.errors import ConfigError
 
@@ -31,6 +31,9 @@ SECTION_READERS = {
 }
 #: Sections whose constants are reported, not used in decisions.
 NOT_SWEPT = ("floors",)
+#: Sections the event detectors and scoring read; a variant of any other section's constant
+#: (``tempo``, ``mgbench_baseline``) cannot change an event row and is not re-scored.
+EVENT_SECTIONS = frozenset(SECTION_READERS) | {"search"}
 GATES = ("detection", "absence_before", "absence_after", "persistence", "level_change",
          "semantic_family", "tonal_change", "decay", "stays_down", "density_change")
 
@@ -96,7 +99,8 @@ def run_sweep(
     """
     from collections import Counter
 
-    base = score_corpus(corpus, config)
+    base_items = corpus_candidates(corpus, config)  # every detector runs once here
+    base = rows_from_candidates(base_items)
     keys = sweepable(config)
     jobs: list[tuple[str, float | None]] = [(k, f) for k in keys for f in (*FACTORS, None)]
     total = len(jobs) + len(GATES)
@@ -108,9 +112,11 @@ def run_sweep(
                                "factor": "off" if f is None else f,
                                "value": None if f is None else cfg.value(key),
                                "direction": direction(config, key, f)}
-        readers = SECTION_READERS.get(key.split(".", 1)[0])
+        section = key.split(".", 1)[0]
+        readers = SECTION_READERS.get(section)
         try:
-            res = compare_rows(base, score_corpus(corpus, cfg, detectors=readers))
+            var = base if section not in EVENT_SECTIONS else score_corpus(corpus, cfg, detectors=readers)
+            res = compare_rows(base, var)
         except ConfigError as exc:
             # a constant its detector cannot run without: reported, not swept
             res = {"new_false_credits": 0, "new_false_positives": 0, "new_misses": 0,
@@ -120,7 +126,8 @@ def run_sweep(
             progress(i + 1, total, key)
     gate_rows = []
     for j, g in enumerate(GATES):
-        res = compare_rows(base, score_corpus(corpus, config, disabled_gates={g}))
+        # an ablation only changes which failures count: re-decide the stored candidates
+        res = compare_rows(base, rows_from_candidates(base_items, disabled_gates={g}))
         gate_rows.append({"gate": g, **res, "load_bearing": res["new_false_credits"] + res["new_false_positives"] > 0})
         if progress:
             progress(len(jobs) + j + 1, total, f"gate {g}")

@@ -18,7 +18,9 @@ Every candidate keeps the time it was refined to; no gate moves it.
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, TypeVar
 
 import numpy as np
 import numpy.typing as npt
@@ -30,6 +32,7 @@ from timingbench.params.detectors import TonalParams
 from timingbench.verdicts import EXEMPT, FAIL, PASS, Candidate, EventContext
 
 F64 = npt.NDArray[np.float64]
+_T = TypeVar("_T")
 
 
 def _novelty_peaks(nov: F64, lo: int, hi: int, thresh: float) -> list[int]:
@@ -156,26 +159,64 @@ def detect_tonal(
     back = grid.frames(0.0 if params.onset_back_s is None else params.onset_back_s)
     onset_rel = params.onset_rel_height
 
+    clip_end_s = float(bank.duration_s)
+    # what a peak's measurement reads besides the bank: thresholds are not part of it, so
+    # re-scoring with another threshold (the sweep) reuses every measurement
+    reads = (source, width, rising, win, guard, snap, step_half, back, onset_rel, params.whole_percentile,
+             params.whole_min_span_s, params.absence_after_s, params.absent_after_percentile, clip_end_s)
     out: list[Candidate] = []
     seen: set[int] = set()
     for p in peaks:
-        reg = _changed_register(levels, p, grid=grid, win=win, guard=guard, rising=rising,
-                                params=params, clip_end_s=float(bank.duration_s))
-        if reg is None:
+        m = _memo(bank, ("tonal-peak", p, *reads), lambda p=p: _measure(
+            levels, onset_h, p, grid=grid, win=win, guard=guard, snap=snap, step_half=step_half, back=back,
+            onset_rel=onset_rel, rising=rising, params=params, clip_end_s=clip_end_s))
+        if m is None or m.frame in seen:
             continue
-        f = _step_frame(levels[reg], p - snap, p + snap + 1, step_half, rising=rising)
-        if f is None:
-            continue
-        if rising and back > 0 and onset_rel is not None:
-            s = _snap_onset(onset_h, f - back, f + guard + 1, onset_rel)
-            f = s if s is not None else f
-        if f in seen:
-            continue
-        seen.add(f)
-        out.append(_gated(levels, f, p, reg, grid=grid, win=win, guard=guard, rising=rising,
-                          nov=nov, ctx=ctx, params=params, identity=identity, family_evidence=family_evidence,
-                          clip_end_s=float(bank.duration_s)))
+        seen.add(m.frame)
+        out.append(_gated(m, p, grid=grid, rising=rising, nov=nov, ctx=ctx, params=params, identity=identity,
+                          family_evidence=family_evidence))
     return out
+
+
+@dataclass(frozen=True)
+class _PeakMeasure:
+    """What a novelty peak's candidate rests on, before any threshold is applied."""
+
+    frame: int
+    register: int
+    change_db: float | None
+    whole_rise_db: float | None
+    after_drop_db: float | None
+
+
+def _memo(bank: Any, key: tuple[Any, ...], fn: Callable[[], _T]) -> _T:
+    memo = getattr(bank, "memo", None)
+    return fn() if memo is None else memo(key, fn)  # type: ignore[no-any-return]
+
+
+def _measure(
+    levels: F64, onset_h: F64, p: int, *, grid: Grid, win: int, guard: int, snap: int, step_half: int,
+    back: int, onset_rel: float | None, rising: bool, params: TonalParams, clip_end_s: float,
+) -> _PeakMeasure | None:
+    """Register, refined frame and gate statistics of novelty peak ``p`` (None when it cannot be localised)."""
+    reg = _changed_register(levels, p, grid=grid, win=win, guard=guard, rising=rising,
+                            params=params, clip_end_s=clip_end_s)
+    if reg is None:
+        return None
+    f = _step_frame(levels[reg], p - snap, p + snap + 1, step_half, rising=rising)
+    if f is None:
+        return None
+    if rising and back > 0 and onset_rel is not None:
+        s = _snap_onset(onset_h, f - back, f + guard + 1, onset_rel)
+        f = s if s is not None else f
+    lv = levels[reg]
+    before = lv[max(f - guard - win, 0) : max(f - guard, 0)]
+    after = lv[f + guard : f + guard + win]
+    change = float(after.mean() - before.mean()) if before.size and after.size else None
+    if rising:
+        return _PeakMeasure(f, reg, change, _whole_rise(lv, f, after, grid=grid, guard=guard, params=params), None)
+    return _PeakMeasure(f, reg, change, None, _after_drop(lv, f, before, grid=grid, guard=guard,
+                                                          clip_end_s=clip_end_s, params=params))
 
 
 def _changed_register(levels: F64, p: int, *, grid: Grid, win: int, guard: int, rising: bool,
@@ -208,17 +249,13 @@ def _changed_register(levels: F64, p: int, *, grid: Grid, win: int, guard: int, 
 
 
 def _gated(
-    levels: F64, f: int, p: int, reg: int, *, grid: Grid, win: int, guard: int, rising: bool,
-    nov: F64, ctx: EventContext, params: TonalParams, identity: IdentityParams, family_evidence: Any,
-    clip_end_s: float,
+    m: _PeakMeasure, p: int, *, grid: Grid, rising: bool, nov: F64, ctx: EventContext, params: TonalParams,
+    identity: IdentityParams, family_evidence: Any,
 ) -> Candidate:
-    t = grid.time(f)
+    t = grid.time(m.frame)
     cand = Candidate(t, evidence={"novelty": round(float(nov[p]), 3), "novelty_s": round(grid.time(p), 4),
-                                  "register": reg})
-    lv = levels[reg]
-    before = lv[max(f - guard - win, 0) : max(f - guard, 0)]
-    after = lv[f + guard : f + guard + win]
-    change = float(after.mean() - before.mean()) if before.size and after.size else None
+                                  "register": m.register})
+    change = m.change_db
     cand.evidence["tonal_change"] = {"register_change_db": None if change is None else round(change, 2)}
     min_change = params.min_rise_db if rising else params.min_fall_db
     if min_change is None:
@@ -230,13 +267,12 @@ def _gated(
         cand.gates["tonal_change"] = PASS if ok else FAIL
 
     if rising:
-        cand.gates["register_absent_before"] = _absent_before(lv, f, after, grid=grid, guard=guard,
-                                                              params=params, evidence=cand.evidence)
+        cand.gates["register_absent_before"] = _judge(m.whole_rise_db, params.whole_rise_db,
+                                                      "register_absent_before", "whole_rise_db", cand.evidence)
         v, e = semantic_family(family_evidence, ctx.family, t_s=t, params=identity)
     else:
-        cand.gates["register_absent_after"] = _absent_after(lv, f, before, grid=grid, guard=guard,
-                                                            clip_end_s=clip_end_s, params=params,
-                                                            evidence=cand.evidence)
+        cand.gates["register_absent_after"] = _judge(m.after_drop_db, params.absent_after_db,
+                                                     "register_absent_after", "after_drop_db", cand.evidence)
         if getattr(family_evidence, "backend", None) == "trained":
             v, e = semantic_family_exit(family_evidence, ctx.family, t_s=t, params=identity)
         else:
@@ -245,44 +281,39 @@ def _gated(
     return cand
 
 
-def _absent_before(lv: F64, f: int, after: F64, *, grid: Grid, guard: int, params: TonalParams,
-                   evidence: dict[str, Any]) -> str:
-    """The register after the entrance stands above its level over the whole clip before.
-
-    Evidence: ``register_absent_before.whole_rise_db``.
-    """
-    need = params.whole_rise_db
-    pct = params.whole_percentile
+def _judge(stat: float | None, need: float | None, gate: str, name: str, evidence: dict[str, Any]) -> str:
+    """``stat >= need``; ``exempt`` (and no statistic recorded) when ``need`` is switched off, ``fail`` without a statistic."""
     if need is None:
         return EXEMPT
+    if stat is None:
+        evidence[gate] = {name: None}
+        return FAIL
+    evidence[gate] = {name: round(stat, 2)}
+    return PASS if stat >= need else FAIL
+
+
+def _whole_rise(lv: F64, f: int, after: F64, *, grid: Grid, guard: int, params: TonalParams) -> float | None:
+    """How far the register after the entrance stands above its level over the whole clip before (dB).
+
+    None when the span before is shorter than ``tonal.whole_min_span_s`` or nothing follows.
+    """
     whole = lv[: max(f - guard, 0)]
     if whole.size < grid.frames(params.whole_min_span_s) or not after.size:
-        evidence["register_absent_before"] = {"whole_rise_db": None}
-        return FAIL
-    rise = float(after.mean() - np.percentile(whole, pct))
-    evidence["register_absent_before"] = {"whole_rise_db": round(rise, 2)}
-    return PASS if rise >= need else FAIL
+        return None
+    return float(after.mean() - np.percentile(whole, params.whole_percentile))
 
 
-def _absent_after(lv: F64, f: int, before: F64, *, grid: Grid, guard: int, clip_end_s: float,
-                  params: TonalParams, evidence: dict[str, Any]) -> str:
-    """The register stays under its level before the exit for the whole window after it.
+def _after_drop(lv: F64, f: int, before: F64, *, grid: Grid, guard: int, clip_end_s: float,
+                params: TonalParams) -> float | None:
+    """How far the register stays under its level before the exit over the window after it (dB).
 
-    Evidence: ``register_absent_after.after_drop_db``.
+    None when the window runs past the end of the audio or a side is empty.
     """
     w = params.absence_after_s
-    need = params.absent_after_db
-    pct = params.absent_after_percentile
-    if need is None:
-        return EXEMPT
     t = grid.time(f + guard)
     if t + w > clip_end_s:
-        evidence["register_absent_after"] = {"after_drop_db": None}
-        return FAIL
+        return None
     seg = lv[grid.span(t, t + w)]
     if not seg.size or not before.size:
-        evidence["register_absent_after"] = {"after_drop_db": None}
-        return FAIL
-    drop = float(before.mean() - np.percentile(seg, pct))
-    evidence["register_absent_after"] = {"after_drop_db": round(drop, 2)}
-    return PASS if drop >= need else FAIL
+        return None
+    return float(before.mean() - np.percentile(seg, params.absent_after_percentile))

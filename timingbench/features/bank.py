@@ -385,7 +385,7 @@ class FeatureBank:
     _demucs_repo: Path | None = field(repr=False)
     _cache_base: Path | None = field(repr=False)
     _key: str = field(repr=False)
-    _memo: dict[str, Any] = field(default_factory=dict, repr=False)
+    _memo: dict[Any, Any] = field(default_factory=dict, repr=False)
 
     # -- construction ------------------------------------------------------------------
 
@@ -441,6 +441,20 @@ class FeatureBank:
     def params(self) -> FeatureParams:
         """The validated ``features`` parameters the bank was computed with."""
         return FeatureParams.from_config(self._config)
+
+    def memo(self, key: tuple[Any, ...], fn: Callable[[], T]) -> T:
+        """Compute ``fn()`` once per bank and ``key``, in memory only (never written to the cache).
+
+        For intermediate statistics a detector re-reads under many configurations (the
+        sweep re-scores a corpus hundreds of times on the same banks); ``key`` must hold
+        everything besides the bank that ``fn`` depends on.
+        """
+        memo_key = ("memo", *key)
+        if memo_key in self._memo:
+            return self._memo[memo_key]  # type: ignore[no-any-return]
+        value = fn()
+        self._memo[memo_key] = value
+        return value
 
     def derived(self, key: str, fn: Callable[[FeatureBank], T]) -> T:
         """Compute ``fn(self)`` once per bank, memoised and persisted next to the cached bank.

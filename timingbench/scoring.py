@@ -16,6 +16,7 @@ of those draws credited ``on_time``.
 from __future__ import annotations
 
 import hashlib
+import weakref
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -98,19 +99,30 @@ class DetectorParams:
 
     @classmethod
     def of(cls, config: Config) -> DetectorParams:
-        """The sets of ``config`` (``config.params.<section>``).
+        """The sets of ``config`` (``config.params.<section>``), built once per configuration.
 
         Raises
         ------
         ConfigError
             If a section's constants are missing, mistyped or out of range.
         """
+        built = _BUILT.get(config.params)
+        if built is None:
+            built = _BUILT[config.params] = cls._build(config)
+        return built
+
+    @classmethod
+    def _build(cls, config: Config) -> DetectorParams:
         return cls(search=params_of(config, SearchParams), chance=params_of(config, ChanceParams),
                    percussion=params_of(config, PercussionParams), stem=params_of(config, StemParams),
                    tonal=params_of(config, TonalParams), mix=params_of(config, MixParams),
                    energy=params_of(config, EnergyParams),
                    identity=IdentityParams(semantic=params_of(config, SemanticParams),
                                            trained=params_of(config, EvidenceParams)))
+
+
+#: DetectorParams of each live configuration (keyed by its parameter sets, which it outlives with).
+_BUILT: weakref.WeakKeyDictionary[Any, DetectorParams] = weakref.WeakKeyDictionary()
 
 
 def search_window(

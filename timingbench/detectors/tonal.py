@@ -167,8 +167,12 @@ def detect_tonal(
     out: list[Candidate] = []
     seen: set[int] = set()
     for p in peaks:
-        m = _memo(bank, ("tonal-peak", p, *reads), lambda p=p: _measure(
-            levels, onset_h, p, grid=grid, win=win, guard=guard, snap=snap, step_half=step_half, back=back,
+        reg = _memo(bank, ("tonal-register", p, source, width, rising, win, guard, params.whole_percentile,
+                           params.absence_after_s, params.absent_after_percentile, clip_end_s),
+                    lambda p=p: _changed_register(levels, p, grid=grid, win=win, guard=guard, rising=rising,
+                                                  params=params, clip_end_s=clip_end_s))
+        m = _memo(bank, ("tonal-peak", p, *reads), lambda p=p, reg=reg: _measure(
+            levels, onset_h, p, reg, grid=grid, win=win, guard=guard, snap=snap, step_half=step_half, back=back,
             onset_rel=onset_rel, rising=rising, params=params, clip_end_s=clip_end_s))
         if m is None or m.frame in seen:
             continue
@@ -195,12 +199,10 @@ def _memo(bank: Any, key: tuple[Any, ...], fn: Callable[[], _T]) -> _T:
 
 
 def _measure(
-    levels: F64, onset_h: F64, p: int, *, grid: Grid, win: int, guard: int, snap: int, step_half: int,
+    levels: F64, onset_h: F64, p: int, reg: int | None, *, grid: Grid, win: int, guard: int, snap: int, step_half: int,
     back: int, onset_rel: float | None, rising: bool, params: TonalParams, clip_end_s: float,
 ) -> _PeakMeasure | None:
-    """Register, refined frame and gate statistics of novelty peak ``p`` (None when it cannot be localised)."""
-    reg = _changed_register(levels, p, grid=grid, win=win, guard=guard, rising=rising,
-                            params=params, clip_end_s=clip_end_s)
+    """Refined frame and gate statistics of novelty peak ``p`` in register ``reg`` (None when it cannot be localised)."""
     if reg is None:
         return None
     f = _step_frame(levels[reg], p - snap, p + snap + 1, step_half, rising=rising)

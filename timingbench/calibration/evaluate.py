@@ -33,7 +33,14 @@ from timingbench.errors import TimingbenchError
 from timingbench.executors import Executor, LocalExecutor, TaskFailure
 from timingbench.prompts import ClipRef, Event, Prompt, load_prompts, match_clips
 from timingbench.runner import ScoreOptions, family_evidence_for
-from timingbench.scoring import DetectorParams, decide, detector_name, event_candidates, event_tolerance, score_event
+from timingbench.scoring import (
+    DetectorParams,
+    decide,
+    detector_name,
+    event_candidates,
+    event_tolerance,
+    score_event,
+)
 from timingbench.verdicts import Candidate, EventVerdict
 
 CLASSES = ("correct_credit", "correct_none", "false_credit", "false_positive", "missed", "off_time")

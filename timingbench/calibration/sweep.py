@@ -13,7 +13,12 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from timingbench.calibration.evaluate import Corpus, corpus_candidates, rows_from_candidates, score_corpus
+from timingbench.calibration.evaluate import (
+    Corpus,
+    corpus_candidates,
+    rows_from_candidates,
+    score_corpus,
+)
 from timingbench.config import Config
 from timingbench.errors import ConfigError
 
@@ -86,9 +91,17 @@ def direction(config: Config, key: str, factor: float | None) -> str:
 
 
 def run_sweep(
-    corpus: Corpus, config: Config, *, progress: Callable[[int, int, str], None] | None = None
+    corpus: Corpus, config: Config, *, progress: Callable[[int, int, str], None] | None = None,
+    reuse: bool = True,
 ) -> dict[str, Any]:
     """Run every constant perturbation and gate ablation.
+
+    The detectors run once for the baseline; a gate ablation re-decides the stored
+    candidates, a constant of a section no event detector reads keeps the baseline rows,
+    and the other variants re-run only the detectors that read the constant's section
+    (whose threshold-independent measurements are memoised in the banks). With
+    ``reuse=False`` every variant re-scores from scratch (the reference for speed checks;
+    the rows are identical).
 
     Returns
     -------
@@ -99,8 +112,8 @@ def run_sweep(
     """
     from collections import Counter
 
-    base_items = corpus_candidates(corpus, config)  # every detector runs once here
-    base = rows_from_candidates(base_items)
+    base_items = corpus_candidates(corpus, config) if reuse else []  # every detector runs once here
+    base = rows_from_candidates(base_items) if reuse else score_corpus(corpus, config)
     keys = sweepable(config)
     jobs: list[tuple[str, float | None]] = [(k, f) for k in keys for f in (*FACTORS, None)]
     total = len(jobs) + len(GATES)
@@ -115,7 +128,7 @@ def run_sweep(
         section = key.split(".", 1)[0]
         readers = SECTION_READERS.get(section)
         try:
-            var = base if section not in EVENT_SECTIONS else score_corpus(corpus, cfg, detectors=readers)
+            var = base if reuse and section not in EVENT_SECTIONS else score_corpus(corpus, cfg, detectors=readers)
             res = compare_rows(base, var)
         except ConfigError as exc:
             # a constant its detector cannot run without: reported, not swept
@@ -127,7 +140,8 @@ def run_sweep(
     gate_rows = []
     for j, g in enumerate(GATES):
         # an ablation only changes which failures count: re-decide the stored candidates
-        res = compare_rows(base, rows_from_candidates(base_items, disabled_gates={g}))
+        res = compare_rows(base, rows_from_candidates(base_items, disabled_gates={g}) if reuse
+                           else score_corpus(corpus, config, disabled_gates={g}))
         gate_rows.append({"gate": g, **res, "load_bearing": res["new_false_credits"] + res["new_false_positives"] > 0})
         if progress:
             progress(len(jobs) + j + 1, total, f"gate {g}")

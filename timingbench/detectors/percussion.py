@@ -150,6 +150,17 @@ def _route_features(
     return {"onset": onset, "envelope_db": env, "loud_level_db": float(np.percentile(env, loud_pct))}
 
 
+def _curve_reads(params: PercussionParams) -> tuple[Any, ...]:
+    """The constants :func:`percussion_curves` reads (the key of its per-bank memo)."""
+    return (*(getattr(params, f) for f in ROUTE_FIELDS), params.floor_percentile, params.density_window_s,
+            params.reference_percentile, params.present_rel, params.absent_rel)
+
+
+def _memo(bank: Any, key: tuple[Any, ...], fn: Any) -> Any:
+    memo = getattr(bank, "memo", None)
+    return fn() if memo is None else memo(key, fn)
+
+
 def percussion_routes(bank: Any, params: PercussionParams) -> tuple[str, ...]:
     """The routes a clip's percussion is read on.
 
@@ -225,7 +236,8 @@ def detect_percussion(
     out: list[Candidate] = []
     trained = judges(family_evidence, ctx.family)
     for route in percussion_routes(bank, params):
-        cur = percussion_curves(bank, params, route)
+        cur = _memo(bank, ("percussion-curves", route, _curve_reads(params)),
+                    lambda route=route: percussion_curves(bank, params, route))
         for cand in _route_candidates(bank, cur, ctx, params):
             if trained:
                 _trained_gates(cand, family_evidence, ctx, params, identity, end_s=float(bank.duration_s))

@@ -110,6 +110,23 @@ def _local_extrema(step: F64, lo: int, hi: int, *, min_value: float, separation:
     return strongest_apart(step, peaks, separation=separation + 1)
 
 
+def _step_curves(bank: Any, stem: Any, grid: Grid, params: StemParams) -> tuple[F64, F64]:
+    """The stem's smoothed envelope and level-step curve (memoised per bank, stem and the constants they read)."""
+    gap = grid.frames(params.step_gap_s) if params.step_gap_s else 0
+    before, after = grid.frames(params.step_before_s), grid.frames(params.step_after_s)
+    smooth = grid.frames(params.smooth_s)
+
+    def compute() -> tuple[F64, F64]:
+        env = smoothed_db(stem.envelope_db, smooth)
+        return env, level_step(env, before=before, after=after, gap=gap)
+
+    memo = getattr(bank, "memo", None)
+    if memo is None:
+        return compute()
+    return memo(("stem-step", stem.name, getattr(stem, "backend", None), smooth, before, after, gap),  # type: ignore[no-any-return]
+                compute)
+
+
 def detect_stem(
     bank: Any, ctx: EventContext, params: StemParams, *, identity: IdentityParams, family_evidence: Any = None
 ) -> list[Candidate]:
@@ -145,13 +162,10 @@ def detect_stem(
         return evidence_candidates(bank, ctx, family_evidence, persistence_params=params.persistence,
                                    identity=identity)
     grid = Grid(sr=bank.sr, hop=bank.hop, n_frames=bank.n_frames)
-    env = smoothed_db(stem.envelope_db, grid.frames(params.smooth_s))
     step_min = params.step_min_db
+    env, step = _step_curves(bank, stem, grid, params)
     if step_min is None or env.size == 0:
         return []
-    gap = grid.frames(params.step_gap_s) if params.step_gap_s else 0
-    step = level_step(env, before=grid.frames(params.step_before_s), after=grid.frames(params.step_after_s),
-                      gap=gap)
     span = grid.span(ctx.window_lo_s, ctx.window_hi_s)
     sep = grid.frames(params.step_separation_s)
     end_s = float(bank.duration_s)

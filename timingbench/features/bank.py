@@ -20,10 +20,11 @@ Use :func:`get_bank` (disk-cached) in the pipeline; :func:`compute_bank` always 
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import threading
 from collections import OrderedDict
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
@@ -449,6 +450,8 @@ class FeatureBank:
         sweep re-scores a corpus hundreds of times on the same banks); ``key`` must hold
         everything besides the bank that ``fn`` depends on.
         """
+        if not _MEMO_ON[0]:
+            return fn()
         memo_key = ("memo", *key)
         if memo_key in self._memo:
             return self._memo[memo_key]  # type: ignore[no-any-return]
@@ -630,6 +633,18 @@ _MEMORY: OrderedDict[tuple[str, str, str, str, str], FeatureBank] = OrderedDict(
 _MEMORY_SIZE = 8  # banks kept in memory per process (a cache size, not a threshold)
 #: Configuration sections the bank's content depends on (its cache key hashes only these).
 BANK_SECTIONS = ("audio", "features", "separation")
+#: Whether :meth:`FeatureBank.memo` keeps values (switched off only to time the un-memoised path).
+_MEMO_ON = [True]
+
+
+@contextlib.contextmanager
+def memo_disabled() -> Iterator[None]:
+    """Within the block :meth:`FeatureBank.memo` recomputes every value (for speed comparisons)."""
+    _MEMO_ON[0] = False
+    try:
+        yield
+    finally:
+        _MEMO_ON[0] = True
 
 
 def bank_params_digest(cfg: Config) -> str:

@@ -160,10 +160,8 @@ def detect_tonal(
     onset_rel = params.onset_rel_height
 
     clip_end_s = float(bank.duration_s)
-    # what a peak's measurement reads besides the bank: thresholds are not part of it, so
-    # re-scoring with another threshold (the sweep) reuses every measurement
-    reads = (source, width, rising, win, guard, snap, step_half, back, onset_rel, params.whole_percentile,
-             params.whole_min_span_s, params.absence_after_s, params.absent_after_percentile, clip_end_s)
+    # each step is memoised per bank under what it reads: thresholds are not part of any key,
+    # so re-scoring with another threshold (the sweep) reuses every measurement
     out: list[Candidate] = []
     seen: set[int] = set()
     for p in peaks:
@@ -171,12 +169,23 @@ def detect_tonal(
                            params.absence_after_s, params.absent_after_percentile, clip_end_s),
                     lambda p=p: _changed_register(levels, p, grid=grid, win=win, guard=guard, rising=rising,
                                                   params=params, clip_end_s=clip_end_s))
-        m = _memo(bank, ("tonal-peak", p, *reads), lambda p=p, reg=reg: _measure(
-            levels, onset_h, p, reg, grid=grid, win=win, guard=guard, snap=snap, step_half=step_half, back=back,
-            onset_rel=onset_rel, rising=rising, params=params, clip_end_s=clip_end_s))
-        if m is None or m.frame in seen:
+        if reg is None:
             continue
-        seen.add(m.frame)
+        f = _memo(bank, ("tonal-step", source, width, reg, p, snap, step_half, rising),
+                  lambda p=p, reg=reg: _step_frame(levels[reg], p - snap, p + snap + 1, step_half, rising=rising))
+        if f is None:
+            continue
+        if rising and back > 0 and onset_rel is not None:
+            s = _memo(bank, ("tonal-snap", f, back, guard, onset_rel),
+                      lambda f=f: _snap_onset(onset_h, f - back, f + guard + 1, onset_rel))
+            f = s if s is not None else f
+        if f in seen:
+            continue
+        seen.add(f)
+        m = _memo(bank, ("tonal-stats", source, width, reg, f, rising, win, guard, params.whole_percentile,
+                         params.whole_min_span_s, params.absence_after_s, params.absent_after_percentile, clip_end_s),
+                  lambda f=f, reg=reg: _measure(levels, f, reg, grid=grid, win=win, guard=guard, rising=rising,
+                                                params=params, clip_end_s=clip_end_s))
         out.append(_gated(m, p, grid=grid, rising=rising, nov=nov, ctx=ctx, params=params, identity=identity,
                           family_evidence=family_evidence))
     return out
@@ -198,19 +207,9 @@ def _memo(bank: Any, key: tuple[Any, ...], fn: Callable[[], _T]) -> _T:
     return fn() if memo is None else memo(key, fn)  # type: ignore[no-any-return]
 
 
-def _measure(
-    levels: F64, onset_h: F64, p: int, reg: int | None, *, grid: Grid, win: int, guard: int, snap: int, step_half: int,
-    back: int, onset_rel: float | None, rising: bool, params: TonalParams, clip_end_s: float,
-) -> _PeakMeasure | None:
-    """Refined frame and gate statistics of novelty peak ``p`` in register ``reg`` (None when it cannot be localised)."""
-    if reg is None:
-        return None
-    f = _step_frame(levels[reg], p - snap, p + snap + 1, step_half, rising=rising)
-    if f is None:
-        return None
-    if rising and back > 0 and onset_rel is not None:
-        s = _snap_onset(onset_h, f - back, f + guard + 1, onset_rel)
-        f = s if s is not None else f
+def _measure(levels: F64, f: int, reg: int, *, grid: Grid, win: int, guard: int, rising: bool,
+             params: TonalParams, clip_end_s: float) -> _PeakMeasure:
+    """The gate statistics of a candidate at frame ``f`` in register ``reg``, before any threshold."""
     lv = levels[reg]
     before = lv[max(f - guard - win, 0) : max(f - guard, 0)]
     after = lv[f + guard : f + guard + win]

@@ -255,9 +255,17 @@ def event_candidates(
     p = config if isinstance(config, DetectorParams) else DetectorParams.of(config)
     lo, hi = search_window(prompt.events, index, params=p.search, analysed_s=float(bank.duration_s))
     ctx = EventContext(ev.kind, ev.family, ev.target, ev.time_s, lo, hi)
-    cands = [c for c in run_detector(bank, ctx, p, family_evidence=family_evidence)
-             if round_time(lo) <= round_time(c.time_s) <= round_time(hi)]
-    return cands, event_tolerance(ev, p.search)
+    return _inside(run_detector(bank, ctx, p, family_evidence=family_evidence), lo, hi), \
+        event_tolerance(ev, p.search)
+
+
+def _inside(cands: list[Candidate], lo_s: float, hi_s: float) -> list[Candidate]:
+    """The candidates inside ``[lo_s, hi_s]`` (rounded): one snapped past an edge belongs to the neighbouring search."""
+    if not cands:
+        return cands
+    lo, hi = float(round_time(lo_s)), float(round_time(hi_s))
+    times = round_time([c.time_s for c in cands])
+    return [c for c, t in zip(cands, times, strict=True) if lo <= t <= hi]
 
 
 def score_event(
@@ -281,9 +289,7 @@ def score_event(
 
     def verdict_at(t: float, lo_s: float, hi_s: float) -> EventVerdict:
         ctx = EventContext(ev.kind, ev.family, ev.target, t, lo_s, hi_s)
-        # a candidate snapped past the window's edge belongs to the neighbouring search
-        cands = [c for c in run_detector(bank, ctx, p, family_evidence=family_evidence)
-                 if round_time(lo_s) <= round_time(c.time_s) <= round_time(hi_s)]
+        cands = _inside(run_detector(bank, ctx, p, family_evidence=family_evidence), lo_s, hi_s)
         return decide(cands, instructed_s=t, tolerance_s=tol, disabled_gates=disabled_gates)
 
     verdict = verdict_at(ev.time_s, lo, hi)

@@ -15,6 +15,7 @@ of those draws credited ``on_time``.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import weakref
 from collections.abc import Collection, Sequence
@@ -109,6 +110,28 @@ class DetectorParams:
         built = _BUILT.get(config.params)
         if built is None:
             built = _BUILT[config.params] = cls._build(config)
+        return built
+
+    def adopt(self, variant: Config, section: str) -> DetectorParams:
+        """The parameters of ``variant``, a configuration that differs from this one's in ``section`` only.
+
+        Only that section is built; the result is what :meth:`of` returns for ``variant``
+        from now on (the sweep builds hundreds of such variants).
+
+        Raises
+        ------
+        ConfigError
+            If the section's constants are missing, mistyped or out of range.
+        """
+        if section in ("semantic", "evidence"):
+            ident = dataclasses.replace(self.identity, **{"semantic" if section == "semantic" else "trained":
+                                                           getattr(variant.params, section)})
+            built = dataclasses.replace(self, identity=ident)
+        elif section in {f.name for f in dataclasses.fields(self)} - {"identity"}:
+            built = dataclasses.replace(self, **{section: getattr(variant.params, section)})
+        else:
+            built = self
+        _BUILT[variant.params] = built
         return built
 
     @classmethod

@@ -21,6 +21,7 @@ from timingbench.calibration.evaluate import (
 )
 from timingbench.config import Config
 from timingbench.errors import ConfigError
+from timingbench.scoring import DetectorParams
 
 FACTORS = (0.8, 0.9, 1.1, 1.2)
 #: Detectors that read each configuration section; a variant of a constant re-scores only
@@ -128,6 +129,8 @@ def run_sweep(
         section = key.split(".", 1)[0]
         readers = SECTION_READERS.get(section)
         try:
+            if reuse:
+                DetectorParams.of(config).adopt(cfg, section)  # build only the changed section
             var = base if reuse and section not in EVENT_SECTIONS else score_corpus(corpus, cfg, detectors=readers)
             res = compare_rows(base, var)
         except ConfigError as exc:

@@ -96,7 +96,14 @@ def trained_verdict(ev: Any, family: str, *, t_s: float, params: EvidenceParams,
         detail["reason"] = ev.exempt.get(family, "not_in_vocabulary")
         return EXEMPT, detail
     changes = ev.entered if kind == "entry" else ev.left
-    ch, b, a = gate_statistics(ev.curves[family], changes[family], ev.times, t_s, params=params, kind=kind)
+
+    def stats() -> tuple[float | None, float | None, float | None]:
+        return gate_statistics(ev.curves[family], changes[family], ev.times, t_s, params=params, kind=kind)
+
+    memo = getattr(ev, "memo", None)
+    ch, b, a = stats() if memo is None else memo(
+        ("gate-statistics", family, kind, t_s, params.gate_reach_s, params.context_s, params.guard_s,
+         params.quiet_percentile), stats)
     if ch is None or b is None or a is None:
         detail["reason"] = "insufficient_context"
         return EXEMPT, detail

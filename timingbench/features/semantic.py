@@ -33,10 +33,10 @@ from __future__ import annotations
 import dataclasses
 import functools
 import hashlib
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import numpy as np
 import numpy.typing as npt
@@ -51,6 +51,8 @@ from timingbench.verdicts import EXEMPT, FAIL, PASS, GateOutcome
 
 if TYPE_CHECKING:
     from timingbench.params.analysis import AudioParams, EvidenceParams, SemanticParams
+
+_T = TypeVar("_T")
 
 #: Backends understood by :func:`family_evidence`.
 BACKENDS = ("trained", "musicnn", "clap")
@@ -94,6 +96,13 @@ class FamilyEvidence:
     tag_curves: dict[str, npt.NDArray[np.float64]] = field(default_factory=dict, repr=False)
     entered: dict[str, npt.NDArray[np.float64]] = field(default_factory=dict, repr=False)
     left: dict[str, npt.NDArray[np.float64]] = field(default_factory=dict, repr=False)
+    _memo: dict[Any, Any] = field(default_factory=dict, repr=False, compare=False)
+
+    def memo(self, key: tuple[Any, ...], fn: Callable[[], _T]) -> _T:
+        """``fn()`` once per evidence and ``key`` (statistics the gates re-read under many thresholds)."""
+        if key not in self._memo:
+            self._memo[key] = fn()
+        return self._memo[key]  # type: ignore[no-any-return]
 
     def disclosure(self) -> dict[str, Any]:
         """The backend and the families it could not judge, for ``summary.json``."""

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
 from typing import Any, TypeVar
 
 import numpy as np
@@ -167,25 +168,25 @@ def detect_tonal(
     for p in peaks:
         reg = _memo(bank, ("tonal-register", p, source, width, rising, win, guard, params.whole_percentile,
                            params.absence_after_s, params.absent_after_percentile, clip_end_s),
-                    lambda p=p: _changed_register(levels, p, grid=grid, win=win, guard=guard, rising=rising,
-                                                  params=params, clip_end_s=clip_end_s))
+                    partial(_changed_register, levels, p, grid=grid, win=win, guard=guard, rising=rising,
+                            params=params, clip_end_s=clip_end_s))
         if reg is None:
             continue
         f = _memo(bank, ("tonal-step", source, width, reg, p, snap, step_half, rising),
-                  lambda p=p, reg=reg: _step_frame(levels[reg], p - snap, p + snap + 1, step_half, rising=rising))
+                  partial(_step_frame, levels[reg], p - snap, p + snap + 1, step_half, rising=rising))
         if f is None:
             continue
         if rising and back > 0 and onset_rel is not None:
             s = _memo(bank, ("tonal-snap", f, back, guard, onset_rel),
-                      lambda f=f: _snap_onset(onset_h, f - back, f + guard + 1, onset_rel))
+                      partial(_snap_onset, onset_h, f - back, f + guard + 1, onset_rel))
             f = s if s is not None else f
         if f in seen:
             continue
         seen.add(f)
         m = _memo(bank, ("tonal-stats", source, width, reg, f, rising, win, guard, params.whole_percentile,
                          params.whole_min_span_s, params.absence_after_s, params.absent_after_percentile, clip_end_s),
-                  lambda f=f, reg=reg: _measure(levels, f, reg, grid=grid, win=win, guard=guard, rising=rising,
-                                                params=params, clip_end_s=clip_end_s))
+                  partial(_measure, levels, f, reg, grid=grid, win=win, guard=guard, rising=rising,
+                          params=params, clip_end_s=clip_end_s))
         out.append(_gated(m, p, grid=grid, rising=rising, nov=nov, ctx=ctx, params=params, identity=identity,
                           family_evidence=family_evidence))
     return out

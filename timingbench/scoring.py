@@ -109,20 +109,20 @@ class DetectorParams:
         """
         built = _BUILT.get(config.params)
         if built is None:
-            built = _BUILT[config.params] = cls._build(config)
+            pending = _ADOPTED.pop(config.params, None)
+            built = _BUILT[config.params] = cls._build(config) if pending is None else pending[0]._with(config, pending[1])
         return built
 
-    def adopt(self, variant: Config, section: str) -> DetectorParams:
-        """The parameters of ``variant``, a configuration that differs from this one's in ``section`` only.
+    def adopt(self, variant: Config, section: str) -> None:
+        """Declare ``variant`` a configuration that differs from this one's in ``section`` only.
 
-        Only that section is built; the result is what :meth:`of` returns for ``variant``
-        from now on (the sweep builds hundreds of such variants).
-
-        Raises
-        ------
-        ConfigError
-            If the section's constants are missing, mistyped or out of range.
+        When :meth:`of` is first asked for ``variant`` it builds only that section and takes
+        the others from these parameters (the sweep builds hundreds of such variants); a
+        section that fails to build raises then, as a full build would.
         """
+        _ADOPTED[variant.params] = (self, section)
+
+    def _with(self, variant: Config, section: str) -> DetectorParams:
         if section in ("semantic", "evidence"):
             ident = dataclasses.replace(self.identity, **{"semantic" if section == "semantic" else "trained":
                                                            getattr(variant.params, section)})
@@ -131,7 +131,6 @@ class DetectorParams:
             built = dataclasses.replace(self, **{section: getattr(variant.params, section)})
         else:
             built = self
-        _BUILT[variant.params] = built
         return built
 
     @classmethod
@@ -146,6 +145,8 @@ class DetectorParams:
 
 #: DetectorParams of each live configuration (keyed by its parameter sets, which it outlives with).
 _BUILT: weakref.WeakKeyDictionary[Any, DetectorParams] = weakref.WeakKeyDictionary()
+#: Configurations declared to differ from a built one in one section (see DetectorParams.adopt).
+_ADOPTED: weakref.WeakKeyDictionary[Any, tuple[DetectorParams, str]] = weakref.WeakKeyDictionary()
 
 
 def search_window(

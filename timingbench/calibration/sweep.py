@@ -130,7 +130,7 @@ def run_sweep(
         readers = SECTION_READERS.get(section)
         try:
             if reuse:
-                DetectorParams.of(config).adopt(cfg, section)  # build only the changed section
+                DetectorParams.of(config).adopt(cfg, section)  # only the changed section is built
             var = base if reuse and section not in EVENT_SECTIONS else score_corpus(corpus, cfg, detectors=readers)
             res = compare_rows(base, var)
         except ConfigError as exc:

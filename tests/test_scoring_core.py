@@ -159,3 +159,26 @@ def test_candidates_outside_the_window_are_not_scored(config, monkeypatch):
     monkeypatch.setattr(scoring, "run_detector", lambda *a, **k: [Candidate(8.3)])
     verdict, _ = score_event(bank, p, 0, config, with_chance=False)
     assert verdict.outcome == "none" and verdict.rejected_by == "detection"
+
+
+@pytest.mark.parametrize(("key", "value", "match"), [
+    ("stem.persistence_s", 0.0, "persistence_s' must be positive"),
+    ("stem.persistence_min_span_fraction", 1.5, r"persistence_min_span_fraction' must lie in \[0, 1\]"),
+    ("stem.absence_strict_percentile", 101.0, "must be a percentile"),
+    ("percussion.absence_guard_s", -0.1, "must not be negative"),
+    ("stem.level_window_s", -1.0, "must be positive"),
+])
+def test_gate_parameters_are_range_checked(config, key, value, match):
+    from timingbench.errors import ConfigError
+
+    section = key.split(".")[0]
+    with pytest.raises(ConfigError, match=match):
+        getattr(config.with_value(key, value).params, section)
+
+
+def test_a_share_above_one_is_a_valid_tightening(config):
+    # nothing can hold more than all of its frames: the gate then always fails
+    stem = _stem(config.with_value("stem.persistence_min_fraction", 1.01))
+    grid = Grid(sr=44100, hop=512, n_frames=2000)
+    assert persistence(np.ones(2000, bool), grid, t_s=10.0, clip_end_s=23.0, want_present=True,
+                       params=stem.persistence)[0] == "fail"

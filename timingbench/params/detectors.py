@@ -389,11 +389,14 @@ class PersistenceParams(Params):
         Raises
         ------
         ConfigError
-            If the span is not positive or a fraction is outside [0, 1].
+            If the span is not positive, ``persistence_min_fraction`` is negative (a share
+            above 1 is allowed: nothing then holds, which the sweep uses to tighten past it) or
+            ``persistence_min_span_fraction`` is outside [0, 1].
         """
         super().validate()
         _positive(self, "persistence_s")
-        _fraction(self, "persistence_min_fraction", "persistence_min_span_fraction")
+        _non_negative(self, "persistence_min_fraction")
+        _fraction(self, "persistence_min_span_fraction")
 
 
 @dataclass(frozen=True)

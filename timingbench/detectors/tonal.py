@@ -161,9 +161,27 @@ def detect_tonal(
     onset_rel = params.onset_rel_height
 
     clip_end_s = float(bank.duration_s)
-    # each step is memoised per bank under what it reads: thresholds are not part of any key,
-    # so re-scoring with another threshold (the sweep) reuses every measurement
-    out: list[Candidate] = []
+    window = _memo(bank, ("tonal-window", span.start, span.stop, rel, source, width, rising, win, guard, snap,
+                          step_half, back, onset_rel, params.whole_percentile, params.whole_min_span_s,
+                          params.absence_after_s, params.absent_after_percentile, clip_end_s),
+                   partial(_measured_peaks, bank, levels, onset_h, peaks, grid=grid, win=win, guard=guard,
+                           snap=snap, step_half=step_half, back=back, onset_rel=onset_rel, rising=rising,
+                           params=params, clip_end_s=clip_end_s))
+    return [_gated(m, p, grid=grid, rising=rising, nov=nov, ctx=ctx, params=params, identity=identity,
+                   family_evidence=family_evidence) for p, m in window]
+
+
+def _measured_peaks(
+    bank: Any, levels: F64, onset_h: F64, peaks: list[int], *, grid: Grid, win: int, guard: int, snap: int,
+    step_half: int, back: int, onset_rel: float | None, rising: bool, params: TonalParams, clip_end_s: float,
+) -> list[tuple[int, _PeakMeasure]]:
+    """Every novelty peak of a window with its refined frame and gate statistics (one per distinct frame).
+
+    Each step is memoised per bank under what it reads: no threshold is part of any key,
+    so re-scoring with another threshold (the sweep) reuses every measurement.
+    """
+    source, width = params.register_source, params.register_width_bands
+    out: list[tuple[int, _PeakMeasure]] = []
     seen: set[int] = set()
     for p in peaks:
         reg = _memo(bank, ("tonal-register", p, source, width, rising, win, guard, params.whole_percentile,
@@ -183,12 +201,11 @@ def detect_tonal(
         if f in seen:
             continue
         seen.add(f)
-        m = _memo(bank, ("tonal-stats", source, width, reg, f, rising, win, guard, params.whole_percentile,
-                         params.whole_min_span_s, params.absence_after_s, params.absent_after_percentile, clip_end_s),
-                  partial(_measure, levels, f, reg, grid=grid, win=win, guard=guard, rising=rising,
-                          params=params, clip_end_s=clip_end_s))
-        out.append(_gated(m, p, grid=grid, rising=rising, nov=nov, ctx=ctx, params=params, identity=identity,
-                          family_evidence=family_evidence))
+        out.append((p, _memo(bank, ("tonal-stats", source, width, reg, f, rising, win, guard, params.whole_percentile,
+                                    params.whole_min_span_s, params.absence_after_s,
+                                    params.absent_after_percentile, clip_end_s),
+                             partial(_measure, levels, f, reg, grid=grid, win=win, guard=guard, rising=rising,
+                                     params=params, clip_end_s=clip_end_s))))
     return out
 
 

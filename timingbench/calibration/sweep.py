@@ -69,6 +69,16 @@ def compare_rows(base: list[dict[str, Any]], var: list[dict[str, Any]]) -> dict[
     return {**counts, "events": out}
 
 
+def _taggers_judge(corpus: Corpus, config: Config) -> bool:
+    """Whether any verdict of the corpus can read the ``semantic`` (tagger) constants.
+
+    They are read only for musicnn/CLAP evidence (the trained evidence has its own
+    ``evidence`` constants) and by the percussion low route's identity.
+    """
+    taggers = any(ev is not None and getattr(ev, "backend", None) != "trained" for ev in corpus.evidence.values())
+    return taggers or DetectorParams.of(config).percussion.route_low_hz is not None
+
+
 def sweepable(config: Config) -> list[str]:
     """Calibrated and few-shot numeric constants of the detectors."""
     keys = []
@@ -131,7 +141,14 @@ def run_sweep(
         try:
             if reuse:
                 DetectorParams.of(config).adopt(cfg, section)  # only the changed section is built
-            var = base if reuse and section not in EVENT_SECTIONS else score_corpus(corpus, cfg, detectors=readers)
+            if reuse and section not in EVENT_SECTIONS:
+                var = base
+            elif reuse and section == "semantic" and not _taggers_judge(corpus, config):
+                if any(r["detector"] in (readers or ()) for r in base):
+                    DetectorParams.of(cfg)  # a section that cannot be built fails as a re-run would
+                var = base
+            else:
+                var = score_corpus(corpus, cfg, detectors=readers)
             res = compare_rows(base, var)
         except ConfigError as exc:
             # a constant its detector cannot run without: reported, not swept

@@ -8,8 +8,8 @@ then runs :func:`timingbench.calibration.sweep.run_sweep` twice, in the order gi
 corpus from scratch and the banks' per-detector memo is off: the sweep as it was) and
 with ``reuse=True`` (the detectors run once for the baseline, ablations re-decide the
 stored candidates, sections no event detector reads are not re-scored, and re-runs reuse
-the threshold-independent measurements memoised in the banks). The memo is cleared
-before each run, so the reuse run starts cold. Prints process CPU and wall seconds of
+the threshold-independent measurements memoised in the banks). The memos (banks and
+family evidence) are cleared before each run, so the reuse run starts cold. Prints process CPU and wall seconds of
 each, their ratio, and whether the two reports' rows are identical (exit 1 if not).
 """
 
@@ -31,6 +31,9 @@ def _clear_memo(corpus) -> None:  # noqa: ANN001 - a Corpus
     for bank in corpus.banks.values():
         for k in [k for k in bank._memo if isinstance(k, tuple) and k[:1] == ("memo",)]:
             del bank._memo[k]
+    for ev in corpus.evidence.values():
+        if ev is not None:
+            ev._memo.clear()
 
 
 def _timed(fn):  # noqa: ANN001, ANN202

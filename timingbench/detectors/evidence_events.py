@@ -69,19 +69,28 @@ def presence_absence(evidence: Any, family: str, *, t_s: float, params: Evidence
     ``evidence.whole_percentile`` percentile from the clip start (to the clip end, for
     exits). Each must be at most ``evidence.quiet_max``. No frame on a side fails.
     """
-    times, pres = evidence.times, evidence.curves[family]
-    g, c = params.guard_s, params.context_s
-    if entry:
-        strict = (times >= t_s - g - c) & (times < t_s - g)
-        whole = times < t_s - g
-    else:
-        strict = (times > t_s + g) & (times <= t_s + g + c)
-        whole = times > t_s + g
+    def levels() -> tuple[float, float] | None:
+        times, pres = evidence.times, evidence.curves[family]
+        g, c = params.guard_s, params.context_s
+        if entry:
+            strict = (times >= t_s - g - c) & (times < t_s - g)
+            whole = times < t_s - g
+        else:
+            strict = (times > t_s + g) & (times <= t_s + g + c)
+            whole = times > t_s + g
+        if not strict.any():
+            return None
+        return (round(float(np.percentile(pres[strict], params.quiet_percentile)), 4),
+                round(float(np.percentile(pres[whole], params.whole_percentile)), 4))
+
+    memo = getattr(evidence, "memo", None)
+    got = levels() if memo is None else memo(
+        ("presence-absence", family, entry, t_s, params.guard_s, params.context_s, params.quiet_percentile,
+         params.whole_percentile), levels)
     ev: dict[str, Any] = {"strict": None, "whole": None}
-    if not strict.any():
+    if got is None:
         return FAIL, ev
-    ev["strict"] = round(float(np.percentile(pres[strict], params.quiet_percentile)), 4)
-    ev["whole"] = round(float(np.percentile(pres[whole], params.whole_percentile)), 4)
+    ev["strict"], ev["whole"] = got
     most = params.quiet_max
     ok = most is None or (ev["strict"] <= most and ev["whole"] <= most)
     return (PASS if ok else FAIL), ev

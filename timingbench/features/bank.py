@@ -637,9 +637,14 @@ BANK_SECTIONS = ("audio", "features", "separation")
 _MEMO_ON = [True]
 
 
+def memo_on() -> bool:
+    """Whether in-memory memos (:meth:`FeatureBank.memo`, ``FamilyEvidence.memo``) keep values."""
+    return _MEMO_ON[0]
+
+
 @contextlib.contextmanager
 def memo_disabled() -> Iterator[None]:
-    """Within the block :meth:`FeatureBank.memo` recomputes every value (for speed comparisons)."""
+    """Within the block every in-memory memo recomputes its value (for speed comparisons)."""
     _MEMO_ON[0] = False
     try:
         yield

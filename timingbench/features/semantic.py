@@ -100,6 +100,10 @@ class FamilyEvidence:
 
     def memo(self, key: tuple[Any, ...], fn: Callable[[], _T]) -> _T:
         """``fn()`` once per evidence and ``key`` (statistics the gates re-read under many thresholds)."""
+        from timingbench.features.bank import memo_on
+
+        if not memo_on():
+            return fn()
         if key not in self._memo:
             self._memo[key] = fn()
         return self._memo[key]  # type: ignore[no-any-return]

@@ -87,23 +87,43 @@ def absence_before(
         ``strict_db`` and ``whole_db`` (levels relative to ``ref_db``, None when the
         span before the candidate is empty, which fails: absence was not measured).
     """
-    strict_db = params.absence_strict_below_ref_db
-    whole_db, whole_pct = params.absence_whole_below_ref_db, params.absence_whole_percentile
+    return judge_absence_before(absence_levels(env_db, grid, t_s=t_s, params=params), ref_db=ref_db, params=params)
+
+
+def absence_levels(
+    env_db: FloatArray, grid: Grid, *, t_s: float, params: AbsenceParams
+) -> tuple[float | None, float | None] | None:
+    """What :func:`absence_before` measures: the strict-window and whole-span levels before ``t_s`` (dB).
+
+    None when no audio precedes the candidate (past the guard); a level is None when its
+    span is empty or (whole span) ``absence_whole_percentile`` is switched off. Independent
+    of the thresholds, so a caller may keep it and re-judge (:func:`judge_absence_before`).
+    """
     end = t_s - params.absence_guard_s
-    ev: dict[str, Any] = {"strict_db": None, "whole_db": None}
     if end <= 0.0:
+        return None
+    strict = _level(env_db, grid.span(end - params.absence_strict_window_s, end), params.absence_strict_percentile)
+    pct = params.absence_whole_percentile
+    return strict, (None if pct is None else _level(env_db, grid.span(0.0, end), pct))
+
+
+def judge_absence_before(
+    levels: tuple[float | None, float | None] | None, *, ref_db: float, params: AbsenceParams
+) -> Verdict:
+    """The absence-before verdict on measured levels (:func:`absence_levels`) against the thresholds."""
+    ev: dict[str, Any] = {"strict_db": None, "whole_db": None}
+    if levels is None:
         return FAIL, ev  # no audio before the candidate: absence cannot be shown
+    strict, whole = levels
+    strict_db = params.absence_strict_below_ref_db
+    whole_db = params.absence_whole_below_ref_db
     ok = True
-    if strict_db is not None:
-        lvl = _level(env_db, grid.span(end - params.absence_strict_window_s, end), params.absence_strict_percentile)
-        if lvl is not None:
-            ev["strict_db"] = round(lvl - ref_db, 2)
-            ok &= lvl - ref_db <= -strict_db
-    if whole_db is not None and whole_pct is not None:
-        lvl = _level(env_db, grid.span(0.0, end), whole_pct)
-        if lvl is not None:
-            ev["whole_db"] = round(lvl - ref_db, 2)
-            ok &= lvl - ref_db <= -whole_db
+    if strict_db is not None and strict is not None:
+        ev["strict_db"] = round(strict - ref_db, 2)
+        ok &= strict - ref_db <= -strict_db
+    if whole_db is not None and whole is not None:
+        ev["whole_db"] = round(whole - ref_db, 2)
+        ok &= whole - ref_db <= -whole_db
     return (PASS if ok else FAIL), ev
 
 

@@ -34,7 +34,8 @@ from timingbench.features.kernels import hpss_power, hysteresis, rectified_onset
 from timingbench.gates import (
     IdentityParams,
     absence_after,
-    absence_before,
+    absence_levels,
+    judge_absence_before,
     level_change,
     persistence,
     semantic_family,
@@ -283,7 +284,7 @@ def _route_candidates(bank: Any, cur: PercussionCurves, ctx: EventContext, param
             if not ctx.window_lo_s <= t <= ctx.window_hi_s:
                 continue
             cand = Candidate(t, evidence={"crossing_s": round(grid.time(c), 4), "route": cur.route})
-            cand.apply("absence_before", _absence_before(cur, grid, t_s=t, params=params))
+            cand.apply("absence_before", _absence_before(bank, cur, grid, t_s=t, params=params))
             cand.apply("persistence", persistence(cur.present, grid, t_s=grid.time(c), clip_end_s=end_s,
                                                   want_present=True, params=params.persistence))
             cand.apply("level_change", level_change(cur.envelope_db, grid, t_s=t, rising=True, params=params.level))
@@ -318,30 +319,40 @@ def _train_start(density: F64, lo: int, hi: int, quiet: float) -> int:
     return int(under[-1]) + lo + 1 if under.size else lo
 
 
-def _absence_before(cur: PercussionCurves, grid: Grid, *, t_s: float, params: PercussionParams) -> GateVerdict:
+def _absence_before(bank: Any, cur: PercussionCurves, grid: Grid, *, t_s: float,
+                    params: PercussionParams) -> GateVerdict:
     """Absence before an entrance: the routed envelope at two scales and the density over the strict window.
 
     The envelope reads quiet percussion that the rectification would erase; the density
     reads a train that merely paused before the instructed time (its hits are transient,
     so the envelope's percentile can fall between them).
     """
-    verdict, ev = absence_before(cur.envelope_db, grid, t_s=t_s, ref_db=cur.loud_level_db, params=params.absence)
-    guard = params.absence.absence_guard_s
-    win = params.absence.absence_strict_window_s
-    pct = params.absence_density_percentile
-    most = params.absence_density_max_rel
-    whole_pct = params.absence_density_whole_percentile
+    a = params.absence
+    levels, rels = _memo(bank, ("percussion-absence", cur.route, _curve_reads(params), t_s,
+                                                    a.absence_guard_s, a.absence_strict_window_s,
+                                                    a.absence_strict_percentile, a.absence_whole_percentile,
+                                                    params.absence_density_percentile,
+                                                    params.absence_density_whole_percentile),
+                         lambda: _absence_measures(cur, grid, t_s=t_s, params=params))
+    verdict, ev = judge_absence_before(levels, ref_db=cur.loud_level_db, params=a)
     ev = dict(ev)
-    for name, t0, q in (("strict_density_rel", t_s - guard - win, pct), ("whole_density_rel", 0.0, whole_pct)):
-        seg = cur.density[grid.span(t0, t_s - guard)]
-        if not seg.size or cur.reference <= 0:
-            ev[name] = None
-            continue
-        rel = float(np.percentile(seg, q)) / cur.reference
-        ev[name] = round(rel, 3)
-        if rel > most:
+    for name, rel in zip(("strict_density_rel", "whole_density_rel"), rels, strict=True):
+        ev[name] = None if rel is None else round(rel, 3)
+        if rel is not None and rel > params.absence_density_max_rel:
             verdict = FAIL
     return verdict, ev
+
+
+def _absence_measures(cur: PercussionCurves, grid: Grid, *, t_s: float, params: PercussionParams) -> tuple[Any, list[float | None]]:
+    """The envelope levels and the density's share of its reference before ``t_s`` (no threshold applied)."""
+    guard = params.absence.absence_guard_s
+    win = params.absence.absence_strict_window_s
+    rels: list[float | None] = []
+    for t0, q in ((t_s - guard - win, params.absence_density_percentile),
+                  (0.0, params.absence_density_whole_percentile)):
+        seg = cur.density[grid.span(t0, t_s - guard)]
+        rels.append(None if not seg.size or cur.reference <= 0 else float(np.percentile(seg, q)) / cur.reference)
+    return absence_levels(cur.envelope_db, grid, t_s=t_s, params=params.absence), rels
 
 
 def _semantic(cand: Candidate, evidence: Any, ctx: EventContext, identity: IdentityParams, use: bool) -> None:

@@ -61,7 +61,8 @@ def main() -> None:
         clip = load_clip(wav, cfg)
     bank = get_bank(clip, cfg, separation="none", cache_dir=None)
     sec = cfg.section("semantic")
-    y = level_normalised(clip.samples, sr=clip.sr, loud_dbfs=float(sec["input_loud_level_dbfs"]))
+    y = level_normalised(clip.samples, sr=clip.sr, loud_dbfs=float(sec["input_loud_level_dbfs"]),
+                         frame_s=cfg.params.audio.level_frame_s, percentile=cfg.params.audio.level_percentile)
     run_network(bank.logmel, sr=bank.sr, hop=bank.hop)
     taggram(y, sr=clip.sr, hop_s=float(sec["hop_s"]))
     t_cpu, t_wall = _timed(lambda: run_network(bank.logmel, sr=bank.sr, hop=bank.hop), args.repeats)

@@ -112,6 +112,23 @@ def test_sweep_reuses_banks(corpus):
     # disabling the decay gate lets at most the never-delivered ending through
     decay = next(r for r in report["gates"] if r["gate"] == "decay")
     assert all(e.startswith("never_delivered-") for e in decay["events"]["new_false_credits"])
+    assert not any(r["key"].startswith("gates.") for r in report["constants"])  # no section nothing reads
+
+
+def test_reused_sweep_rows_equal_the_full_re_run(corpus):
+    from timingbench.features.bank import memo_disabled
+
+    cfg = load_config()
+    reused = run_sweep(corpus, cfg)
+    with memo_disabled():
+        full = run_sweep(corpus, cfg, reuse=False)
+    assert json.dumps(reused, sort_keys=True) == json.dumps(full, sort_keys=True)
+    # the corpus is sensitive: some variant or ablation changes a verdict class
+    assert any(r["new_false_credits"] or r["new_false_positives"] or r["new_misses"] or r["lost_credits"]
+               for r in reused["constants"] + reused["gates"])
+    # a variant of a section no event detector reads keeps the baseline rows
+    assert all(not (r["new_false_credits"] or r["new_misses"] or r["lost_credits"] or r["new_false_positives"])
+               for r in reused["constants"] if r["key"].split(".")[0] in ("tempo", "mgbench_baseline"))
 
 
 def test_compare_rows_and_direction():

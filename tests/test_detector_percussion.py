@@ -19,9 +19,10 @@ from timingbench.errors import ConfigError
 from timingbench.features import compute_bank
 from timingbench.features.semantic import FamilyEvidence
 from timingbench.features.separation import route_percussion, route_percussion_low
+from timingbench.params.detectors import PercussionParams, params_of
 from timingbench.prompts import parse_prompt
 from timingbench.render import render_recipe
-from timingbench.scoring import score_event
+from timingbench.scoring import DetectorParams, score_event
 
 SR, NFFT = 44100, 2048
 
@@ -76,15 +77,19 @@ def test_low_route_rejects_bad_constants(kw: dict) -> None:
         route_percussion_low(np.ones((4, 2)), np.ones((4, 2)), sr=SR, n_fft=NFFT, **args)
 
 
+def _identity(config: Config) -> dict[str, object]:
+    return {"params": params_of(config, PercussionParams), "identity": DetectorParams.of(config).identity}
+
+
 class _DspBank:
     separation_backend = "dsp"
 
 
 def test_low_route_is_read_only_when_enabled(config: Config) -> None:
     on = config.with_value("percussion.route_low_hz", 40.0)
-    assert percussion_routes(_DspBank(), on) == ("high", "low")
+    assert percussion_routes(_DspBank(), params_of(on, PercussionParams)) == ("high", "low")
     off = config.with_disabled("percussion.route_low_hz")
-    assert percussion_routes(_DspBank(), off) == ("high",)
+    assert percussion_routes(_DspBank(), params_of(off, PercussionParams)) == ("high",)
 
 
 def _evidence(curve: list[float]) -> FamilyEvidence:
@@ -101,14 +106,14 @@ def _evidence(curve: list[float]) -> FamilyEvidence:
 )
 def test_family_fall_reads_a_drop_in_log_odds(after: float, verdict: str, config: Config) -> None:
     ev = _evidence([0.3] * 12 + [after] * 12)  # windows centred 1.5..7.0 s and 7.5..13.0 s
-    v, detail = _family_fall(ev, "percussion", t_s=8.5, config=config)
+    v, detail = _family_fall(ev, "percussion", t_s=8.5, **_identity(config))
     assert v == verdict, detail
 
 
 def test_family_fall_exempt_without_context_or_vocabulary(config: Config) -> None:
     ev = _evidence([0.3] * 24)
-    assert _family_fall(ev, "percussion", t_s=1.0, config=config)[1]["reason"] == "insufficient_context"
-    assert _family_fall(ev, "bass", t_s=8.5, config=config)[0] == "exempt"
+    assert _family_fall(ev, "percussion", t_s=1.0, **_identity(config))[1]["reason"] == "insufficient_context"
+    assert _family_fall(ev, "bass", t_s=8.5, **_identity(config))[0] == "exempt"
 
 
 def test_route_features_gain_invariant(rng: np.random.Generator) -> None:

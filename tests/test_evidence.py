@@ -116,17 +116,17 @@ def test_trained_gate_passes_a_clean_entrance_and_vetoes_the_others(config: Conf
     t = np.arange(n) * 0.0464
     entered = np.where(np.abs(t - 9.0) < 0.3, 0.9, 0.02)
     quiet_then_on = np.where(t < 9.0, 0.02, 0.95)
-    v, d = family_rise(_trained_ev(entered, quiet_then_on), "strings", candidate_s=9.0, config=config)
+    v, d = family_rise(_trained_ev(entered, quiet_then_on), "strings", candidate_s=9.0, semantic=config.params.semantic, trained=config.params.evidence)
     assert v == "pass" and d["change"] == pytest.approx(0.9)
-    v, d = family_rise(_trained_ev(entered, np.full(n, 0.95)), "strings", candidate_s=9.0, config=config)
+    v, d = family_rise(_trained_ev(entered, np.full(n, 0.95)), "strings", candidate_s=9.0, semantic=config.params.semantic, trained=config.params.evidence)
     assert (v, d["reason"]) == ("fail", "not_quiet_before")
-    v, d = family_rise(_trained_ev(np.full(n, 0.02), quiet_then_on), "strings", candidate_s=9.0, config=config)
+    v, d = family_rise(_trained_ev(np.full(n, 0.02), quiet_then_on), "strings", candidate_s=9.0, semantic=config.params.semantic, trained=config.params.evidence)
     assert (v, d["reason"]) == ("fail", "no_change")
     v, d = family_rise(_trained_ev(entered, quiet_then_on, exempt={"strings": "held_out_auc_below_bar"}),
-                       "strings", candidate_s=9.0, config=config)
+                       "strings", candidate_s=9.0, semantic=config.params.semantic, trained=config.params.evidence)
     assert (v, d["reason"]) == ("exempt", "held_out_auc_below_bar")
     # exits are judged on the change head's "left" output
-    v, d = family_fall(_trained_ev(entered, quiet_then_on), "strings", candidate_s=9.0, config=config)
+    v, d = family_fall(_trained_ev(entered, quiet_then_on), "strings", candidate_s=9.0, trained=config.params.evidence)
     assert (v, d["reason"]) == ("fail", "no_change")
 
 
@@ -136,7 +136,7 @@ def test_gate_exit_verdict_reads_the_left_curve(config: Config) -> None:
     ev = FamilyEvidence(times=t, curves={"strings": np.where(t < 9.0, 0.95, 0.02)}, backend="trained",
                         exempt={}, window_s=0.0464, entered={"strings": np.zeros(n)},
                         left={"strings": np.where(np.abs(t - 9.0) < 0.3, 0.8, 0.0)})
-    v, d = trained_verdict(ev, "strings", t_s=9.0, config=config, kind="exit")
+    v, d = trained_verdict(ev, "strings", t_s=9.0, params=config.params.evidence, kind="exit")
     assert v == "pass" and d["after"] == pytest.approx(0.02)
 
 
@@ -174,7 +174,7 @@ def test_shipped_weights_load_and_reproduce_their_recorded_outputs(config: Confi
 
 def test_trained_backend_reads_the_bank_and_caches_by_weights_digest(config: Config) -> None:
     bank = _Bank(_fixed_logmel())
-    ev = family_evidence(bank, sr=44100, config=config, backend="trained")
+    ev = family_evidence(bank, sr=44100, semantic=config.params.semantic, trained=config.params.evidence, audio=config.params.audio, backend="trained")
     assert ev.backend == "trained"
     judged = set(ev.curves)
     assert judged | set(ev.exempt) == set(FAMILIES)
@@ -188,7 +188,7 @@ def test_missing_weights_exempt_every_family_with_a_note(config: Config, tmp_pat
     import timingbench.evidence.infer as infer
 
     monkeypatch.setattr(infer, "WEIGHTS", tmp_path / "absent.pt")
-    ev = family_evidence(_Bank(_fixed_logmel()), sr=44100, config=config, backend="trained")
+    ev = family_evidence(_Bank(_fixed_logmel()), sr=44100, semantic=config.params.semantic, trained=config.params.evidence, audio=config.params.audio, backend="trained")
     assert ev.curves == {} and set(ev.exempt.values()) == {"model_unavailable"}
     assert "absent.pt" in (ev.note or "")
 
@@ -247,15 +247,15 @@ def test_evidence_persistence_and_absence_read_presence_and_skip_disabled_consta
     n = 400
     t = np.arange(n) * 0.0464
     ev = _trained_ev(np.zeros(n), np.where(t < 9.0, 0.02, 0.9))
-    v, d = presence_persistence(ev, "strings", t_s=9.0, clip_end_s=18.0, config=config, prefix="stem",
+    v, d = presence_persistence(ev, "strings", t_s=9.0, clip_end_s=18.0, params=config.params.stem.persistence, present_prob=config.params.evidence.present_prob,
                                 want_present=True)
     assert v == "pass" and d["held_fraction"] == 1.0
-    v, d = presence_persistence(ev, "strings", t_s=4.0, clip_end_s=18.0, config=config, prefix="stem",
+    v, d = presence_persistence(ev, "strings", t_s=4.0, clip_end_s=18.0, params=config.params.stem.persistence, present_prob=config.params.evidence.present_prob,
                                 want_present=True)
     assert v == "fail" and d["held_fraction"] == 0.0
     off = config.with_disabled("evidence.present_prob")
-    assert presence_persistence(ev, "strings", t_s=4.0, clip_end_s=18.0, config=off, prefix="stem",
+    assert presence_persistence(ev, "strings", t_s=4.0, clip_end_s=18.0, params=off.params.stem.persistence, present_prob=off.params.evidence.present_prob,
                                 want_present=True)[0] == "pass"
-    assert presence_absence(ev, "strings", t_s=9.0, config=config, entry=True)[0] == "pass"
-    assert presence_absence(ev, "strings", t_s=12.0, config=config, entry=True)[0] == "fail"
+    assert presence_absence(ev, "strings", t_s=9.0, params=config.params.evidence, entry=True)[0] == "pass"
+    assert presence_absence(ev, "strings", t_s=12.0, params=config.params.evidence, entry=True)[0] == "fail"
     assert abs(presence_step(ev.curves["strings"], t, 8.2, reach_s=1.5, step_s=1.0, rising=True) - 9.0) < 0.05

@@ -13,7 +13,7 @@ import soundfile as sf
 
 from timingbench.cli import main
 from timingbench.config import Config
-from timingbench.detectors.base import Grid
+from timingbench.curves import Grid
 from timingbench.evidence.gate import trained_verdict
 from timingbench.explain.thresholds import format_checks, gate_checks
 from timingbench.features.semantic import FamilyEvidence
@@ -134,7 +134,7 @@ def test_another_configuration_is_disclosed_with_the_changed_verdict(
     from timingbench.config import DEFAULT_CONFIG_PATH
 
     doc = yaml.safe_load(DEFAULT_CONFIG_PATH.read_text())
-    doc["constants"]["percussion"]["persistence_min_fraction"]["value"] = 1.01  # no train can hold that
+    doc["constants"]["percussion"]["level_min_change_db"]["value"] = 100.0  # no routed envelope moves that much
     strict = tmp_path / "strict.yaml"
     strict.write_text(yaml.safe_dump(doc, sort_keys=False))
     rc = main(["explain", str(scored["results"]), "drums.wav", "drums/e1", "--config", str(strict),
@@ -143,7 +143,7 @@ def test_another_configuration_is_disclosed_with_the_changed_verdict(
     assert rc == 0
     assert "strict.yaml" in out and "is not the one of the run" in out
     assert "re-scored:    none" in out and "differs from events.jsonl (on_time" in out
-    assert ">= 1.01 (percussion.persistence_min_fraction)" in out
+    assert ">= 100 (percussion.level_min_change_db)" in out
 
 
 @pytest.mark.slow
@@ -208,7 +208,7 @@ def test_level_change_statistic_meets_its_threshold_exactly_when_the_gate_passes
         config: Config, rise_db: float, rising: bool) -> None:
     env = np.where(np.arange(GRID.n) < 200, -30.0, -30.0 + rise_db)
     t = GRID.time(200)
-    verdict, ev = level_change(env, GRID, t_s=t, rising=rising, config=config, prefix="stem")
+    verdict, ev = level_change(env, GRID, t_s=t, rising=rising, params=config.params.stem.level)
     (check,) = gate_checks({"level_change": verdict}, {"level_change": ev},
                            kind="instrument_entry" if rising else "instrument_exit", detector="stem", config=config)
     need = float(config.value("stem.level_min_change_db"))
@@ -218,17 +218,22 @@ def test_level_change_statistic_meets_its_threshold_exactly_when_the_gate_passes
 
 
 @pytest.mark.parametrize("held", [0.3, 0.69, 0.71, 1.0])
-def test_persistence_falls_back_to_the_shared_gate_constants(config: Config, held: float) -> None:
+def test_persistence_is_judged_by_the_detectors_own_constant(config: Config, held: float) -> None:
+    stem = config.params.stem
     present = np.zeros(GRID.n, dtype=bool)
-    span = GRID.span(1.0, 1.0 + float(config.value("gates.persistence_s")))
+    span = GRID.span(1.0, 1.0 + stem.persistence.persistence_s)
     present[span.start:span.start + int(round(held * (span.stop - span.start)))] = True
     verdict, ev = persistence(present, GRID, t_s=1.0, clip_end_s=GRID.time(GRID.n), want_present=True,
-                              config=config, prefix="gates")
-    # a detector section without its own persistence constant reads the shared ones
+                              params=stem.persistence)
     (check,) = gate_checks({"persistence": verdict}, {"persistence": ev}, kind="instrument_entry",
-                           detector="energy", config=config)
-    assert check.constant == "gates.persistence_min_fraction"
+                           detector="stem", config=config)
+    assert check.constant == "stem.persistence_min_fraction"
+    assert check.threshold == stem.persistence.persistence_min_fraction
     assert check.meets is (verdict == "pass")
+    # a detector without a persistence constant of its own has no threshold for it (no shared defaults)
+    (other,) = gate_checks({"persistence": verdict}, {"persistence": ev}, kind="instrument_entry",
+                           detector="energy", config=config)
+    assert other.constant is None and other.value == ev["held_fraction"]
 
 
 @pytest.mark.parametrize(("change", "before"), [(0.9, 0.02), (0.2, 0.02), (0.9, 0.9)])
@@ -237,7 +242,7 @@ def test_trained_identity_statistics_explain_the_verdict(config: Config, change:
     ev = FamilyEvidence(times=t, curves={"strings": np.where(t < 9.0, before, 0.95)}, backend="trained",
                         exempt={}, window_s=0.0464, entered={"strings": np.where(np.abs(t - 9.0) < 0.3, change, 0.0)},
                         left={"strings": np.zeros(400)})
-    verdict, detail = trained_verdict(ev, "strings", t_s=9.0, config=config, kind="entry")
+    verdict, detail = trained_verdict(ev, "strings", t_s=9.0, params=config.params.evidence, kind="entry")
     checks = {c.statistic: c for c in gate_checks({"semantic_family": verdict}, {"semantic_family": detail},
                                                   kind="instrument_entry", detector="tonal", config=config)}
     assert checks["change"].constant == "evidence.entry_min_prob"

@@ -67,6 +67,14 @@ def test_outputs_follow_spec(corpus, tmp_path):
             assert e["error_s"] == pytest.approx(e["detected_s"] - e["instructed_s"], abs=1e-6)
         assert e["rejected_by"] is None or e["gates"][e["rejected_by"]] == "fail"
         assert 0.0 <= e["p_chance"] <= 1.0
+        # evidence: the statistics of the gates the verdict rests on, keyed by gate name
+        assert set(e["evidence"]) <= set(e["gates"]) - {"detection"}
+        if e["rejected_by"] not in (None, "detection"):
+            assert e["rejected_by"] in e["evidence"]
+        for stats in e["evidence"].values():
+            for v in stats.values():
+                assert v is None or isinstance(v, (str, bool)) or v == round(v, 4)
+    assert summary["results_format"] == 2
     assert summary["unmatched"] == ["stray.wav"]
     assert summary["missing"] == ["never-made"]
     assert [x["clip"] for x in summary["errors"]] == ["broken__1.wav"]

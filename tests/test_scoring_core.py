@@ -5,16 +5,16 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from timingbench.detectors.base import (
-    Candidate,
-    Grid,
-    falling_crossings,
-    rising_crossings,
-    snap_to_accent,
-)
+from timingbench.curves import Grid, accent, falling_crossings, rising_crossings
 from timingbench.gates import absence_before, level_change, persistence
+from timingbench.params.detectors import ChanceParams, SearchParams, StemParams, params_of
 from timingbench.prompts import parse_prompt
 from timingbench.scoring import chance_times, decide, search_window
+from timingbench.verdicts import Candidate
+
+
+def _stem(config) -> StemParams:
+    return params_of(config, StemParams)
 
 
 def _prompt(times):
@@ -43,7 +43,7 @@ def _prompt(times):
 )
 def test_search_window(config, times, index, expected):
     p = _prompt(times)
-    assert search_window(p.events, index, config=config, analysed_s=30.0) == pytest.approx(expected)
+    assert search_window(p.events, index, params=params_of(config, SearchParams), analysed_s=30.0) == pytest.approx(expected)
 
 
 def test_decide_prefers_nearest_passing_candidate():
@@ -72,9 +72,10 @@ def test_tolerance_edges_are_inclusive(t, outcome):
 
 
 def test_chance_times_are_seeded_and_avoid_the_instruction(config):
-    a = chance_times(clip="x.wav", event_id="e", instructed_s=6.0, lo_s=0.0, hi_s=30.0, config=config)
-    b = chance_times(clip="x.wav", event_id="e", instructed_s=6.0, lo_s=0.0, hi_s=30.0, config=config)
-    c = chance_times(clip="y.wav", event_id="e", instructed_s=6.0, lo_s=0.0, hi_s=30.0, config=config)
+    chance = params_of(config, ChanceParams)
+    a = chance_times(clip="x.wav", event_id="e", instructed_s=6.0, lo_s=0.0, hi_s=30.0, params=chance)
+    b = chance_times(clip="x.wav", event_id="e", instructed_s=6.0, lo_s=0.0, hi_s=30.0, params=chance)
+    c = chance_times(clip="y.wav", event_id="e", instructed_s=6.0, lo_s=0.0, hi_s=30.0, params=chance)
     np.testing.assert_array_equal(a, b)
     assert not np.array_equal(a, c)
     assert len(a) == 16 and np.all(np.abs(a - 6.0) >= 1.0) and np.all((a >= 0) & (a <= 30))
@@ -85,37 +86,51 @@ def test_crossings_and_snap():
     assert rising_crossings(mask, 0, 9) == [2, 5]
     assert falling_crossings(mask, 0, 9) == [4, 8]
     onset = np.array([0, 0.1, 0.05, 1.0, 0.2, 2.0, 0.1])
-    assert snap_to_accent(onset, 0, 7, rel_height=0.3) == 3
-    assert snap_to_accent(np.zeros(5), 0, 5, rel_height=0.3) is None
+    assert accent(onset, 0, 7, rel_height=0.3) == 3
+    assert accent(np.zeros(5), 0, 5, rel_height=0.3) is None
 
 
 def test_gates_on_a_step(config):
     grid = Grid(sr=44100, hop=512, n_frames=2000)
+    stem = _stem(config)
     env = np.full(2000, -60.0)
     on = grid.frame(10.0)
     env[on:] = -10.0
     present = env > -30
-    assert absence_before(env, grid, t_s=10.0, ref_db=-10.0, config=config)[0] == "pass"
-    assert persistence(present, grid, t_s=10.0, clip_end_s=23.0, want_present=True, config=config)[0] == "pass"
-    v, e = level_change(env, grid, t_s=10.0, rising=True, config=config)
+    assert absence_before(env, grid, t_s=10.0, ref_db=-10.0, params=stem.absence)[0] == "pass"
+    assert persistence(present, grid, t_s=10.0, clip_end_s=23.0, want_present=True,
+                       params=stem.persistence)[0] == "pass"
+    v, e = level_change(env, grid, t_s=10.0, rising=True, params=stem.level)
     assert v == "pass" and e["change_db"] > 40
     # pre-existing source: absence-before fails at both scales
     env2 = np.full(2000, -12.0)
-    v, e = absence_before(env2, grid, t_s=10.0, ref_db=-10.0, config=config)
-    assert v == "fail" and e["strict_db"] == pytest.approx(-2.0)
+    v, e = absence_before(env2, grid, t_s=10.0, ref_db=-10.0, params=stem.absence)
+    assert v == "fail" and e == {"strict_db": pytest.approx(-2.0), "whole_db": pytest.approx(-2.0)}
     # a short burst does not persist
     burst = np.zeros(2000, bool)
     burst[on : on + 20] = True
-    assert persistence(burst, grid, t_s=10.0, clip_end_s=23.0, want_present=True, config=config)[0] == "fail"
-    # disabled constant -> check skipped
-    cfg_off = config.with_disabled("gates.level_min_change_db")
-    assert level_change(np.zeros(2000), grid, t_s=10.0, rising=True, config=cfg_off)[0] == "pass"
+    assert persistence(burst, grid, t_s=10.0, clip_end_s=23.0, want_present=True,
+                       params=stem.persistence)[0] == "fail"
+    # a constant the stem detector reads, switched off -> that check is skipped
+    off = _stem(config.with_disabled("stem.level_min_change_db"))
+    assert level_change(np.zeros(2000), grid, t_s=10.0, rising=True, params=stem.level)[0] == "fail"
+    assert level_change(np.zeros(2000), grid, t_s=10.0, rising=True, params=off.level) == ("pass", {"change_db": None})
+
+
+@pytest.mark.parametrize(("below_db", "verdict"), [(1.9, "pass"), (2.0, "pass"), (2.1, "fail")])
+def test_absence_threshold_is_the_detector_constant(config, below_db, verdict):
+    # the strict level sits exactly 2 dB under the reference: the gate's own section decides
+    grid = Grid(sr=44100, hop=512, n_frames=2000)
+    env = np.full(2000, -12.0)
+    cfg = config.with_value("stem.absence_strict_below_ref_db", below_db).with_disabled("stem.absence_whole_below_ref_db")
+    v, e = absence_before(env, grid, t_s=10.0, ref_db=-10.0, params=_stem(cfg).absence)
+    assert (v, e["strict_db"], e["whole_db"]) == (verdict, pytest.approx(-2.0), None)
 
 
 def test_absence_before_fails_when_nothing_precedes(config):
     grid = Grid(sr=44100, hop=512, n_frames=2000)
     env = np.full(2000, -60.0)
-    v, e = absence_before(env, grid, t_s=0.1, ref_db=-10.0, config=config)
+    v, e = absence_before(env, grid, t_s=0.1, ref_db=-10.0, params=_stem(config).absence)
     assert v == "fail" and e == {"strict_db": None, "whole_db": None}
 
 
@@ -123,15 +138,18 @@ def test_persistence_min_span_comes_from_config(config):
     grid = Grid(sr=44100, hop=512, n_frames=2000)
     present = np.ones(2000, bool)
     # 0.8 s of a 2 s window left: fails at the shipped 0.5, passes at 0.3
-    assert persistence(present, grid, t_s=10.0, clip_end_s=10.8, want_present=True, config=config)[0] == "fail"
-    cfg = config.with_value("gates.persistence_min_span_fraction", 0.3)
-    assert persistence(present, grid, t_s=10.0, clip_end_s=10.8, want_present=True, config=cfg)[0] == "pass"
+    assert _stem(config).persistence.persistence_min_span_fraction == 0.5
+    assert persistence(present, grid, t_s=10.0, clip_end_s=10.8, want_present=True,
+                       params=_stem(config).persistence)[0] == "fail"
+    cfg = config.with_value("stem.persistence_min_span_fraction", 0.3)
+    assert persistence(present, grid, t_s=10.0, clip_end_s=10.8, want_present=True,
+                       params=_stem(cfg).persistence)[0] == "pass"
 
 
 def test_candidates_outside_the_window_are_not_scored(config, monkeypatch):
     import timingbench.scoring as scoring
-    from timingbench.detectors.base import Candidate
     from timingbench.scoring import score_event
+    from timingbench.verdicts import Candidate
 
     p = _prompt([6.0, 10.0])  # event 0 searches [1, 8]
     bank = type("B", (), {"duration_s": 30.0})()
@@ -141,3 +159,26 @@ def test_candidates_outside_the_window_are_not_scored(config, monkeypatch):
     monkeypatch.setattr(scoring, "run_detector", lambda *a, **k: [Candidate(8.3)])
     verdict, _ = score_event(bank, p, 0, config, with_chance=False)
     assert verdict.outcome == "none" and verdict.rejected_by == "detection"
+
+
+@pytest.mark.parametrize(("key", "value", "match"), [
+    ("stem.persistence_s", 0.0, "persistence_s' must be positive"),
+    ("stem.persistence_min_span_fraction", 1.5, r"persistence_min_span_fraction' must lie in \[0, 1\]"),
+    ("stem.absence_strict_percentile", 101.0, "must be a percentile"),
+    ("percussion.absence_guard_s", -0.1, "must not be negative"),
+    ("stem.level_window_s", -1.0, "must be positive"),
+])
+def test_gate_parameters_are_range_checked(config, key, value, match):
+    from timingbench.errors import ConfigError
+
+    section = key.split(".")[0]
+    with pytest.raises(ConfigError, match=match):
+        getattr(config.with_value(key, value).params, section)
+
+
+def test_a_share_above_one_is_a_valid_tightening(config):
+    # nothing can hold more than all of its frames: the gate then always fails
+    stem = _stem(config.with_value("stem.persistence_min_fraction", 1.01))
+    grid = Grid(sr=44100, hop=512, n_frames=2000)
+    assert persistence(np.ones(2000, bool), grid, t_s=10.0, clip_end_s=23.0, want_present=True,
+                       params=stem.persistence)[0] == "fail"

@@ -21,6 +21,7 @@ import soxr
 
 from timingbench.config import Config
 from timingbench.errors import ClipError
+from timingbench.params.analysis import AudioParams
 
 AUDIO_EXTENSIONS = (".wav", ".flac", ".ogg", ".mp3", ".m4a", ".aac", ".opus", ".aiff", ".aif")
 
@@ -181,6 +182,12 @@ def _decode_ffmpeg(path: Path, keep_s: float) -> _Head:
     return _Head(data, total // frame_bytes, sr, channels)
 
 
+def _audio_params(config: Config) -> AudioParams:
+    from timingbench.params.detectors import params_of
+
+    return params_of(config, AudioParams)
+
+
 def load_clip(path: str | Path, config: Config) -> Clip:
     """Decode ``path`` to mono float32 at the configured rate and cut the analysis window.
 
@@ -213,8 +220,9 @@ def load_clip(path: str | Path, config: Config) -> Clip:
         raise ClipError(f"{p}: file not found")
     if p.stat().st_size == 0:
         raise ClipError(f"{p}: empty file (0 bytes)")
-    target_sr = int(config.value("audio.sample_rate_hz"))
-    window_s = float(config.value("audio.analysis_window_s"))
+    ap = _audio_params(config)
+    target_sr = ap.sample_rate_hz
+    window_s = ap.analysis_window_s
     # cut before resampling (plus a margin for the resampler's edge) to bound the cost
     keep_s = window_s + 0.1
     try:
@@ -222,13 +230,13 @@ def load_clip(path: str | Path, config: Config) -> Clip:
     except (sf.LibsndfileError, RuntimeError, TypeError):
         head = _decode_ffmpeg(p, keep_s)
     sr, channels, n_frames = head.sr, head.channels, head.n_frames
-    min_sr = int(config.value("audio.min_sample_rate_hz"))
+    min_sr = ap.min_sample_rate_hz
     if sr < min_sr:
         raise ClipError(f"{p}: sample rate {sr} Hz is below audio.min_sample_rate_hz ({min_sr} Hz)")
     if n_frames == 0 or len(head.data) == 0:
         raise ClipError(f"{p}: zero-length audio (no samples)")
     duration_s = n_frames / float(sr)
-    min_s = float(config.value("audio.min_duration_s"))
+    min_s = ap.min_duration_s
     if duration_s < min_s:
         raise ClipError(f"{p}: too short to analyse ({n_frames} samples at {sr} Hz = {duration_s * 1000:.2f} ms; "
                         f"audio.min_duration_s is {min_s * 1000:g} ms)")
@@ -242,7 +250,7 @@ def load_clip(path: str | Path, config: Config) -> Clip:
     n_keep = min(len(mono), int(round(window_s * target_sr)))
     mono32 = np.ascontiguousarray(mono[:n_keep], dtype=np.float32)
     peak = float(np.max(np.abs(mono32))) if mono32.size else 0.0
-    silent_db = float(config.value("audio.silent_peak_dbfs"))
+    silent_db = ap.silent_peak_dbfs
     if peak <= 10 ** (silent_db / 20.0):
         raise ClipError(f"{p}: silent audio (peak below {silent_db:.0f} dBFS in the analysis window)")
     return Clip(
@@ -256,30 +264,37 @@ def load_clip(path: str | Path, config: Config) -> Clip:
     )
 
 
-def level_normalised(samples: npt.NDArray[np.float32], *, sr: int, loud_dbfs: float) -> npt.NDArray[np.float32]:
+def level_normalised(
+    samples: npt.NDArray[np.float32], *, sr: int, loud_dbfs: float, frame_s: float, percentile: float
+) -> npt.NDArray[np.float32]:
     """Scale ``samples`` so that the clip's loud level sits at ``loud_dbfs``.
 
     Front ends that compress with ``log(a x + 1)`` (musicnn's tagger, madmom's beat
     network) are not gain-invariant, so their output would depend on mastering level;
-    they are fed level-normalised audio. The loud level is the 95th percentile of the
-    frame RMS (2048-sample frames, hop 512) in dBFS, the same statistic the feature bank
-    uses. Silent input is returned unchanged.
+    they are fed level-normalised audio. The loud level is the ``percentile`` percentile of
+    the frame mean square over ``frame_s`` frames (hop a quarter frame), the statistic the
+    feature bank uses (``audio.level_frame_s``, ``audio.level_percentile``: 2048 samples at
+    44.1 kHz, 95th percentile). Silent input is returned unchanged.
 
     Parameters
     ----------
     samples : np.ndarray of float32, shape (n,)
         Mono audio.
     sr : int
-        Sample rate in Hz (frames are 2048 samples at 44.1 kHz, scaled with the rate).
+        Sample rate in Hz.
     loud_dbfs : float
         Target loud level in dBFS.
+    frame_s : float
+        Frame length in seconds (at least 64 samples).
+    percentile : float
+        Percentile of the frame mean square taken as the loud level.
 
     Returns
     -------
     scaled : np.ndarray of float32, shape (n,)
     """
     x = np.asarray(samples, dtype=np.float32)
-    frame = max(64, int(round(2048 * sr / 44100)))
+    frame = max(64, int(round(frame_s * sr)))
     hop = max(16, frame // 4)
     if x.size < frame:
         ms = np.array([float(np.mean(x.astype(np.float64) ** 2))]) if x.size else np.zeros(1)
@@ -287,7 +302,7 @@ def level_normalised(samples: npt.NDArray[np.float32], *, sr: int, loud_dbfs: fl
         idx = np.arange(0, x.size - frame + 1, hop)
         c = np.concatenate(([0.0], np.cumsum(x.astype(np.float64) ** 2)))
         ms = (c[idx + frame] - c[idx]) / frame
-    loud_ms = float(np.percentile(ms, 95))
+    loud_ms = float(np.percentile(ms, percentile))
     if loud_ms <= 0:
         return x
     gain = 10 ** (loud_dbfs / 20) / np.sqrt(loud_ms)

@@ -2,9 +2,11 @@
 
 Each gate returns ``(verdict, evidence)``: the verdict is ``pass`` | ``fail`` |
 ``exempt`` and the evidence holds the numbers it rests on (levels in dB re the signal's
-own reference, durations in seconds). A gate whose controlling constant is disabled in
-the configuration (it reads ``None``) skips that check. Gates only veto candidates; they
-never move or create one.
+own reference, durations in seconds): the statistic it thresholded, kept next to the
+verdict (``events.jsonl`` ``evidence``). Each gate takes its parameter set
+(:class:`~timingbench.params.detectors.AbsenceParams`, ``PersistenceParams``,
+``LevelChangeParams``) from the detector that applies it; a threshold that is switched
+off (``None``) skips that check. Gates only veto candidates; they never move or create one.
 
 Gates:
 
@@ -20,15 +22,20 @@ Gates:
 
 from __future__ import annotations
 
-from typing import Any
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import numpy.typing as npt
 
-from timingbench.config import Config
-from timingbench.detectors.base import EXEMPT, FAIL, PASS, Grid, fraction_true
+from timingbench.curves import Grid, fraction_true
+from timingbench.params.detectors import AbsenceParams, LevelChangeParams, PersistenceParams
+from timingbench.verdicts import EXEMPT, FAIL, PASS, GateOutcome
 
-Verdict = tuple[str, dict[str, Any]]
+if TYPE_CHECKING:
+    from timingbench.params.analysis import EvidenceParams, SemanticParams
+
+Verdict = tuple[GateOutcome, dict[str, Any]]
 FloatArray = npt.NDArray[np.floating[Any]]
 
 
@@ -37,8 +44,24 @@ def _level(x: FloatArray, sl: slice, pct: float) -> float | None:
     return float(np.percentile(seg, pct)) if seg.size else None
 
 
+@dataclass(frozen=True)
+class IdentityParams:
+    """What the semantic family gates read: the taggers' and the trained evidence's constants.
+
+    Attributes
+    ----------
+    semantic : SemanticParams
+        The ``semantic`` section (musicnn / CLAP evidence).
+    trained : EvidenceParams
+        The ``evidence`` section (the trained evidence network).
+    """
+
+    semantic: SemanticParams
+    trained: EvidenceParams
+
+
 def absence_before(
-    env_db: FloatArray, grid: Grid, *, t_s: float, ref_db: float, config: Config, prefix: str = "gates"
+    env_db: FloatArray, grid: Grid, *, t_s: float, ref_db: float, params: AbsenceParams
 ) -> Verdict:
     """Absence before an entrance at two scales.
 
@@ -52,12 +75,10 @@ def absence_before(
         Candidate time in seconds.
     ref_db : float
         The signal's own loudness reference in dB.
-    config : Config
-        Reads ``<prefix>.absence_guard_s``, ``<prefix>.absence_strict_window_s``,
-        ``<prefix>.absence_strict_below_ref_db``, ``<prefix>.absence_strict_percentile``,
-        ``<prefix>.absence_whole_below_ref_db``, ``<prefix>.absence_whole_percentile``.
-    prefix : str
-        Config section holding the constants (detectors may have their own).
+    params : AbsenceParams
+        The applying detector's absence constants. The strict check is off when
+        ``absence_strict_below_ref_db`` is None, the whole-clip check when
+        ``absence_whole_below_ref_db`` or ``absence_whole_percentile`` is None.
 
     Returns
     -------
@@ -66,47 +87,61 @@ def absence_before(
         ``strict_db`` and ``whole_db`` (levels relative to ``ref_db``, None when the
         span before the candidate is empty, which fails: absence was not measured).
     """
-    guard = config.value(f"{prefix}.absence_guard_s") or 0.0
-    strict_w = config.value(f"{prefix}.absence_strict_window_s")
-    strict_db = config.value(f"{prefix}.absence_strict_below_ref_db")
-    strict_pct = config.value(f"{prefix}.absence_strict_percentile")
-    whole_db = config.value(f"{prefix}.absence_whole_below_ref_db")
-    whole_pct = config.value(f"{prefix}.absence_whole_percentile")
-    end = t_s - guard
-    ev: dict[str, Any] = {"strict_db": None, "whole_db": None}
+    return judge_absence_before(absence_levels(env_db, grid, t_s=t_s, params=params), ref_db=ref_db, params=params)
+
+
+def absence_levels(
+    env_db: FloatArray, grid: Grid, *, t_s: float, params: AbsenceParams
+) -> tuple[float | None, float | None] | None:
+    """What :func:`absence_before` measures: the strict-window and whole-span levels before ``t_s`` (dB).
+
+    None when no audio precedes the candidate (past the guard); a level is None when its
+    span is empty or (whole span) ``absence_whole_percentile`` is switched off. Independent
+    of the thresholds, so a caller may keep it and re-judge (:func:`judge_absence_before`).
+    """
+    end = t_s - params.absence_guard_s
     if end <= 0.0:
+        return None
+    strict = _level(env_db, grid.span(end - params.absence_strict_window_s, end), params.absence_strict_percentile)
+    pct = params.absence_whole_percentile
+    return strict, (None if pct is None else _level(env_db, grid.span(0.0, end), pct))
+
+
+def judge_absence_before(
+    levels: tuple[float | None, float | None] | None, *, ref_db: float, params: AbsenceParams
+) -> Verdict:
+    """The absence-before verdict on measured levels (:func:`absence_levels`) against the thresholds."""
+    ev: dict[str, Any] = {"strict_db": None, "whole_db": None}
+    if levels is None:
         return FAIL, ev  # no audio before the candidate: absence cannot be shown
+    strict, whole = levels
+    strict_db = params.absence_strict_below_ref_db
+    whole_db = params.absence_whole_below_ref_db
     ok = True
-    if strict_w is not None and strict_db is not None and strict_pct is not None:
-        lvl = _level(env_db, grid.span(end - strict_w, end), strict_pct)
-        if lvl is not None:
-            ev["strict_db"] = round(lvl - ref_db, 2)
-            ok &= lvl - ref_db <= -strict_db
-    if whole_db is not None and whole_pct is not None:
-        lvl = _level(env_db, grid.span(0.0, end), whole_pct)
-        if lvl is not None:
-            ev["whole_db"] = round(lvl - ref_db, 2)
-            ok &= lvl - ref_db <= -whole_db
+    if strict_db is not None and strict is not None:
+        ev["strict_db"] = round(strict - ref_db, 2)
+        ok &= strict - ref_db <= -strict_db
+    if whole_db is not None and whole is not None:
+        ev["whole_db"] = round(whole - ref_db, 2)
+        ok &= whole - ref_db <= -whole_db
     return (PASS if ok else FAIL), ev
 
 
 def absence_after(
-    env_db: FloatArray, grid: Grid, *, t_s: float, ref_db: float, clip_end_s: float,
-    config: Config, prefix: str = "gates",
+    env_db: FloatArray, grid: Grid, *, t_s: float, ref_db: float, clip_end_s: float, params: AbsenceParams,
 ) -> Verdict:
     """Sustained absence after an exit.
 
-    Reads ``<prefix>.absence_guard_s``, ``<prefix>.absence_after_window_s``,
-    ``<prefix>.absence_strict_below_ref_db`` and ``<prefix>.absence_strict_percentile``.
-    The window is cut at ``clip_end_s``; an empty window fails (nothing was measured).
+    Reads ``absence_guard_s``, ``absence_after_window_s``, ``absence_strict_below_ref_db``
+    (None: the gate passes) and ``absence_strict_percentile``. The window is cut at
+    ``clip_end_s``; an empty window fails (nothing was measured). Evidence: ``after_db``.
     """
-    guard = config.value(f"{prefix}.absence_guard_s") or 0.0
-    win = config.value(f"{prefix}.absence_after_window_s")
-    below = config.value(f"{prefix}.absence_strict_below_ref_db")
-    pct = config.value(f"{prefix}.absence_strict_percentile")
-    if win is None or below is None or pct is None:
+    below = params.absence_strict_below_ref_db
+    if below is None:
         return PASS, {"after_db": None}
-    lvl = _level(env_db, grid.span(t_s + guard, min(t_s + guard + win, clip_end_s)), pct)
+    t0 = t_s + params.absence_guard_s
+    lvl = _level(env_db, grid.span(t0, min(t0 + params.absence_after_window_s, clip_end_s)),
+                 params.absence_strict_percentile)
     if lvl is None:
         return FAIL, {"after_db": None}
     return (PASS if lvl - ref_db <= -below else FAIL), {"after_db": round(lvl - ref_db, 2)}
@@ -114,22 +149,20 @@ def absence_after(
 
 def persistence(
     present: npt.NDArray[np.bool_], grid: Grid, *, t_s: float, clip_end_s: float,
-    want_present: bool, config: Config, prefix: str = "gates",
+    want_present: bool, params: PersistenceParams,
 ) -> Verdict:
     """The new state (present after an entrance, absent after an exit) must hold.
 
-    Reads ``<prefix>.persistence_s``, ``<prefix>.persistence_min_fraction`` and
-    ``<prefix>.persistence_min_span_fraction``. The window is cut at ``clip_end_s``; a
-    candidate with less than ``persistence_min_span_fraction`` of the window left before
-    the end of the audio fails (nothing shows that its new state holds).
+    Reads ``persistence_s``, ``persistence_min_fraction`` (None: the gate passes) and
+    ``persistence_min_span_fraction``. The window is cut at ``clip_end_s``; a candidate
+    with less than ``persistence_min_span_fraction`` of the window left before the end of
+    the audio fails (nothing shows that its new state holds). Evidence: ``held_fraction``.
     """
-    dur = config.value(f"{prefix}.persistence_s")
-    frac_min = config.value(f"{prefix}.persistence_min_fraction")
-    if dur is None or frac_min is None:
+    dur, frac_min = params.persistence_s, params.persistence_min_fraction
+    if frac_min is None:
         return PASS, {"held_fraction": None}
     end = min(t_s + dur, clip_end_s)
-    span_min = config.value(f"{prefix}.persistence_min_span_fraction")
-    if span_min is not None and end - t_s < float(span_min) * dur:
+    if end - t_s < params.persistence_min_span_fraction * dur:
         return FAIL, {"held_fraction": None}
     frac = fraction_true(present, grid.span(t_s, end))
     if not want_present:
@@ -138,16 +171,15 @@ def persistence(
 
 
 def level_change(
-    env_db: FloatArray, grid: Grid, *, t_s: float, rising: bool, config: Config, prefix: str = "gates"
+    env_db: FloatArray, grid: Grid, *, t_s: float, rising: bool, params: LevelChangeParams
 ) -> Verdict:
     """The level must rise (entrances) or fall (exits) across the candidate.
 
-    Reads ``<prefix>.level_window_s`` and ``<prefix>.level_min_change_db``; compares the
-    mean level (dB) in the window after the candidate with the window before it.
+    Compares the mean level (dB) over ``level_window_s`` after the candidate with the
+    window before it; ``level_min_change_db`` None passes. Evidence: ``change_db``.
     """
-    win = config.value(f"{prefix}.level_window_s")
-    min_db = config.value(f"{prefix}.level_min_change_db")
-    if win is None or min_db is None:
+    win, min_db = params.level_window_s, params.level_min_change_db
+    if min_db is None:
         return PASS, {"change_db": None}
     before = env_db[grid.span(t_s - win, t_s)]
     after = env_db[grid.span(t_s, t_s + win)]
@@ -158,9 +190,7 @@ def level_change(
     return (PASS if ok else FAIL), {"change_db": round(change, 2)}
 
 
-def semantic_family(
-    evidence: Any, family: str, *, t_s: float, config: Config
-) -> Verdict:
+def semantic_family(evidence: Any, family: str, *, t_s: float, params: IdentityParams) -> Verdict:
     """The target family's evidence must rise across the candidate (rejection-only).
 
     Parameters
@@ -171,7 +201,7 @@ def semantic_family(
         SPEC section 1 family of the target.
     t_s : float
         Candidate time in seconds.
-    config : Config
+    params : IdentityParams
         Passed to :func:`timingbench.features.semantic.family_rise`.
 
     Returns
@@ -185,13 +215,12 @@ def semantic_family(
         return EXEMPT, {"reason": "model_unavailable"}
     from timingbench.features.semantic import family_rise
 
-    verdict, detail = family_rise(evidence, family, candidate_s=t_s, config=config)
+    verdict, detail = family_rise(evidence, family, candidate_s=t_s, semantic=params.semantic,
+                                  trained=params.trained)
     return verdict, dict(detail)
 
 
-def semantic_family_exit(
-    evidence: Any, family: str, *, t_s: float, config: Config
-) -> Verdict:
+def semantic_family_exit(evidence: Any, family: str, *, t_s: float, params: IdentityParams) -> Verdict:
     """The target family's evidence must show it leaving across the candidate (rejection-only).
 
     ``exempt`` when there is no evidence or the backend does not judge exits
@@ -201,5 +230,5 @@ def semantic_family_exit(
         return EXEMPT, {"reason": "model_unavailable"}
     from timingbench.features.semantic import family_fall
 
-    verdict, detail = family_fall(evidence, family, candidate_s=t_s, config=config)
+    verdict, detail = family_fall(evidence, family, candidate_s=t_s, trained=params.trained)
     return verdict, dict(detail)

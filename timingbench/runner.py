@@ -12,10 +12,13 @@ rows do not depend on ``--jobs``, the executor (local pool or Ray, see
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+import numpy as np
 
 from timingbench import __version__
 from timingbench.audio import file_hash, load_clip
@@ -23,6 +26,14 @@ from timingbench.config import Config, digest
 from timingbench.errors import TimingbenchError
 from timingbench.executors import Executor, LocalExecutor, TaskFailure
 from timingbench.jsonio import atomic_write_text, read_json, write_json, write_jsonl
+from timingbench.params.analysis import AudioParams, EvidenceParams, SemanticParams
+from timingbench.params.detectors import (
+    DurationParams,
+    FloorsParams,
+    PercussionParams,
+    TempoParams,
+    params_of,
+)
 from timingbench.prompts import (
     STEM_FAMILIES,
     TONAL_FAMILIES,
@@ -33,9 +44,12 @@ from timingbench.prompts import (
 )
 from timingbench.runlock import RunLock
 from timingbench.scoring import detector_name, event_tolerance, needs_family_evidence, score_event
+from timingbench.summary import RESULTS_FORMAT
 
 PARTS = ".parts"
 ROUND = 6
+#: Decimals of the numbers in an event's ``evidence`` object (levels in dB, fractions, seconds).
+EVIDENCE_DECIMALS = 4
 
 
 @dataclass(frozen=True)
@@ -67,19 +81,50 @@ def _r(x: float | None) -> float | None:
 
 
 def floor_of(family: str, config: Config) -> float | None:
-    """The family's published localization floor in seconds (``floors.<family>_s``)."""
-    key = f"floors.{family}_s"
-    return config.value(key) if key in config.constants else None
+    """The family's published localization floor in seconds (``floors.<family>_s``; None when unlisted)."""
+    f = params_of(config, FloorsParams)
+    by_family = {"percussion": f.percussion_s, "bass": f.bass_s, "guitar": f.guitar_s, "piano": f.piano_s,
+                 "vocals": f.vocals_s, "strings": f.strings_s, "brass": f.brass_s, "woodwinds": f.woodwinds_s,
+                 "keys": f.keys_s, "plucked": f.plucked_s, "synth": f.synth_s, "mix": f.mix_s}
+    return by_family.get(family)
+
+
+def gate_evidence(gates: dict[str, str], evidence: dict[str, Any]) -> dict[str, Any]:
+    """The ``evidence`` object of an ``events.jsonl`` row: gate name -> the values it measured.
+
+    Every gate that recorded statistics contributes them (numbers rounded to
+    :data:`EVIDENCE_DECIMALS`; a non-finite number is written as null, JSON has no infinity).
+    Gates without statistics (``detection``) are left out.
+    """
+    return {g: _json_numbers(evidence[g]) for g in gates if isinstance(evidence.get(g), dict)}
+
+
+def _json_numbers(x: Any) -> Any:
+    if isinstance(x, dict):
+        return {str(k): _json_numbers(v) for k, v in x.items()}
+    if isinstance(x, list | tuple):
+        return [_json_numbers(v) for v in x]
+    if isinstance(x, bool) or x is None or isinstance(x, str):
+        return x
+    if isinstance(x, int | float | np.floating | np.integer):
+        v = float(x)
+        if not math.isfinite(v):
+            return None
+        return int(x) if isinstance(x, int | np.integer) else round(v, EVIDENCE_DECIMALS)
+    return str(x)
 
 
 def family_evidence_for(bank: Any, prompt: Prompt, config: Config, opts: ScoreOptions) -> tuple[Any, dict[str, Any]]:
     """Family evidence of the clip (None when the prompt needs none or no backend runs)."""
-    if opts.semantic_backend == "none" or not needs_family_evidence(prompt, opts.semantic_backend):
+    low_route = params_of(config, PercussionParams).route_low_hz is not None
+    if opts.semantic_backend == "none" or not needs_family_evidence(prompt, opts.semantic_backend,
+                                                                    percussion_low_route=low_route):
         return None, {"backend": None}
     from timingbench.features.semantic import family_evidence
 
-    ev = family_evidence(bank, sr=bank.sr, config=config, backend=opts.semantic_backend,
-                         clap_dir=Path(opts.clap_dir) if opts.clap_dir else None)
+    ev = family_evidence(bank, sr=bank.sr, semantic=params_of(config, SemanticParams),
+                         trained=params_of(config, EvidenceParams), audio=params_of(config, AudioParams),
+                         backend=opts.semantic_backend, clap_dir=Path(opts.clap_dir) if opts.clap_dir else None)
     return ev, {"backend": ev.backend, "exempt": dict(ev.exempt)}
 
 
@@ -111,12 +156,13 @@ def score_bank(
             "gates": verdict.gates, "rejected_by": verdict.rejected_by,
             "detector": detector_name(ev), "p_chance": _r(p_chance),
             "floor_s": floor_of(ev.family, config),
+            "evidence": gate_evidence(verdict.gates, verdict.evidence),
         })
         if ev.kind == "instrument_entry" and (ev.family in TONAL_FAMILIES or (
                 ev.family in STEM_FAMILIES and (evidence_info or {}).get("backend") == "trained")):
             timbre.append(_timbre(family_evidence, ev.id, ev.family,
                                   verdict.detected_s if verdict.detected_s is not None else ev.time_s, config))
-    tol = float(config.value("duration.tolerance_s"))
+    tol = params_of(config, DurationParams).tolerance_s
     clip_row = {
         "clip": ref.clip, "prompt_id": prompt.id, "sample": ref.sample,
         "duration_s": _r(bank.clip_duration_s),
@@ -133,7 +179,8 @@ def _timbre(evidence: Any, event_id: str, family: str, after_s: float, config: C
         return {"event_id": event_id, "family": family, "match": None, "reason": "model_unavailable"}
     from timingbench.features.semantic import timbre_match
 
-    res = dict(timbre_match(evidence, family, after_s=after_s, config=config))
+    res = dict(timbre_match(evidence, family, after_s=after_s, semantic=params_of(config, SemanticParams),
+                            trained=params_of(config, EvidenceParams)))
     return {"event_id": event_id, "family": family, **res}
 
 
@@ -163,7 +210,7 @@ def score_clip(ref: ClipRef, prompt: Prompt, config: Config, opts: ScoreOptions)
             clip_row["tempo"] = score_tempo(est, target_bpm=prompt.tempo_bpm,
                                             tolerance_pct=(prompt.tempo_tolerance_pct
                                                            if prompt.tempo_tolerance_pct is not None
-                                                           else float(config.value("tempo.tolerance_pct"))),
+                                                           else params_of(config, TempoParams).tolerance_pct),
                                             config=config)
         notes = [n for n in (bank.separation_note,) if n]
         return {"key": key, "events": events, "clip": clip_row, "notes": notes, "evidence": info}
@@ -186,7 +233,7 @@ def part_key(ref: ClipRef, prompt: Prompt, config: Config, opts: ScoreOptions) -
     payload = {
         "audio": file_hash(ref.path) if ref.path.is_file() else None,
         "prompt": digest(dict(prompt.raw)),
-        "config": config.content_hash, "version": __version__,
+        "config": config.content_hash, "version": __version__, "format": RESULTS_FORMAT,
         "opts": [opts.separation, opts.semantic_backend, opts.chance, sorted(opts.disabled_gates),
                  opts.demucs_repo, opts.clap_dir],
     }

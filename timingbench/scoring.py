@@ -15,7 +15,9 @@ of those draws credited ``on_time``.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
+import weakref
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -24,13 +26,25 @@ import numpy as np
 
 from timingbench.config import Config
 from timingbench.convert import round_time
-from timingbench.detectors.base import EXEMPT, FAIL, Candidate, EventContext
 from timingbench.detectors.energy import detect_energy
 from timingbench.detectors.mix import detect_start, detect_stop
 from timingbench.detectors.percussion import detect_percussion
 from timingbench.detectors.stem import detect_stem
 from timingbench.detectors.tonal import detect_tonal
+from timingbench.gates import IdentityParams
+from timingbench.params.analysis import EvidenceParams, SemanticParams
+from timingbench.params.detectors import (
+    ChanceParams,
+    EnergyParams,
+    MixParams,
+    PercussionParams,
+    SearchParams,
+    StemParams,
+    TonalParams,
+    params_of,
+)
 from timingbench.prompts import STEM_FAMILIES, TONAL_FAMILIES, Event, Prompt
+from timingbench.verdicts import EXEMPT, FAIL, Candidate, EventContext, EventVerdict
 
 #: Which detector module handles each (kind, family) combination, for the ``detector`` field.
 DETECTOR_NAMES = {
@@ -53,21 +67,90 @@ def detector_name(event: Event) -> str:
     return DETECTOR_NAMES[event.kind]
 
 
-def needs_family_evidence(prompt: Prompt, backend: str = "trained") -> bool:
+def needs_family_evidence(prompt: Prompt, backend: str = "trained", *, percussion_low_route: bool = False) -> bool:
     """True when any event of ``prompt`` may consult the family evidence of ``backend``.
 
     The trained evidence also serves percussion (absence, persistence and identity); the
-    taggers serve the other instrument families only.
+    taggers serve the other instrument families, and percussion only for the identity of
+    the low route (``percussion_low_route``: ``percussion.route_low_hz`` is enabled).
     """
     return any(
         e.family in TONAL_FAMILIES or (e.family in STEM_FAMILIES and (e.family != "percussion"
-                                                                       or backend == "trained"))
+                                                                       or backend == "trained"
+                                                                       or percussion_low_route))
         for e in prompt.events
     )
 
 
+@dataclass(frozen=True)
+class DetectorParams:
+    """The parameter sets the detectors and the scoring rules read, picked from one configuration.
+
+    Built once per configuration (:meth:`of`); every detector receives its own set.
+    """
+
+    search: SearchParams
+    chance: ChanceParams
+    percussion: PercussionParams
+    stem: StemParams
+    tonal: TonalParams
+    mix: MixParams
+    energy: EnergyParams
+    identity: IdentityParams
+
+    @classmethod
+    def of(cls, config: Config) -> DetectorParams:
+        """The sets of ``config`` (``config.params.<section>``), built once per configuration.
+
+        Raises
+        ------
+        ConfigError
+            If a section's constants are missing, mistyped or out of range.
+        """
+        built = _BUILT.get(config.params)
+        if built is None:
+            pending = _ADOPTED.pop(config.params, None)
+            built = _BUILT[config.params] = cls._build(config) if pending is None else pending[0]._with(config, pending[1])
+        return built
+
+    def adopt(self, variant: Config, section: str) -> None:
+        """Declare ``variant`` a configuration that differs from this one's in ``section`` only.
+
+        When :meth:`of` is first asked for ``variant`` it builds only that section and takes
+        the others from these parameters (the sweep builds hundreds of such variants); a
+        section that fails to build raises then, as a full build would.
+        """
+        _ADOPTED[variant.params] = (self, section)
+
+    def _with(self, variant: Config, section: str) -> DetectorParams:
+        if section in ("semantic", "evidence"):
+            ident = dataclasses.replace(self.identity, **{"semantic" if section == "semantic" else "trained":
+                                                           getattr(variant.params, section)})
+            built = dataclasses.replace(self, identity=ident)
+        elif section in {f.name for f in dataclasses.fields(self)} - {"identity"}:
+            built = dataclasses.replace(self, **{section: getattr(variant.params, section)})
+        else:
+            built = self
+        return built
+
+    @classmethod
+    def _build(cls, config: Config) -> DetectorParams:
+        return cls(search=params_of(config, SearchParams), chance=params_of(config, ChanceParams),
+                   percussion=params_of(config, PercussionParams), stem=params_of(config, StemParams),
+                   tonal=params_of(config, TonalParams), mix=params_of(config, MixParams),
+                   energy=params_of(config, EnergyParams),
+                   identity=IdentityParams(semantic=params_of(config, SemanticParams),
+                                           trained=params_of(config, EvidenceParams)))
+
+
+#: DetectorParams of each live configuration (keyed by its parameter sets, which it outlives with).
+_BUILT: weakref.WeakKeyDictionary[Any, DetectorParams] = weakref.WeakKeyDictionary()
+#: Configurations declared to differ from a built one in one section (see DetectorParams.adopt).
+_ADOPTED: weakref.WeakKeyDictionary[Any, tuple[DetectorParams, str]] = weakref.WeakKeyDictionary()
+
+
 def search_window(
-    events: Sequence[Event], index: int, *, config: Config, analysed_s: float
+    events: Sequence[Event], index: int, *, params: SearchParams, analysed_s: float
 ) -> tuple[float, float]:
     """Search window of event ``index`` in seconds.
 
@@ -77,8 +160,7 @@ def search_window(
     (two instruments brought in together) do not clamp each other: they are different
     transitions, not successive ones.
     """
-    w = float(config.value("search.window_s"))
-    frac = float(config.value("search.sibling_gap_fraction"))
+    w, frac = params.window_s, params.sibling_gap_fraction
     t = events[index].time_s
     lo, hi = t - w, t + w
     earlier = [e.time_s for e in events if e.time_s < t]
@@ -91,35 +173,28 @@ def search_window(
 
 
 def run_detector(
-    bank: Any, ctx: EventContext, config: Config, *, family_evidence: Any = None
+    bank: Any, ctx: EventContext, config: Config | DetectorParams, *, family_evidence: Any = None
 ) -> list[Candidate]:
-    """Dispatch ``ctx`` to its family's detector and return the candidates."""
+    """Dispatch ``ctx`` to its family's detector, handing it its parameter set; return the candidates.
+
+    ``family_evidence`` is the clip's evidence, computed by the caller (the runner).
+    """
+    p = config if isinstance(config, DetectorParams) else DetectorParams.of(config)
     if ctx.kind in ("instrument_entry", "instrument_exit"):
         if ctx.family == "percussion":
-            use_sem = bool(config.value("percussion.semantic_with_dsp")) and (
+            use_sem = p.percussion.semantic_with_dsp and (
                 getattr(bank.stem("drums"), "backend", "dsp") != "demucs"
             )
-            return detect_percussion(bank, ctx, config, family_evidence=family_evidence, use_semantic=use_sem)
+            return detect_percussion(bank, ctx, p.percussion, identity=p.identity, family_evidence=family_evidence,
+                                     use_semantic=use_sem)
         if ctx.family in STEM_FAMILIES:
-            return detect_stem(bank, ctx, config, family_evidence=family_evidence)
-        return detect_tonal(bank, ctx, config, family_evidence=family_evidence)
+            return detect_stem(bank, ctx, p.stem, identity=p.identity, family_evidence=family_evidence)
+        return detect_tonal(bank, ctx, p.tonal, identity=p.identity, family_evidence=family_evidence)
     if ctx.kind == "music_start_after_silence":
-        return detect_start(bank, ctx, config)
+        return detect_start(bank, ctx, p.mix)
     if ctx.kind in ("music_end", "music_pause"):
-        return detect_stop(bank, ctx, config)
-    return detect_energy(bank, ctx, config)
-
-
-@dataclass(frozen=True)
-class EventVerdict:
-    """The scored outcome of one instructed event."""
-
-    outcome: str
-    detected_s: float | None
-    error_s: float | None
-    gates: dict[str, str]
-    rejected_by: str | None
-    evidence: dict[str, Any]
+        return detect_stop(bank, ctx, p.mix)
+    return detect_energy(bank, ctx, p.energy, mix=p.mix)
 
 
 def _effective(c: Candidate, disabled: Collection[str]) -> dict[str, str]:
@@ -165,13 +240,14 @@ def decide(
                         {"nearest_candidate_s": float(round_time(c.time_s)), **c.evidence})
 
 
-def event_tolerance(event: Event, config: Config) -> float:
+def event_tolerance(event: Event, config: Config | SearchParams) -> float:
     """The event's tolerance in seconds (the row's, else ``search.default_tolerance_s``)."""
-    return event.tolerance_s if event.tolerance_s is not None else float(config.value("search.default_tolerance_s"))
+    search = config if isinstance(config, SearchParams) else params_of(config, SearchParams)
+    return event.tolerance_s if event.tolerance_s is not None else search.default_tolerance_s
 
 
 def chance_times(
-    *, clip: str, event_id: str, instructed_s: float, lo_s: float, hi_s: float, config: Config
+    *, clip: str, event_id: str, instructed_s: float, lo_s: float, hi_s: float, params: ChanceParams
 ) -> np.ndarray:
     """Seeded random instructed times for the chance-credit re-scoring.
 
@@ -179,10 +255,9 @@ def chance_times(
     draws do not depend on the order or the process in which clips are scored. Draws
     closer than ``chance.min_distance_s`` to the real instruction are re-drawn.
     """
-    n = int(config.value("chance.draws"))
-    gap = float(config.value("chance.min_distance_s"))
+    n, gap = params.draws, params.min_distance_s
     digest = hashlib.sha256(f"{clip}\x00{event_id}".encode()).digest()
-    rng = np.random.default_rng([int(config.value("chance.seed")), int.from_bytes(digest[:8], "little")])
+    rng = np.random.default_rng([params.seed, int.from_bytes(digest[:8], "little")])
     out: list[float] = []
     if hi_s - lo_s <= 2 * gap:
         return np.asarray(out)
@@ -191,6 +266,30 @@ def chance_times(
         if abs(t - instructed_s) >= gap:
             out.append(t)
     return np.asarray(out)
+
+
+def event_candidates(
+    bank: Any, prompt: Prompt, index: int, config: Config | DetectorParams, *, family_evidence: Any = None,
+) -> tuple[list[Candidate], float]:
+    """The candidates of event ``index`` at its instructed time, inside its search window, and its tolerance.
+
+    :func:`decide` on them gives the event's verdict (for any set of disabled gates).
+    """
+    ev = prompt.events[index]
+    p = config if isinstance(config, DetectorParams) else DetectorParams.of(config)
+    lo, hi = search_window(prompt.events, index, params=p.search, analysed_s=float(bank.duration_s))
+    ctx = EventContext(ev.kind, ev.family, ev.target, ev.time_s, lo, hi)
+    return _inside(run_detector(bank, ctx, p, family_evidence=family_evidence), lo, hi), \
+        event_tolerance(ev, p.search)
+
+
+def _inside(cands: list[Candidate], lo_s: float, hi_s: float) -> list[Candidate]:
+    """The candidates inside ``[lo_s, hi_s]`` (rounded): one snapped past an edge belongs to the neighbouring search."""
+    if not cands:
+        return cands
+    lo, hi = float(round_time(lo_s)), float(round_time(hi_s))
+    times = round_time([c.time_s for c in cands])
+    return [c for c, t in zip(cands, times, strict=True) if lo <= t <= hi]
 
 
 def score_event(
@@ -207,24 +306,22 @@ def score_event(
         the clip is too short for any draw).
     """
     ev = prompt.events[index]
+    p = DetectorParams.of(config)
     analysed = float(bank.duration_s)
-    lo, hi = search_window(prompt.events, index, config=config, analysed_s=analysed)
-    tol = event_tolerance(ev, config)
-
+    lo, hi = search_window(prompt.events, index, params=p.search, analysed_s=analysed)
+    tol = event_tolerance(ev, p.search)
 
     def verdict_at(t: float, lo_s: float, hi_s: float) -> EventVerdict:
         ctx = EventContext(ev.kind, ev.family, ev.target, t, lo_s, hi_s)
-        # a candidate snapped past the window's edge belongs to the neighbouring search
-        cands = [c for c in run_detector(bank, ctx, config, family_evidence=family_evidence)
-                 if round_time(lo_s) <= round_time(c.time_s) <= round_time(hi_s)]
+        cands = _inside(run_detector(bank, ctx, p, family_evidence=family_evidence), lo_s, hi_s)
         return decide(cands, instructed_s=t, tolerance_s=tol, disabled_gates=disabled_gates)
 
     verdict = verdict_at(ev.time_s, lo, hi)
     if not with_chance:
         return verdict, None
-    w = float(config.value("search.window_s"))
+    w = p.search.window_s
     times = chance_times(clip=clip, event_id=ev.id, instructed_s=ev.time_s, lo_s=0.0,
-                         hi_s=min(analysed, prompt.duration_s), config=config)
+                         hi_s=min(analysed, prompt.duration_s), params=p.chance)
     if not times.size:
         return verdict, None
     credited = sum(

@@ -10,6 +10,11 @@ from typing import Any
 from timingbench import __version__
 from timingbench.audio import file_hash
 from timingbench.config import Config
+from timingbench.params.detectors import ChanceParams, TempoParams, params_of
+
+#: Version of the results format (SPEC section 3). 2: ``events.jsonl`` rows carry ``evidence``
+#: (gate name -> the statistics that gate thresholded); additive, version 1 readers ignore it.
+RESULTS_FORMAT = 2
 
 OUTCOMES = ("on_time", "off_time", "none")
 
@@ -41,11 +46,13 @@ def build_summary(
     for r in events:
         by_kind[r["kind"]].append(r)
         by_family[r["family"]].append(r)
-    disc = [(1.0 - (r["p_chance"] or 0.0)) if r["outcome"] == "on_time" else 0.0 for r in events]
+    # an on-time event without a chance estimate (not computed) keeps its full credit
+    disc = [(1.0 if r["p_chance"] is None else 1.0 - r["p_chance"]) if r["outcome"] == "on_time" else 0.0
+            for r in events]
     tempo_rows = [c["tempo"] for c in clips if c.get("tempo")]
     steady_rows = [t for t in tempo_rows if (t.get("beat_stability") or {}).get("steady")]
     ladder: dict[str, float | None] = {}
-    for pct in config.value("tempo.ladder_pct"):
+    for pct in params_of(config, TempoParams).ladder_pct:
         k = f"{float(pct):g}"
         ladder[k] = _rate(sum(bool((t.get("within_pct") or {}).get(k)) for t in tempo_rows), len(tempo_rows))
     timbre = [t for c in clips for t in (c.get("timbre_match") or []) if t.get("match") is not None]
@@ -62,6 +69,7 @@ def build_summary(
             unverified[r["family"]].append(r)
     return {
         "timingbench_version": __version__,
+        "results_format": RESULTS_FORMAT,
         "config": {"version": config.version, "hash": config.content_hash, "source": config.source},
         "prompts": {"path": prompts_path, "hash": _file_hash(prompts_path), "rejected": prompt_errors},
         "clips_dir": clips_dir,
@@ -95,7 +103,7 @@ def build_summary(
         "separation": {"requested": opts.separation, "used": dict(seps), "notes": notes},
         "family_evidence": {"requested": opts.semantic_backend, "used": dict(ev_backends),
                             "exempt_families": dict(sorted(exempt.items()))},
-        "chance_credit": {"enabled": bool(opts.chance), "draws": config.value("chance.draws")},
+        "chance_credit": {"enabled": bool(opts.chance), "draws": params_of(config, ChanceParams).draws},
         "disabled_gates": list(opts.disabled_gates),
     }
 

@@ -31,9 +31,17 @@ from timingbench.calibration.annotations import AnnotationSet, Layer1Row, load_a
 from timingbench.config import Config
 from timingbench.errors import TimingbenchError
 from timingbench.executors import Executor, LocalExecutor, TaskFailure
-from timingbench.prompts import ClipRef, Prompt, load_prompts, match_clips
+from timingbench.prompts import ClipRef, Event, Prompt, load_prompts, match_clips
 from timingbench.runner import ScoreOptions, family_evidence_for
-from timingbench.scoring import detector_name, event_tolerance, score_event
+from timingbench.scoring import (
+    DetectorParams,
+    decide,
+    detector_name,
+    event_candidates,
+    event_tolerance,
+    score_event,
+)
+from timingbench.verdicts import Candidate, EventVerdict
 
 CLASSES = ("correct_credit", "correct_none", "false_credit", "false_positive", "missed", "off_time")
 
@@ -137,6 +145,51 @@ def classify(outcome: str, truth: Layer1Row, *, instructed_s: float, tolerance_s
     return "missed" if present else "correct_none"
 
 
+@dataclass(frozen=True)
+class EventCandidates:
+    """One annotated event's candidates (before any gate is disabled), for re-deciding without the detectors."""
+
+    clip: str
+    event: Event
+    truth: Layer1Row
+    candidates: list[Candidate]
+    tolerance_s: float
+
+
+def corpus_candidates(
+    corpus: Corpus, config: Config, *, detectors: Collection[str] | None = None,
+) -> list[EventCandidates]:
+    """Run the detectors once over every annotated event (``detectors``: only the events they score).
+
+    :func:`rows_from_candidates` turns the result into :func:`score_corpus` rows for any set
+    of disabled gates, so an ablation never re-runs a detector.
+    """
+    params = DetectorParams.of(config)
+    out: list[EventCandidates] = []
+    for ref in corpus.refs:
+        prompt = corpus.prompts[ref.prompt_id]
+        bank = corpus.banks[ref.clip]
+        for i, ev in enumerate(prompt.events):
+            tr = corpus.truth.get((ref.clip, ev.id))
+            if tr is None or (detectors is not None and detector_name(ev) not in detectors):
+                continue
+            cands, tol = event_candidates(bank, prompt, i, params, family_evidence=corpus.evidence.get(ref.clip))
+            out.append(EventCandidates(ref.clip, ev, tr, cands, tol))
+    return out
+
+
+def rows_from_candidates(
+    items: list[EventCandidates], *, disabled_gates: Collection[str] = (), offset_match_s: float | None = None,
+) -> list[dict[str, Any]]:
+    """:func:`score_corpus` rows (no chance credit) decided from stored candidates."""
+    rows: list[dict[str, Any]] = []
+    for it in items:
+        verdict = decide(it.candidates, instructed_s=it.event.time_s, tolerance_s=it.tolerance_s,
+                         disabled_gates=disabled_gates)
+        rows.append(_row(it.clip, it.event, it.truth, verdict, None, it.tolerance_s, offset_match_s))
+    return rows
+
+
 def score_corpus(
     corpus: Corpus, config: Config, *, disabled_gates: Collection[str] = (), chance: bool = False,
     offset_match_s: float | None = None, detectors: Collection[str] | None = None,
@@ -161,22 +214,26 @@ def score_corpus(
                 continue
             verdict, p = score_event(bank, prompt, i, config, family_evidence=corpus.evidence.get(ref.clip),
                                      disabled_gates=disabled_gates, clip=ref.clip, with_chance=chance)
-            tol = event_tolerance(ev, config)
-            cls = classify(verdict.outcome, tr, instructed_s=ev.time_s, tolerance_s=tol)
-            err = None
-            if verdict.detected_s is not None and tr.occurred and tr.onset_s is not None:
-                err = round(abs(verdict.detected_s - tr.onset_s), 6)
-            offset_ok = None
-            if verdict.outcome == "off_time" and err is not None and offset_match_s is not None:
-                offset_ok = err <= offset_match_s
-            rows.append({
-                "clip": ref.clip, "event_id": ev.id, "kind": ev.kind, "family": ev.family,
-                "detector": detector_name(ev), "instructed_s": ev.time_s, "tolerance_s": tol,
-                "outcome": verdict.outcome, "detected_s": verdict.detected_s,
-                "rejected_by": verdict.rejected_by, "p_chance": p,
-                "truth_occurred": bool(tr.occurred), "truth_onset_s": tr.onset_s,
-                "onset_character": tr.onset_character, "class": cls,
-                "abs_error_to_truth_s": err, "offset_correct": offset_ok,
-                "scenario": (tr.extra or {}).get("scenario"),
-            })
+            rows.append(_row(ref.clip, ev, tr, verdict, p, event_tolerance(ev, config), offset_match_s))
     return rows
+
+
+def _row(clip: str, ev: Event, tr: Layer1Row, verdict: EventVerdict, p: float | None, tol: float,
+         offset_match_s: float | None) -> dict[str, Any]:
+    cls = classify(verdict.outcome, tr, instructed_s=ev.time_s, tolerance_s=tol)
+    err = None
+    if verdict.detected_s is not None and tr.occurred and tr.onset_s is not None:
+        err = round(abs(verdict.detected_s - tr.onset_s), 6)
+    offset_ok = None
+    if verdict.outcome == "off_time" and err is not None and offset_match_s is not None:
+        offset_ok = err <= offset_match_s
+    return {
+        "clip": clip, "event_id": ev.id, "kind": ev.kind, "family": ev.family,
+        "detector": detector_name(ev), "instructed_s": ev.time_s, "tolerance_s": tol,
+        "outcome": verdict.outcome, "detected_s": verdict.detected_s,
+        "rejected_by": verdict.rejected_by, "p_chance": p,
+        "truth_occurred": bool(tr.occurred), "truth_onset_s": tr.onset_s,
+        "onset_character": tr.onset_character, "class": cls,
+        "abs_error_to_truth_s": err, "offset_correct": offset_ok,
+        "scenario": (tr.extra or {}).get("scenario"),
+    }

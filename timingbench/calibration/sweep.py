@@ -13,9 +13,15 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from timingbench.calibration.evaluate import Corpus, score_corpus
+from timingbench.calibration.evaluate import (
+    Corpus,
+    corpus_candidates,
+    rows_from_candidates,
+    score_corpus,
+)
 from timingbench.config import Config
 from timingbench.errors import ConfigError
+from timingbench.scoring import DetectorParams
 
 FACTORS = (0.8, 0.9, 1.1, 1.2)
 #: Detectors that read each configuration section; a variant of a constant re-scores only
@@ -28,10 +34,12 @@ SECTION_READERS = {
     "energy": ("energy",),
     "semantic": ("percussion", "stem", "tonal"),
     "evidence": ("percussion", "stem", "tonal"),
-    "gates": ("percussion", "stem"),
 }
 #: Sections whose constants are reported, not used in decisions.
 NOT_SWEPT = ("floors",)
+#: Sections the event detectors and scoring read; a variant of any other section's constant
+#: (``tempo``, ``mgbench_baseline``) cannot change an event row and is not re-scored.
+EVENT_SECTIONS = frozenset(SECTION_READERS) | {"search"}
 GATES = ("detection", "absence_before", "absence_after", "persistence", "level_change",
          "semantic_family", "tonal_change", "decay", "stays_down", "density_change")
 
@@ -61,6 +69,16 @@ def compare_rows(base: list[dict[str, Any]], var: list[dict[str, Any]]) -> dict[
     return {**counts, "events": out}
 
 
+def _taggers_judge(corpus: Corpus, config: Config) -> bool:
+    """Whether any verdict of the corpus can read the ``semantic`` (tagger) constants.
+
+    They are read only for musicnn/CLAP evidence (the trained evidence has its own
+    ``evidence`` constants) and by the percussion low route's identity.
+    """
+    taggers = any(ev is not None and getattr(ev, "backend", None) != "trained" for ev in corpus.evidence.values())
+    return taggers or DetectorParams.of(config).percussion.route_low_hz is not None
+
+
 def sweepable(config: Config) -> list[str]:
     """Calibrated and few-shot numeric constants of the detectors."""
     keys = []
@@ -84,9 +102,17 @@ def direction(config: Config, key: str, factor: float | None) -> str:
 
 
 def run_sweep(
-    corpus: Corpus, config: Config, *, progress: Callable[[int, int, str], None] | None = None
+    corpus: Corpus, config: Config, *, progress: Callable[[int, int, str], None] | None = None,
+    reuse: bool = True,
 ) -> dict[str, Any]:
     """Run every constant perturbation and gate ablation.
+
+    The detectors run once for the baseline; a gate ablation re-decides the stored
+    candidates, a constant of a section no event detector reads keeps the baseline rows,
+    and the other variants re-run only the detectors that read the constant's section
+    (whose threshold-independent measurements are memoised in the banks). With
+    ``reuse=False`` every variant re-scores from scratch (the reference for speed checks;
+    the rows are identical).
 
     Returns
     -------
@@ -97,7 +123,8 @@ def run_sweep(
     """
     from collections import Counter
 
-    base = score_corpus(corpus, config)
+    base_items = corpus_candidates(corpus, config) if reuse else []  # every detector runs once here
+    base = rows_from_candidates(base_items) if reuse else score_corpus(corpus, config)
     keys = sweepable(config)
     jobs: list[tuple[str, float | None]] = [(k, f) for k in keys for f in (*FACTORS, None)]
     total = len(jobs) + len(GATES)
@@ -109,9 +136,20 @@ def run_sweep(
                                "factor": "off" if f is None else f,
                                "value": None if f is None else cfg.value(key),
                                "direction": direction(config, key, f)}
-        readers = SECTION_READERS.get(key.split(".", 1)[0])
+        section = key.split(".", 1)[0]
+        readers = SECTION_READERS.get(section)
         try:
-            res = compare_rows(base, score_corpus(corpus, cfg, detectors=readers))
+            if reuse:
+                DetectorParams.of(config).adopt(cfg, section)  # only the changed section is built
+            if reuse and section not in EVENT_SECTIONS:
+                var = base
+            elif reuse and section == "semantic" and not _taggers_judge(corpus, config):
+                if any(r["detector"] in (readers or ()) for r in base):
+                    DetectorParams.of(cfg)  # a section that cannot be built fails as a re-run would
+                var = base
+            else:
+                var = score_corpus(corpus, cfg, detectors=readers)
+            res = compare_rows(base, var)
         except ConfigError as exc:
             # a constant its detector cannot run without: reported, not swept
             res = {"new_false_credits": 0, "new_false_positives": 0, "new_misses": 0,
@@ -121,7 +159,9 @@ def run_sweep(
             progress(i + 1, total, key)
     gate_rows = []
     for j, g in enumerate(GATES):
-        res = compare_rows(base, score_corpus(corpus, config, disabled_gates={g}))
+        # an ablation only changes which failures count: re-decide the stored candidates
+        res = compare_rows(base, rows_from_candidates(base_items, disabled_gates={g}) if reuse
+                           else score_corpus(corpus, config, disabled_gates={g}))
         gate_rows.append({"gate": g, **res, "load_bearing": res["new_false_credits"] + res["new_false_positives"] > 0})
         if progress:
             progress(len(jobs) + j + 1, total, f"gate {g}")

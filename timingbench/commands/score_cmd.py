@@ -9,6 +9,8 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from timingbench.commands.executor_options import add_executor_options, executor_from_args
 from timingbench.config import load_config
+from timingbench.params.analysis import SemanticParams
+from timingbench.params.detectors import params_of
 from timingbench.runner import ScoreOptions, score_folder
 from timingbench.summary import format_table
 
@@ -77,7 +79,7 @@ def run_score(args: argparse.Namespace) -> int:
     """Run ``timingbench score``."""
     cfg = load_config(args.config)
     opts = options_from(args, chance=not args.no_chance)
-    if opts.semantic_backend == "clap" and not (opts.clap_dir or cfg.value("semantic.clap_dir")):
+    if opts.semantic_backend == "clap" and not (opts.clap_dir or params_of(cfg, SemanticParams).clap_dir):
         print("timingbench: warning: --family-evidence clap without --clap-dir (or semantic.clap_dir): "
               "no checkpoint, so every family is exempt (model_unavailable) and the identity gate is off",
               file=sys.stderr)

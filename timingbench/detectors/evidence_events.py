@@ -25,9 +25,11 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from timingbench.config import Config
-from timingbench.detectors.base import FAIL, PASS, Candidate, EventContext, Grid, snap_to_accent
-from timingbench.gates import semantic_family, semantic_family_exit
+from timingbench.curves import Grid, accent, local_peaks, strongest_apart, window_means
+from timingbench.gates import IdentityParams, semantic_family, semantic_family_exit
+from timingbench.params.analysis import EvidenceParams
+from timingbench.params.detectors import PersistenceParams
+from timingbench.verdicts import FAIL, PASS, Candidate, EventContext, GateVerdict
 
 F64 = npt.NDArray[np.float64]
 
@@ -39,17 +41,12 @@ def judges(evidence: Any, family: str) -> bool:
 
 
 def _peaks(curve: F64, times: F64, lo_s: float, hi_s: float, *, floor: float, sep_s: float) -> list[int]:
-    inside = np.flatnonzero((times >= lo_s) & (times <= hi_s))
-    if inside.size == 0:
+    """Local maxima of ``curve`` at times in ``[lo_s, hi_s]`` reaching ``floor``, at least ``sep_s`` apart."""
+    inside = (times >= lo_s) & (times <= hi_s)
+    if not inside.any():
         return []
-    order = sorted((int(i) for i in inside if curve[i] >= floor
-                    and (i == 0 or curve[i] >= curve[i - 1]) and (i == curve.size - 1 or curve[i] > curve[i + 1])),
-                   key=lambda i: -curve[i])
-    kept: list[int] = []
-    for i in order:
-        if all(abs(times[i] - times[k]) >= sep_s for k in kept):
-            kept.append(i)
-    return sorted(kept)
+    peaks = local_peaks(curve, 0, curve.size, edges="neighbours", strict_right=True, min_value=floor)
+    return strongest_apart(curve, peaks[inside[peaks]], separation=sep_s, positions=times)
 
 
 def presence_step(presence: F64, times: F64, t_s: float, *, reach_s: float, step_s: float, rising: bool) -> float:
@@ -57,18 +54,14 @@ def presence_step(presence: F64, times: F64, t_s: float, *, reach_s: float, step
     sel = np.flatnonzero(np.abs(times - t_s) <= reach_s)
     if sel.size == 0:
         return t_s
-    c = np.concatenate(([0.0], np.cumsum(presence)))
     hop = float(np.median(np.diff(times))) if times.size > 1 else 1.0
     k = max(int(round(step_s / hop)), 1)
-    lo = np.clip(sel - k, 0, presence.size)
-    hi = np.clip(sel + k, 0, presence.size)
-    before = (c[sel] - c[lo]) / np.maximum(sel - lo, 1)
-    after = (c[hi] - c[sel]) / np.maximum(hi - sel, 1)
+    before, after = window_means(presence, before=k, after=k, edges="clip", at=sel)
     step = after - before if rising else before - after
     return float(times[sel[int(np.argmax(step))]])
 
 
-def presence_absence(evidence: Any, family: str, *, t_s: float, config: Config, entry: bool) -> tuple[str, dict[str, Any]]:
+def presence_absence(evidence: Any, family: str, *, t_s: float, params: EvidenceParams, entry: bool) -> GateVerdict:
     """Absence of the family before an entrance (after an exit) on its presence, at two scales.
 
     Strict: the ``evidence.quiet_percentile`` percentile over the ``evidence.context_s``
@@ -76,51 +69,57 @@ def presence_absence(evidence: Any, family: str, *, t_s: float, config: Config, 
     ``evidence.whole_percentile`` percentile from the clip start (to the clip end, for
     exits). Each must be at most ``evidence.quiet_max``. No frame on a side fails.
     """
-    sec = config.section("evidence")
-    times, pres = evidence.times, evidence.curves[family]
-    g, c = float(sec["guard_s"]), float(sec["context_s"])
-    if entry:
-        strict = (times >= t_s - g - c) & (times < t_s - g)
-        whole = times < t_s - g
-    else:
-        strict = (times > t_s + g) & (times <= t_s + g + c)
-        whole = times > t_s + g
+    def levels() -> tuple[float, float] | None:
+        times, pres = evidence.times, evidence.curves[family]
+        g, c = params.guard_s, params.context_s
+        if entry:
+            strict = (times >= t_s - g - c) & (times < t_s - g)
+            whole = times < t_s - g
+        else:
+            strict = (times > t_s + g) & (times <= t_s + g + c)
+            whole = times > t_s + g
+        if not strict.any():
+            return None
+        return (round(float(np.percentile(pres[strict], params.quiet_percentile)), 4),
+                round(float(np.percentile(pres[whole], params.whole_percentile)), 4))
+
+    memo = getattr(evidence, "memo", None)
+    got = levels() if memo is None else memo(
+        ("presence-absence", family, entry, t_s, params.guard_s, params.context_s, params.quiet_percentile,
+         params.whole_percentile), levels)
     ev: dict[str, Any] = {"strict": None, "whole": None}
-    if not strict.any():
+    if got is None:
         return FAIL, ev
-    ev["strict"] = round(float(np.percentile(pres[strict], float(sec["quiet_percentile"]))), 4)
-    ev["whole"] = round(float(np.percentile(pres[whole], float(sec["whole_percentile"]))), 4)
-    most = sec["quiet_max"]
-    ok = most is None or (ev["strict"] <= float(most) and ev["whole"] <= float(most))
+    ev["strict"], ev["whole"] = got
+    most = params.quiet_max
+    ok = most is None or (ev["strict"] <= most and ev["whole"] <= most)
     return (PASS if ok else FAIL), ev
 
 
-def presence_persistence(evidence: Any, family: str, *, t_s: float, clip_end_s: float, config: Config,
-                         prefix: str, want_present: bool) -> tuple[str, dict[str, Any]]:
-    """The new state must hold: share of the ``<prefix>.persistence_s`` after ``t_s`` with presence at least ``evidence.present_prob``.
+def presence_persistence(evidence: Any, family: str, *, t_s: float, clip_end_s: float, params: PersistenceParams,
+                         present_prob: float | None, want_present: bool) -> GateVerdict:
+    """The new state must hold: share of ``params.persistence_s`` after ``t_s`` with presence at least ``present_prob``.
 
-    Reads ``<prefix>.persistence_s``, ``<prefix>.persistence_min_fraction`` and
-    ``<prefix>.persistence_min_span_fraction`` like :func:`timingbench.gates.persistence`.
+    ``params`` is the calling detector's persistence set, read like
+    :func:`timingbench.gates.persistence`; ``present_prob`` is ``evidence.present_prob``.
+    The gate passes when ``persistence_min_fraction`` or ``present_prob`` is switched off.
     """
-    dur = config.value(f"{prefix}.persistence_s")
-    need = config.value(f"{prefix}.persistence_min_fraction")
-    level = config.value("evidence.present_prob")
-    if dur is None or need is None or level is None:
+    dur, need, level = params.persistence_s, params.persistence_min_fraction, present_prob
+    if need is None or level is None:
         return PASS, {"held_fraction": None}
-    end = min(t_s + float(dur), clip_end_s)
-    span_min = config.value(f"{prefix}.persistence_min_span_fraction")
-    if span_min is not None and end - t_s < float(span_min) * float(dur):
+    end = min(t_s + dur, clip_end_s)
+    if end - t_s < params.persistence_min_span_fraction * dur:
         return FAIL, {"held_fraction": None}
     sel = (evidence.times >= t_s) & (evidence.times <= end)
     if not sel.any():
         return FAIL, {"held_fraction": None}
-    on = evidence.curves[family][sel] >= float(level)
+    on = evidence.curves[family][sel] >= level
     frac = float(on.mean()) if want_present else float(1.0 - on.mean())
-    return (PASS if frac >= float(need) else FAIL), {"held_fraction": round(frac, 3)}
+    return (PASS if frac >= need else FAIL), {"held_fraction": round(frac, 3)}
 
 
-def evidence_candidates(bank: Any, ctx: EventContext, config: Config, evidence: Any, *,
-                        prefix: str) -> list[Candidate]:
+def evidence_candidates(bank: Any, ctx: EventContext, evidence: Any, *, persistence_params: PersistenceParams,
+                        identity: IdentityParams) -> list[Candidate]:
     """Entrance/exit candidates of ``ctx.family`` from the trained evidence (module docstring).
 
     Parameters
@@ -129,48 +128,47 @@ def evidence_candidates(bank: Any, ctx: EventContext, config: Config, evidence: 
         Reads ``onset_full``, ``sr``, ``hop``, ``n_frames`` and ``duration_s``.
     ctx : EventContext
         The instructed event and its search window.
-    config : Config
-        Reads the ``evidence`` section and ``<prefix>.persistence_*``.
     evidence : FamilyEvidence
         Trained evidence that judges ``ctx.family`` (see :func:`judges`).
-    prefix : str
-        Config section of the calling detector (persistence constants).
+    persistence_params : PersistenceParams
+        The calling detector's persistence constants.
+    identity : IdentityParams
+        ``identity.trained`` (the ``evidence`` section) places and gates the candidates.
 
     Returns
     -------
     candidates : list of Candidate
         Empty when the evidence never shows the change inside the window.
     """
-    sec = config.section("evidence")
+    sec = identity.trained
     entry = ctx.kind == "instrument_entry"
     curve = (evidence.entered if entry else evidence.left)[ctx.family]
-    floor = sec["entry_min_prob"] if entry else sec["exit_min_prob"]
+    floor = sec.entry_min_prob if entry else sec.exit_min_prob
     if floor is None:
         return []
     grid = Grid(sr=bank.sr, hop=bank.hop, n_frames=bank.n_frames)
     onset = np.asarray(bank.onset_full, dtype=np.float64)
-    snap = float(sec["snap_s"])
+    snap = sec.snap_s
     end_s = float(bank.duration_s)
     out: list[Candidate] = []
-    for i in _peaks(curve, evidence.times, ctx.window_lo_s - snap, ctx.window_hi_s + snap, floor=float(floor),
-                    sep_s=float(sec["candidate_separation_s"])):
+    for i in _peaks(curve, evidence.times, ctx.window_lo_s - snap, ctx.window_hi_s + snap, floor=floor,
+                    sep_s=sec.candidate_separation_s):
         t_peak = float(evidence.times[i])
         t_step = presence_step(evidence.curves[ctx.family], evidence.times, t_peak,
-                               reach_s=float(sec["refine_s"]), step_s=float(sec["step_s"]), rising=entry)
-        f = snap_to_accent(onset, grid.frame(t_step - snap), grid.frame(t_step + snap) + 1,
-                           rel_height=float(sec["snap_rel_height"]))
+                               reach_s=sec.refine_s, step_s=sec.step_s, rising=entry)
+        f = accent(onset, grid.frame(t_step - snap), grid.frame(t_step + snap) + 1,
+                   rel_height=sec.snap_rel_height, edges="open")
         t = grid.time(f) if f is not None else t_step
         if not ctx.window_lo_s <= t <= ctx.window_hi_s:
             continue
         cand = Candidate(t, evidence={"evidence_peak_s": round(t_peak, 4), "presence_step_s": round(t_step, 4),
                                       "change": round(float(curve[i]), 4), "snapped": f is not None})
         name = "absence_before" if entry else "absence_after"
-        cand.gates[name], cand.evidence[name] = presence_absence(evidence, ctx.family, t_s=t, config=config,
-                                                                 entry=entry)
-        cand.gates["persistence"], cand.evidence["persistence"] = presence_persistence(
-            evidence, ctx.family, t_s=t, clip_end_s=end_s, config=config, prefix=prefix, want_present=entry)
+        cand.apply(name, presence_absence(evidence, ctx.family, t_s=t, params=sec, entry=entry))
+        cand.apply("persistence", presence_persistence(evidence, ctx.family, t_s=t, clip_end_s=end_s,
+                                                       params=persistence_params, present_prob=sec.present_prob,
+                                                       want_present=entry))
         sem = semantic_family if entry else semantic_family_exit
-        cand.gates["semantic_family"], cand.evidence["semantic_family"] = sem(evidence, ctx.family, t_s=t,
-                                                                              config=config)
+        cand.apply("semantic_family", sem(evidence, ctx.family, t_s=t, params=identity))
         out.append(cand)
     return out

@@ -19,46 +19,52 @@ from typing import Any
 
 import numpy as np
 
-from timingbench.config import Config
-from timingbench.detectors.base import (
-    Candidate,
-    EventContext,
+from timingbench.curves import (
     Grid,
+    accent,
     falling_crossings,
     fraction_true,
+    local_peaks,
+    moving_average,
     rising_crossings,
-    snap_to_accent,
 )
-from timingbench.detectors.stem import smoothed_db
 from timingbench.features.kernels import hysteresis
+from timingbench.params.detectors import MixParams
+from timingbench.verdicts import Candidate, EventContext
 
 
-def sound_mask(bank: Any, config: Config) -> np.ndarray:
-    """Frames where the mix is audible (above the silence line, with hysteresis)."""
+def sound_mask(bank: Any, params: MixParams) -> np.ndarray:
+    """Frames where the mix is audible (above the silence line, with hysteresis; none when it is off)."""
     loud = float(bank.loudness.loud_level_db)
-    line = loud - float(config.value("mix.silence_below_loud_db"))
-    hyst = config.value("mix.silence_hysteresis_db") or 0.0
+    line = loud - params.silence_below_loud_db
+    hyst = 0.0 if params.silence_hysteresis_db is None else params.silence_hysteresis_db
     return hysteresis(np.asarray(bank.rms_db, dtype=np.float64), high=line + hyst, low=line)
 
 
-def detect_start(bank: Any, ctx: EventContext, config: Config) -> list[Candidate]:
-    """Candidates for ``music_start_after_silence``."""
+def detect_start(bank: Any, ctx: EventContext, params: MixParams) -> list[Candidate]:
+    """Candidates for ``music_start_after_silence``.
+
+    Gates: ``absence_before`` (the mix quiet over ``start_quiet_window_s`` before the
+    candidate and over the whole prefix; evidence ``quiet_strict``, ``quiet_prefix``) and
+    ``persistence`` (evidence ``held_fraction``).
+    """
     grid = Grid(sr=bank.sr, hop=bank.hop, n_frames=bank.n_frames)
-    sound = sound_mask(bank, config)
+    sound = sound_mask(bank, params)
     span = grid.span(ctx.window_lo_s, ctx.window_hi_s)
-    back = grid.frames(config.value("mix.snap_back_s") or 0.0)
-    rel = config.value("mix.accent_rel_height") or 0.0
+    back = grid.frames(0.0 if params.snap_back_s is None else params.snap_back_s)
+    fwd = grid.frames(params.start_snap_forward_s)
+    rel = 0.0 if params.accent_rel_height is None else params.accent_rel_height
     onset = np.asarray(bank.onset_full, dtype=np.float64)
-    quiet_min = config.value("mix.quiet_min_fraction")
-    prefix_min = config.value("mix.start_prefix_min_fraction")
-    strict = config.value("gates.absence_strict_window_s") or 0.0
-    guard = float(config.value("mix.start_guard_s") or 0.0)
+    quiet_min = params.quiet_min_fraction
+    prefix_min = params.start_prefix_min_fraction
+    strict = params.start_quiet_window_s
+    guard = params.start_guard_s
     out: list[Candidate] = []
     crossings = rising_crossings(sound, span.start, span.stop)
     if span.start == 0 and sound[0]:
         crossings = [0] + crossings  # music from the first frame: judged (and rejected) below
     for c in crossings:
-        f = snap_to_accent(onset, c - back, c + 2, rel_height=rel)
+        f = accent(onset, c - back, c + fwd + 1, rel_height=rel, edges="open")
         t = grid.time(c if f is None else f)
         cand = Candidate(t, evidence={"crossing_s": round(grid.time(c), 4)})
         quiet_strict = 1.0 - fraction_true(sound, grid.span(t - strict, t - guard)) if t > guard else 0.0
@@ -66,9 +72,8 @@ def detect_start(bank: Any, ctx: EventContext, config: Config) -> list[Candidate
         ok = (quiet_min is None or quiet_strict >= quiet_min) and (prefix_min is None or quiet_prefix >= prefix_min)
         cand.gates["absence_before"] = "pass" if ok else "fail"
         cand.evidence["absence_before"] = {"quiet_strict": round(quiet_strict, 3), "quiet_prefix": round(quiet_prefix, 3)}
-        dur = config.value("mix.persistence_s")
-        fmin = config.value("mix.persistence_min_fraction")
-        if dur is None or fmin is None:
+        dur, fmin = params.persistence_s, params.persistence_min_fraction
+        if fmin is None:
             cand.gates["persistence"] = "pass"
         else:
             held = fraction_true(sound, grid.span(t, min(t + dur, bank.duration_s)))
@@ -78,7 +83,7 @@ def detect_start(bank: Any, ctx: EventContext, config: Config) -> list[Candidate
     return out
 
 
-def detect_stop(bank: Any, ctx: EventContext, config: Config) -> list[Candidate]:
+def detect_stop(bank: Any, ctx: EventContext, params: MixParams) -> list[Candidate]:
     """Candidates for ``music_end`` and ``music_pause`` (first edge + decay).
 
     Every frame where the mix falls under the silence line inside the search window
@@ -87,10 +92,9 @@ def detect_stop(bank: Any, ctx: EventContext, config: Config) -> list[Candidate]
     window, or no edge at all, gives no candidate.
     """
     grid = Grid(sr=bank.sr, hop=bank.hop, n_frames=bank.n_frames)
-    sound = sound_mask(bank, config)
-    budget = float(config.value("mix.decay_budget_s"))
-    quiet_min = config.value("mix.quiet_min_fraction")
-    params = EdgeParams.from_config(config)
+    sound = sound_mask(bank, params)
+    budget = params.decay_budget_s
+    quiet_min = params.quiet_min_fraction
     curves = EdgeCurves.from_bank(bank, grid, params)
     span = grid.span(ctx.window_lo_s, ctx.window_hi_s + budget)
     end_s = bank.duration_s
@@ -114,46 +118,12 @@ def detect_stop(bank: Any, ctx: EventContext, config: Config) -> list[Candidate]
         if ctx.kind == "music_end":
             stay = grid.span(g_s, end_s)
         else:  # a bounded quiet interval from the first edge, after which music may resume
-            stay = grid.span(g_s, min(t + float(config.value("mix.pause_quiet_s")), end_s))
+            stay = grid.span(g_s, min(t + params.pause_quiet_s, end_s))
         quiet = 1.0 - fraction_true(sound, stay) if stay.stop > stay.start else 1.0
         cand.gates["stays_down"] = "pass" if quiet_min is None or quiet >= quiet_min else "fail"
         cand.evidence["stays_down"] = {"quiet_fraction": round(quiet, 3)}
         out.append(cand)
     return out
-
-
-@dataclass(frozen=True)
-class EdgeParams:
-    """The ``mix`` constants that place an ending's first edge (seconds and dB)."""
-
-    fade_db: float | None
-    cut_s: float | None
-    cut_from_db: float | None
-    budget_s: float
-    accent_rel: float | None
-    accent_ratio: float | None
-    accent_floor_ratio: float | None
-    fade_max_slope: float | None
-    accent_guard_s: float
-    fade_fit_s: float
-    smooth_s: float
-
-    @classmethod
-    def from_config(cls, config: Config) -> EdgeParams:
-        """Read the ``mix`` constants."""
-        return cls(
-            fade_db=config.value("mix.fade_point_below_loud_db"),
-            cut_s=config.value("mix.cut_max_fall_s"),
-            cut_from_db=config.value("mix.cut_from_below_loud_db"),
-            budget_s=float(config.value("mix.decay_budget_s")),
-            accent_rel=config.value("mix.last_accent_rel_height"),
-            accent_ratio=config.value("mix.accent_min_ratio_after"),
-            accent_floor_ratio=config.value("mix.accent_min_ratio_floor"),
-            fade_max_slope=config.value("mix.fade_max_slope_db_per_s"),
-            accent_guard_s=float(config.value("mix.accent_guard_s")),
-            fade_fit_s=float(config.value("mix.fade_fit_window_s")),
-            smooth_s=float(config.value("mix.level_smooth_s")),
-        )
 
 
 @dataclass(frozen=True)
@@ -181,17 +151,17 @@ class EdgeCurves:
     loud_db: float
 
     @classmethod
-    def from_bank(cls, bank: Any, grid: Grid, params: EdgeParams) -> EdgeCurves:
+    def from_bank(cls, bank: Any, grid: Grid, params: MixParams) -> EdgeCurves:
         """Curves of ``bank``."""
         level = np.asarray(bank.rms_db, dtype=np.float64)
         rms = np.asarray(bank.rms, dtype=np.float64)
-        return cls(level_db=level, smooth_db=smoothed_db(level, grid.frames(params.smooth_s)),
+        return cls(level_db=level, smooth_db=moving_average(level, grid.frames(params.level_smooth_s), edges="hold"),
                    mean_square=rms * rms, onset=np.asarray(bank.onset_full, dtype=np.float64),
                    loud_db=float(bank.loudness.loud_level_db))
 
 
 def first_edge(
-    curves: EdgeCurves, grid: Grid, gone: int, *, params: EdgeParams
+    curves: EdgeCurves, grid: Grid, gone: int, *, params: MixParams
 ) -> tuple[str, float, dict[str, Any]] | None:
     """The first edge of the ending whose mix is gone at frame ``gone``.
 
@@ -207,7 +177,7 @@ def first_edge(
     grid : Grid
     gone : int
         First frame under the silence line (``grid.n`` when the audio ends sounding).
-    params : EdgeParams
+    params : MixParams
 
     Returns
     -------
@@ -224,7 +194,7 @@ def first_edge(
     if fade is None:
         return None
     ev: dict[str, Any] = {"fade": {k: round(v, 3) for k, v in fade.items()}}
-    steep = params.fade_max_slope is not None and -fade["slope_db_per_s"] > params.fade_max_slope
+    steep = params.fade_max_slope_db_per_s is not None and -fade["slope_db_per_s"] > params.fade_max_slope_db_per_s
     hi = grid.frame(fade["start_s"]) + grid.frames(params.accent_guard_s) if steep else gone
     acc = _last_accent(curves, grid, gone, hi, params=params)
     if acc is not None:
@@ -236,20 +206,20 @@ def first_edge(
     return "fade", fade["point_s"], ev
 
 
-def _cut_time(curves: EdgeCurves, grid: Grid, gone: int, *, params: EdgeParams) -> float | None:
+def _cut_time(curves: EdgeCurves, grid: Grid, gone: int, *, params: MixParams) -> float | None:
     """Time of an abrupt cut before ``gone``, or None when the fall is not abrupt.
 
     A centred analysis frame straddling the cut holds half of the pre-cut energy, so the
     cut is where the mean square crosses half of its level just before the fall.
     """
-    if params.cut_s is None or params.cut_from_db is None:
+    if params.cut_max_fall_s is None or params.cut_from_below_loud_db is None:
         return None
-    k = grid.frames(params.cut_s)
+    k = grid.frames(params.cut_max_fall_s)
     top = gone - k - 1
-    if top < 1 or curves.level_db[top] < curves.loud_db - params.cut_from_db:
+    if top < 1 or curves.level_db[top] < curves.loud_db - params.cut_from_below_loud_db:
         return None
     ms = curves.mean_square
-    ref = float(np.median(ms[max(top - 4, 0) : top + 1]))
+    ref = float(np.median(ms[max(top - grid.frames(params.cut_reference_s), 0) : top + 1]))
     half = 0.5 * ref
     above = [j for j in range(top, gone) if ms[j] >= half]
     j = above[-1] if above else top
@@ -258,7 +228,7 @@ def _cut_time(curves: EdgeCurves, grid: Grid, gone: int, *, params: EdgeParams) 
     return grid.time(j + min(max(frac, 0.0), 1.0))
 
 
-def _last_accent(curves: EdgeCurves, grid: Grid, gone: int, hi: int, *, params: EdgeParams) -> int | None:
+def _last_accent(curves: EdgeCurves, grid: Grid, gone: int, hi: int, *, params: MixParams) -> int | None:
     """Frame of the last accent in the decay budget before ``gone`` (and before ``hi``).
 
     An accent is an onset peak of at least ``accent_rel`` of the largest onset in the
@@ -268,47 +238,47 @@ def _last_accent(curves: EdgeCurves, grid: Grid, gone: int, hi: int, *, params: 
     times above the median onset of the budget span: nothing of its size follows, so the
     music rings out from it. None when no peak qualifies.
     """
-    if params.fade_db is None:
+    if params.fade_point_below_loud_db is None:
         return None
-    lo = max(gone - grid.frames(params.budget_s), 1)
+    lo = max(gone - grid.frames(params.decay_budget_s), 1)
     hi = min(hi, gone)
     on = curves.onset
     if hi - lo < 3:
         return None
     guard = grid.frames(params.accent_guard_s)
-    after = grid.frames(params.smooth_s)
-    seg = on[lo - 1 : hi + 1]
-    mid = seg[1:-1]
-    peaks = np.flatnonzero((mid >= seg[:-2]) & (mid >= seg[2:]) & (mid > 0)) + lo
-    floor_db = curves.loud_db - params.fade_db
+    after = grid.frames(params.level_smooth_s)
+    peaks = local_peaks(on, lo, hi, edges="neighbours")
+    peaks = peaks[on[peaks] > 0]
+    floor_db = curves.loud_db - params.fade_point_below_loud_db
     onset_floor = float(np.median(on[lo:gone]))
     onset_top = float(on[lo:gone].max())
     for p in peaks[::-1]:
-        if params.accent_rel is not None and on[p] < params.accent_rel * onset_top:
+        if params.last_accent_rel_height is not None and on[p] < params.last_accent_rel_height * onset_top:
             continue
         if float(curves.level_db[p : p + after].max()) < floor_db:
             continue
-        if params.accent_floor_ratio is not None and on[p] < params.accent_floor_ratio * onset_floor:
+        if params.accent_min_ratio_floor is not None and on[p] < params.accent_min_ratio_floor * onset_floor:
             continue
         rest = on[p + guard : hi]
-        if params.accent_ratio is None or not rest.size or on[p] >= params.accent_ratio * float(rest.max()):
+        if params.accent_min_ratio_after is None or not rest.size or on[p] >= params.accent_min_ratio_after * float(rest.max()):
             return int(p)
     return None
 
 
-def _fade_fit(curves: EdgeCurves, grid: Grid, gone: int, *, params: EdgeParams) -> dict[str, float] | None:
+def _fade_fit(curves: EdgeCurves, grid: Grid, gone: int, *, params: MixParams) -> dict[str, float] | None:
     """Fit a level plateau followed by a linear fall in dB over the frames before ``gone``.
 
     Returns the plateau level, the fall's start, its slope and the fade point (where
     the fitted fall is ``fade_db`` under the plateau), or None without a fall.
     """
-    if params.fade_db is None:
+    if params.fade_point_below_loud_db is None:
         return None
-    lo = max(gone - grid.frames(params.fade_fit_s), 0)
+    lo = max(gone - grid.frames(params.fade_fit_window_s), 0)
     y = curves.smooth_db[lo:gone]
     n = y.size
-    if n < 8:
+    if n < grid.frames(params.fade_fit_min_s):
         return None
+    margin = grid.frames(params.fade_hinge_margin_s)
     x = np.arange(n, dtype=np.float64)
     # least squares of y on [1, max(x - s, 0)] for every hinge s at once (suffix sums)
     def suffix(v: np.ndarray) -> np.ndarray:
@@ -322,7 +292,7 @@ def _fade_fit(curves: EdgeCurves, grid: Grid, gone: int, *, params: EdgeParams) 
     sum_hy = sxy - hs * sy
     total_y, total_yy = float(y.sum()), float((y * y).sum())
     det = n * sum_hh - sum_h * sum_h
-    valid = (np.arange(n) >= 2) & (np.arange(n) < n - 2) & (det > 1e-9)
+    valid = (np.arange(n) >= margin) & (np.arange(n) < n - margin) & (det > 1e-9)
     with np.errstate(divide="ignore", invalid="ignore"):
         a = (sum_hh * total_y - sum_h * sum_hy) / det
         b = (n * sum_hy - sum_h * total_y) / det
@@ -334,6 +304,6 @@ def _fade_fit(curves: EdgeCurves, grid: Grid, gone: int, *, params: EdgeParams) 
     best = (float(sse[s]), s, float(a[s]), float(b[s]))
     _, s, plateau, slope = best
     fps = grid.sr / grid.hop
-    point = lo + s + params.fade_db / -slope
+    point = lo + s + params.fade_point_below_loud_db / -slope
     return {"plateau_db": plateau - curves.loud_db, "start_s": grid.time(lo + s),
             "slope_db_per_s": slope * fps, "point_s": grid.time(point)}

@@ -18,38 +18,36 @@ the time (:mod:`timingbench.detectors.evidence_events`).
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
-from timingbench.config import Config
+from timingbench.config import digest
 from timingbench.convert import TIME_DECIMALS
-from timingbench.detectors.base import (
-    EXEMPT,
-    FAIL,
-    PASS,
-    Candidate,
-    EventContext,
-    Grid,
-    falling_crossings,
-    rising_crossings,
-    snap_to_accent,
-)
+from timingbench.curves import Grid, accent, falling_crossings, moving_average, rising_crossings
 from timingbench.detectors.evidence_events import judges, presence_absence, presence_persistence
 from timingbench.errors import ConfigError
 from timingbench.features.kernels import hpss_power, hysteresis, rectified_onset_density
 from timingbench.gates import (
+    IdentityParams,
     absence_after,
-    absence_before,
+    absence_levels,
+    judge_absence_before,
     level_change,
     persistence,
     semantic_family,
+    semantic_family_exit,
 )
+from timingbench.params.detectors import PercussionParams
+from timingbench.verdicts import EXEMPT, FAIL, PASS, Candidate, EventContext, GateVerdict
 
 F64 = npt.NDArray[np.float64]
-ROUTE_VERSION = "4"
+#: The constants the dsp route's curves depend on (their digest keys the memoised curves).
+ROUTE_FIELDS = ("route_margin", "route_band_floor_percentile", "envelope_smooth_s", "route_sub_hz",
+                "route_high_hz", "route_low_hz", "route_low_top_hz")
 
 
 @dataclass(frozen=True)
@@ -83,28 +81,22 @@ class PercussionCurves:
     route: str
 
 
-def _need(config: Config, key: str) -> Any:
-    v = config.value(f"percussion.{key}")
-    if v is None:
-        raise ConfigError(f"{config.source}: constant 'percussion.{key}' is disabled; "
-                          "the percussion detector needs it")
-    return v
-
-
-def _routed_stem(bank: Any, config: Config, route: str) -> tuple[F64, F64, float, str]:
+def _routed_stem(bank: Any, params: PercussionParams, route: str) -> tuple[F64, F64, float, str]:
     if getattr(bank, "separation_backend", "dsp") != "dsp":
         stem = bank.stem("drums")
         return (np.asarray(stem.onset, dtype=np.float64), np.asarray(stem.envelope_db, dtype=np.float64),
                 float(stem.loud_level_db), str(stem.backend))
-    margin = float(_need(config, "route_margin"))
-    band_floor_pct = float(_need(config, "route_band_floor_percentile"))
-    smooth_s = float(_need(config, "envelope_smooth_s"))
+    margin = params.route_margin
+    band_floor_pct = params.route_band_floor_percentile
+    smooth_s = params.envelope_smooth_s
     if route == "low":
-        a, b = float(_need(config, "route_low_hz")), float(_need(config, "route_low_top_hz"))
+        if params.route_low_hz is None or params.route_low_top_hz is None:
+            raise ConfigError("constant 'percussion.route_low_top_hz' is disabled; the low route needs it")
+        a, b = params.route_low_hz, params.route_low_top_hz
     else:
-        a, b = float(_need(config, "route_sub_hz")), float(_need(config, "route_high_hz"))
-    key = (f"percussion-route-v{ROUTE_VERSION}-{route}-m{margin:g}-a{a:g}-b{b:g}-f{band_floor_pct:g}"
-           f"-e{smooth_s:g}")
+        a, b = params.route_sub_hz, params.route_high_hz
+    route_params = {k: v for k, v in dataclasses.asdict(params).items() if k in ROUTE_FIELDS}
+    key = f"percussion-route-{route}-{digest(route_params)}"
 
     def compute(bk: Any) -> dict[str, Any]:
         from timingbench.features import spectral as sp
@@ -155,11 +147,22 @@ def _route_features(
     floor_db = 10.0 * np.log10(np.maximum(floor_power, lo) / ref)
     lift = (mel_db - floor_db).mean(axis=0)
     k = max(1, int(smooth_frames))
-    env = np.convolve(lift, np.ones(k) / k, mode="same") if lift.size >= k else lift
+    env = moving_average(lift, k, edges="zero")
     return {"onset": onset, "envelope_db": env, "loud_level_db": float(np.percentile(env, loud_pct))}
 
 
-def percussion_routes(bank: Any, config: Config) -> tuple[str, ...]:
+def _curve_reads(params: PercussionParams) -> tuple[Any, ...]:
+    """The constants :func:`percussion_curves` reads (the key of its per-bank memo)."""
+    return (*(getattr(params, f) for f in ROUTE_FIELDS), params.floor_percentile, params.density_window_s,
+            params.reference_percentile, params.present_rel, params.absent_rel)
+
+
+def _memo(bank: Any, key: tuple[Any, ...], fn: Any) -> Any:
+    memo = getattr(bank, "memo", None)
+    return fn() if memo is None else memo(key, fn)
+
+
+def percussion_routes(bank: Any, params: PercussionParams) -> tuple[str, ...]:
     """The routes a clip's percussion is read on.
 
     ``("stem",)`` with a separated drum stem; with the dsp fallback the sub/high route,
@@ -167,18 +170,18 @@ def percussion_routes(bank: Any, config: Config) -> tuple[str, ...]:
     """
     if getattr(bank, "separation_backend", "dsp") != "dsp":
         return ("stem",)
-    return ("high", "low") if config.value("percussion.route_low_hz") is not None else ("high",)
+    return ("high", "low") if params.route_low_hz is not None else ("high",)
 
 
-def percussion_curves(bank: Any, config: Config, route: str = "high") -> PercussionCurves:
+def percussion_curves(bank: Any, params: PercussionParams, route: str = "high") -> PercussionCurves:
     """Routed onset, envelope, rectified density and presence of a clip's percussion.
 
     Parameters
     ----------
     bank : FeatureBank
         The clip's feature bank.
-    config : Config
-        Reads the ``percussion`` section.
+    params : PercussionParams
+        The ``percussion`` section.
     route : str
         ``high`` (sub/high bands) or ``low`` (low band) with the dsp fallback; ignored
         with a separated drum stem.
@@ -190,23 +193,22 @@ def percussion_curves(bank: Any, config: Config, route: str = "high") -> Percuss
     Raises
     ------
     ConfigError
-        If a constant the detector needs is disabled.
+        If the low route is asked for while ``route_low_top_hz`` is switched off.
     """
     grid = Grid(sr=bank.sr, hop=bank.hop, n_frames=bank.n_frames)
-    onset, env, loud, name = _routed_stem(bank, config, route)
-    floor = float(np.percentile(onset, float(_need(config, "floor_percentile"))))
-    dens = rectified_onset_density(onset, window_frames=grid.frames(float(_need(config, "density_window_s"))),
-                                   floor=floor)
-    ref = float(np.percentile(dens, float(_need(config, "reference_percentile"))))
-    hi = float(_need(config, "present_rel"))
-    lo = min(float(_need(config, "absent_rel")), hi)
+    onset, env, loud, name = _routed_stem(bank, params, route)
+    floor = float(np.percentile(onset, params.floor_percentile))
+    dens = rectified_onset_density(onset, window_frames=grid.frames(params.density_window_s), floor=floor)
+    ref = float(np.percentile(dens, params.reference_percentile))
+    hi = params.present_rel
+    lo = min(params.absent_rel, hi)
     present = hysteresis(dens, high=hi * ref, low=lo * ref) if ref > 0 else np.zeros(dens.size, dtype=bool)
     return PercussionCurves(onset, env, loud, dens, ref, present, name)
 
 
 def detect_percussion(
-    bank: Any, ctx: EventContext, config: Config, *, family_evidence: Any = None,
-    use_semantic: bool = False,
+    bank: Any, ctx: EventContext, params: PercussionParams, *, identity: IdentityParams,
+    family_evidence: Any = None, use_semantic: bool = False,
 ) -> list[Candidate]:
     """Candidates for a percussion ``instrument_entry`` or ``instrument_exit``.
 
@@ -216,10 +218,14 @@ def detect_percussion(
         The clip's feature bank (samples, frame grid, drum stem when separated by demucs).
     ctx : EventContext
         The instructed event and its search window.
-    config : Config
-        Reads the ``percussion`` section (gate constants under ``percussion.*``).
+    params : PercussionParams
+        The ``percussion`` section (gate constants under ``percussion.*``).
+    identity : IdentityParams
+        Constants of the semantic family gate and of the trained evidence.
     family_evidence : FamilyEvidence, optional
-        Used only when ``use_semantic``.
+        The clip's family evidence, computed by the scoring layer (the detector never
+        builds its own): the trained evidence's absence, persistence and identity; the
+        semantic gate when ``use_semantic``; the low route's identity.
     use_semantic : bool
         Apply the semantic family gate as identity evidence.
 
@@ -230,78 +236,75 @@ def detect_percussion(
     """
     out: list[Candidate] = []
     trained = judges(family_evidence, ctx.family)
-    for route in percussion_routes(bank, config):
-        cur = percussion_curves(bank, config, route)
-        for cand in _route_candidates(bank, cur, ctx, config):
+    for route in percussion_routes(bank, params):
+        cur = _memo(bank, ("percussion-curves", route, _curve_reads(params)),
+                    lambda route=route: percussion_curves(bank, params, route))
+        for cand in _route_candidates(bank, cur, ctx, params):
             if trained:
-                _trained_gates(cand, family_evidence, ctx, config, end_s=float(bank.duration_s))
+                _trained_gates(cand, family_evidence, ctx, params, identity, end_s=float(bank.duration_s))
             elif route == "low":
-                _identity(cand, bank, family_evidence, ctx, config)
+                _identity(cand, family_evidence, ctx, params, identity)
             else:
-                _semantic(cand, family_evidence, ctx, config, use_semantic and ctx.kind == "instrument_entry")
+                _semantic(cand, family_evidence, ctx, identity, use_semantic and ctx.kind == "instrument_entry")
             out.append(cand)
     return out
 
 
-def _trained_gates(cand: Candidate, evidence: Any, ctx: EventContext, config: Config, *, end_s: float) -> None:
+def _trained_gates(cand: Candidate, evidence: Any, ctx: EventContext, params: PercussionParams,
+                   identity: IdentityParams, *, end_s: float) -> None:
     """Absence, persistence and identity of a candidate read on the trained percussion evidence."""
-    from timingbench.gates import semantic_family_exit
-
     entry = ctx.kind == "instrument_entry"
     name = "absence_before" if entry else "absence_after"
-    cand.gates[name], cand.evidence[name] = presence_absence(evidence, ctx.family, t_s=cand.time_s,
-                                                             config=config, entry=entry)
-    cand.gates["persistence"], cand.evidence["persistence"] = presence_persistence(
-        evidence, ctx.family, t_s=cand.time_s, clip_end_s=end_s, config=config, prefix="percussion",
-        want_present=entry)
+    cand.apply(name, presence_absence(evidence, ctx.family, t_s=cand.time_s, params=identity.trained, entry=entry))
+    cand.apply("persistence", presence_persistence(evidence, ctx.family, t_s=cand.time_s, clip_end_s=end_s,
+                                                   params=params.persistence,
+                                                   present_prob=identity.trained.present_prob, want_present=entry))
     sem = semantic_family if entry else semantic_family_exit
-    cand.gates["semantic_family"], cand.evidence["semantic_family"] = sem(evidence, ctx.family,
-                                                                          t_s=cand.time_s, config=config)
+    cand.apply("semantic_family", sem(evidence, ctx.family, t_s=cand.time_s, params=identity))
 
 
-def _route_candidates(bank: Any, cur: PercussionCurves, ctx: EventContext, config: Config) -> list[Candidate]:
+def _route_candidates(bank: Any, cur: PercussionCurves, ctx: EventContext, params: PercussionParams) -> list[Candidate]:
     """Candidates of one route, every gate read on that route's own curves and references."""
     grid = Grid(sr=bank.sr, hop=bank.hop, n_frames=bank.n_frames)
     span = grid.span(ctx.window_lo_s, ctx.window_hi_s)
     lo, hi = span.start, span.stop
-    win = grid.frames(float(_need(config, "density_window_s")))
-    rel = float(_need(config, "accent_rel_height"))
+    win = grid.frames(params.density_window_s)
+    rel = params.accent_rel_height
     end_s = bank.duration_s
     out: list[Candidate] = []
     if ctx.kind == "instrument_entry":
-        quiet = float(_need(config, "snap_quiet_rel")) * cur.reference
-        back = grid.frames(float(_need(config, "snap_lookback_s")))
+        quiet = params.snap_quiet_rel * cur.reference
+        back = grid.frames(params.snap_lookback_s)
         for c in rising_crossings(cur.present, lo, min(hi + win, grid.n)):
             start = max(_train_start(cur.density, c - win, c, quiet) - back, c - win)
-            f = snap_to_accent(cur.onset, start, c + 1, rel_height=rel)
+            f = accent(cur.onset, start, c + 1, rel_height=rel, edges="open")
             if f is None:
                 continue
             t = grid.time(f)
             if not ctx.window_lo_s <= t <= ctx.window_hi_s:
                 continue
             cand = Candidate(t, evidence={"crossing_s": round(grid.time(c), 4), "route": cur.route})
-            _apply(cand, "absence_before", _absence_before(cur, grid, t_s=t, config=config))
-            _apply(cand, "persistence", persistence(cur.present, grid, t_s=grid.time(c), clip_end_s=end_s,
-                                                    want_present=True, config=config, prefix="percussion"))
-            _apply(cand, "level_change", level_change(cur.envelope_db, grid, t_s=t, rising=True, config=config,
-                                                      prefix="percussion"))
+            cand.apply("absence_before", _absence_before(bank, cur, grid, t_s=t, params=params))
+            cand.apply("persistence", persistence(cur.present, grid, t_s=grid.time(c), clip_end_s=end_s,
+                                                  want_present=True, params=params.persistence))
+            cand.apply("level_change", level_change(cur.envelope_db, grid, t_s=t, rising=True, params=params.level))
             out.append(cand)
     else:
         for c in falling_crossings(cur.present, lo, min(hi + win, grid.n)):
             # the density falls one window after the last hit: search that window for it
-            f = _last_accent(cur.onset, c - win - 1, c, rel)
+            f = accent(cur.onset, c - win - 1, c, rel_height=rel, edges="interior", last=True)
             if f is None:
                 continue
             t = grid.time(f)
             if not ctx.window_lo_s <= t <= ctx.window_hi_s:
                 continue
             cand = Candidate(t, evidence={"crossing_s": round(grid.time(c), 4), "route": cur.route})
-            _apply(cand, "absence_after", absence_after(cur.envelope_db, grid, t_s=t, ref_db=cur.loud_level_db,
-                                                        clip_end_s=end_s, config=config, prefix="percussion"))
-            _apply(cand, "persistence", persistence(cur.present, grid, t_s=grid.time(c), clip_end_s=end_s,
-                                                    want_present=False, config=config, prefix="percussion"))
-            _apply(cand, "level_change", level_change(cur.envelope_db, grid, t_s=t, rising=False, config=config,
-                                                      prefix="percussion"))
+            cand.apply("absence_after", absence_after(cur.envelope_db, grid, t_s=t, ref_db=cur.loud_level_db,
+                                                      clip_end_s=end_s, params=params.absence))
+            cand.apply("persistence", persistence(cur.present, grid, t_s=grid.time(c), clip_end_s=end_s,
+                                                  want_present=False, params=params.persistence))
+            cand.apply("level_change", level_change(cur.envelope_db, grid, t_s=t, rising=False,
+                                                    params=params.level))
             out.append(cand)
     return out
 
@@ -316,98 +319,90 @@ def _train_start(density: F64, lo: int, hi: int, quiet: float) -> int:
     return int(under[-1]) + lo + 1 if under.size else lo
 
 
-def _absence_before(cur: PercussionCurves, grid: Grid, *, t_s: float, config: Config) -> tuple[str, dict[str, Any]]:
+def _absence_before(bank: Any, cur: PercussionCurves, grid: Grid, *, t_s: float,
+                    params: PercussionParams) -> GateVerdict:
     """Absence before an entrance: the routed envelope at two scales and the density over the strict window.
 
     The envelope reads quiet percussion that the rectification would erase; the density
     reads a train that merely paused before the instructed time (its hits are transient,
     so the envelope's percentile can fall between them).
     """
-    verdict, ev = absence_before(cur.envelope_db, grid, t_s=t_s, ref_db=cur.loud_level_db, config=config,
-                                 prefix="percussion")
-    guard = float(_need(config, "absence_guard_s"))
-    win = float(_need(config, "absence_strict_window_s"))
-    pct = float(_need(config, "absence_density_percentile"))
-    most = float(_need(config, "absence_density_max_rel"))
-    whole_pct = float(_need(config, "absence_density_whole_percentile"))
+    a = params.absence
+    levels, rels = _memo(bank, ("percussion-absence", cur.route, _curve_reads(params), t_s,
+                                                    a.absence_guard_s, a.absence_strict_window_s,
+                                                    a.absence_strict_percentile, a.absence_whole_percentile,
+                                                    params.absence_density_percentile,
+                                                    params.absence_density_whole_percentile),
+                         lambda: _absence_measures(cur, grid, t_s=t_s, params=params))
+    verdict, ev = judge_absence_before(levels, ref_db=cur.loud_level_db, params=a)
     ev = dict(ev)
-    for name, t0, q in (("strict_density_rel", t_s - guard - win, pct), ("whole_density_rel", 0.0, whole_pct)):
-        seg = cur.density[grid.span(t0, t_s - guard)]
-        if not seg.size or cur.reference <= 0:
-            ev[name] = None
-            continue
-        rel = float(np.percentile(seg, q)) / cur.reference
-        ev[name] = round(rel, 3)
-        if rel > most:
+    for name, rel in zip(("strict_density_rel", "whole_density_rel"), rels, strict=True):
+        ev[name] = None if rel is None else round(rel, 3)
+        if rel is not None and rel > params.absence_density_max_rel:
             verdict = FAIL
     return verdict, ev
 
 
-def _apply(cand: Candidate, name: str, verdict: tuple[str, dict[str, Any]]) -> None:
-    cand.gates[name], cand.evidence[name] = verdict
+def _absence_measures(cur: PercussionCurves, grid: Grid, *, t_s: float, params: PercussionParams) -> tuple[Any, list[float | None]]:
+    """The envelope levels and the density's share of its reference before ``t_s`` (no threshold applied)."""
+    guard = params.absence.absence_guard_s
+    win = params.absence.absence_strict_window_s
+    rels: list[float | None] = []
+    for t0, q in ((t_s - guard - win, params.absence_density_percentile),
+                  (0.0, params.absence_density_whole_percentile)):
+        seg = cur.density[grid.span(t0, t_s - guard)]
+        rels.append(None if not seg.size or cur.reference <= 0 else float(np.percentile(seg, q)) / cur.reference)
+    return absence_levels(cur.envelope_db, grid, t_s=t_s, params=params.absence), rels
 
 
-def _last_accent(onset: F64, lo: int, hi: int, rel: float) -> int | None:
-    """Latest local peak of ``onset`` in ``[lo, hi)`` reaching ``rel`` of the span's maximum."""
-    lo, hi = max(lo, 0), min(hi, len(onset))
-    if hi - lo < 3:
-        return None
-    seg = onset[lo:hi]
-    top = float(seg.max())
-    if top <= 0:
-        return None
-    peaks = np.flatnonzero((seg[1:-1] >= seg[:-2]) & (seg[1:-1] >= seg[2:]) & (seg[1:-1] >= rel * top)) + 1
-    return int(peaks[-1]) + lo if peaks.size else None
-
-
-def _semantic(cand: Candidate, evidence: Any, ctx: EventContext, config: Config, use: bool) -> None:
+def _semantic(cand: Candidate, evidence: Any, ctx: EventContext, identity: IdentityParams, use: bool) -> None:
     if use:
-        v, e = semantic_family(evidence, ctx.family, t_s=cand.time_s, config=config)
+        cand.apply("semantic_family", semantic_family(evidence, ctx.family, t_s=cand.time_s, params=identity))
     else:
-        v, e = "exempt", {"reason": "stem_identity"}
-    cand.gates["semantic_family"], cand.evidence["semantic_family"] = v, e
+        cand.apply("semantic_family", (EXEMPT, {"reason": "stem_identity"}))
 
 
-def _identity(cand: Candidate, bank: Any, evidence: Any, ctx: EventContext, config: Config) -> None:
+def _identity(cand: Candidate, evidence: Any, ctx: EventContext, params: PercussionParams,
+              identity: IdentityParams) -> None:
     """Identity of a low-route candidate: the percussion family evidence must move with it.
 
     The low band also carries bass-instrument attacks, so a low-route candidate is kept
     only when the family evidence rises across an entrance (the semantic family gate) or
     falls across an exit by ``percussion.identity_min_logit_fall``; evidence that cannot
-    judge (no model, too little context) fails, because nothing then says the attack was
-    a drum.
+    judge (no model, too little context, no evidence handed in) fails, because nothing then
+    says the attack was a drum.
     """
-    if evidence is None:
-        evidence = _clip_evidence(bank, config)
     if ctx.kind == "instrument_entry":
-        v, e = semantic_family(evidence, ctx.family, t_s=cand.time_s, config=config)
+        v, e = semantic_family(evidence, ctx.family, t_s=cand.time_s, params=identity)
+    elif evidence is None:
+        v, e = EXEMPT, {"reason": "model_unavailable"}
     else:
-        v, e = _family_fall(evidence, ctx.family, t_s=cand.time_s, config=config)
-    cand.gates["semantic_family"] = PASS if v == PASS else FAIL
-    cand.evidence["semantic_family"] = e
+        v, e = _family_fall(evidence, ctx.family, t_s=cand.time_s, params=params, identity=identity)
+    cand.apply("semantic_family", (PASS if v == PASS else FAIL, e))
 
 
-def _clip_evidence(bank: Any, config: Config) -> Any:
-    """The clip's family evidence with the configured backend (memoised in the bank)."""
-    from timingbench.features.semantic import family_evidence
-
-    return family_evidence(bank, sr=bank.sr, config=config, backend=str(config.value("semantic.backend")))
-
-
-def _family_fall(evidence: Any, family: str, *, t_s: float, config: Config) -> tuple[str, dict[str, Any]]:
+def _family_fall(evidence: Any, family: str, *, t_s: float, params: PercussionParams,
+                 identity: IdentityParams) -> GateVerdict:
     """Exit identity: the family's evidence falls in log-odds across ``t_s``.
 
     Before = median of the windows wholly before the candidate, after = the
     ``semantic.pre_percentile`` percentile of those wholly after (within
-    ``semantic.context_s``), mirroring the entrance gate.
+    ``semantic.context_s``), mirroring the entrance gate. Evidence: ``before``, ``after``,
+    ``fall`` and ``reason``.
+
+    Raises
+    ------
+    ConfigError
+        If ``percussion.identity_min_logit_fall`` is switched off while the low route runs.
     """
     from timingbench.features.semantic import logit_rise
 
+    sem = identity.semantic
     ev: dict[str, Any] = {"before": None, "after": None, "fall": None, "reason": None}
     if family in evidence.exempt or family not in evidence.curves:
         ev["reason"] = evidence.exempt.get(family, "not_in_vocabulary")
         return EXEMPT, ev
-    ctx_s = float(config.value("semantic.context_s"))
+    ctx_s = sem.context_s
     half = float(evidence.window_s) / 2.0
     c = np.round(np.asarray(evidence.times, dtype=np.float64), TIME_DECIMALS)
     pre = (c >= round(t_s - half - ctx_s, TIME_DECIMALS)) & (c <= round(t_s - half, TIME_DECIMALS))
@@ -417,9 +412,11 @@ def _family_fall(evidence: Any, family: str, *, t_s: float, config: Config) -> t
         return EXEMPT, ev
     curve = np.asarray(evidence.curves[family], dtype=np.float64)
     before = float(np.median(curve[pre]))
-    after = float(np.percentile(curve[post], float(config.value("semantic.pre_percentile"))))
-    fall = logit_rise(after, before, clip=float(config.value("semantic.prob_clip")))
+    after = float(np.percentile(curve[post], sem.pre_percentile))
+    fall = logit_rise(after, before, clip=sem.prob_clip)
     ev.update(before=round(before, 4), after=round(after, 4), fall=round(fall, 4))
-    ok = fall >= float(_need(config, "identity_min_logit_fall"))
+    if params.identity_min_logit_fall is None:
+        raise ConfigError("constant 'percussion.identity_min_logit_fall' is disabled; the low route needs it")
+    ok = fall >= params.identity_min_logit_fall
     ev["reason"] = None if ok else "no_fall"
     return (PASS if ok else FAIL), ev

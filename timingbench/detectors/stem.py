@@ -39,16 +39,17 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from timingbench.config import Config
-from timingbench.detectors.base import (
-    EXEMPT,
-    Candidate,
-    EventContext,
+from timingbench.curves import (
     Grid,
-    snap_to_accent,
+    accent,
+    local_peaks,
+    moving_average,
+    strongest_apart,
+    window_means,
 )
 from timingbench.detectors.evidence_events import evidence_candidates, judges
 from timingbench.gates import (
+    IdentityParams,
     absence_after,
     absence_before,
     level_change,
@@ -56,23 +57,18 @@ from timingbench.gates import (
     semantic_family,
     semantic_family_exit,
 )
+from timingbench.params.detectors import StemParams
+from timingbench.verdicts import EXEMPT, Candidate, EventContext
 
 #: Separated stem that carries each stem-isolable family.
 STEM_OF_FAMILY = {"bass": "bass", "guitar": "guitar", "piano": "piano", "vocals": "vocals"}
-#: Config section of the detector (and prefix of its gate constants).
-SECTION = "stem"
 
 F64 = npt.NDArray[np.float64]
 
 
 def smoothed_db(env_db: npt.ArrayLike, frames: int) -> F64:
     """Centred moving average of a dB envelope over ``frames`` frames (edges held)."""
-    x = np.asarray(env_db, dtype=np.float64)
-    if frames <= 1 or x.size == 0:
-        return x
-    k = np.ones(frames) / frames
-    padded = np.pad(x, (frames // 2, frames - 1 - frames // 2), mode="edge")
-    return np.convolve(padded, k, mode="valid")
+    return moving_average(env_db, frames, edges="hold")
 
 
 def level_step(env_db: npt.ArrayLike, *, before: int, after: int, gap: int = 0) -> F64:
@@ -96,43 +92,43 @@ def level_step(env_db: npt.ArrayLike, *, before: int, after: int, gap: int = 0) 
     step : np.ndarray of float64, shape (n,)
     """
     x = np.asarray(env_db, dtype=np.float64)
-    n = x.size
-    if n == 0:
+    if x.size == 0:
         return np.zeros(0)
-    before, after, gap = max(int(before), 1), max(int(after), 1), max(int(gap), 0)
-    pad = before + after + 2 * gap
-    c = np.concatenate(([0.0], np.cumsum(np.pad(x, (pad, pad), mode="edge"))))
-    idx = np.arange(n) + pad
-    mean_a = (c[idx + gap + after] - c[idx + gap]) / after
-    mean_b = (c[idx - gap] - c[idx - gap - before]) / before
-    return np.asarray(mean_a - mean_b, dtype=np.float64)
+    pre, post = window_means(x, before=max(int(before), 1), after=max(int(after), 1), gap=max(int(gap), 0),
+                             edges="hold")
+    return np.asarray(post - pre, dtype=np.float64)
 
 
 def _local_extrema(step: F64, lo: int, hi: int, *, min_value: float, separation: int) -> list[int]:
     """Frames in ``[lo, hi)`` where ``step`` peaks at ``>= min_value``, strongest first kept.
 
-    A peak suppresses every weaker peak within ``separation`` frames of it.
+    The curve's first and last frames are never peaks; a peak suppresses every weaker
+    peak within ``separation`` frames of it.
     """
-    lo, hi = max(lo, 1), min(hi, step.size - 1)
-    if hi <= lo:
-        return []
-    seg = step[lo - 1 : hi + 1]
-    mid = seg[1:-1]
-    is_peak = (mid >= seg[:-2]) & (mid > seg[2:]) & (mid >= min_value)
-    order = sorted((int(i) + lo for i in np.flatnonzero(is_peak)), key=lambda f: -step[f])
-    kept: list[int] = []
-    for f in order:
-        if all(abs(f - k) > separation for k in kept):
-            kept.append(f)
-    return sorted(kept)
+    peaks = local_peaks(step, max(lo, 1), min(hi, step.size - 1), edges="neighbours", strict_right=True,
+                        min_value=min_value)
+    return strongest_apart(step, peaks, separation=separation + 1)
 
 
-def _need(config: Config, key: str) -> Any:
-    return config.value(f"{SECTION}.{key}")
+def _step_curves(bank: Any, stem: Any, grid: Grid, params: StemParams) -> tuple[F64, F64]:
+    """The stem's smoothed envelope and level-step curve (memoised per bank, stem and the constants they read)."""
+    gap = grid.frames(params.step_gap_s) if params.step_gap_s else 0
+    before, after = grid.frames(params.step_before_s), grid.frames(params.step_after_s)
+    smooth = grid.frames(params.smooth_s)
+
+    def compute() -> tuple[F64, F64]:
+        env = smoothed_db(stem.envelope_db, smooth)
+        return env, level_step(env, before=before, after=after, gap=gap)
+
+    memo = getattr(bank, "memo", None)
+    if memo is None:
+        return compute()
+    return memo(("stem-step", stem.name, getattr(stem, "backend", None), smooth, before, after, gap),  # type: ignore[no-any-return]
+                compute)
 
 
 def detect_stem(
-    bank: Any, ctx: EventContext, config: Config, *, family_evidence: Any = None
+    bank: Any, ctx: EventContext, params: StemParams, *, identity: IdentityParams, family_evidence: Any = None
 ) -> list[Candidate]:
     """Candidates for an entrance or exit of a stem-isolable instrument.
 
@@ -142,17 +138,18 @@ def detect_stem(
         The clip's feature bank.
     ctx : EventContext
         The instructed event and its search window (seconds).
-    config : Config
-        Reads the ``stem`` section (detector and gate constants) and, through the
-        semantic gate, the ``semantic`` section.
+    params : StemParams
+        The ``stem`` section (detector and gate constants).
+    identity : IdentityParams
+        Constants of the semantic family gate and of the trained evidence.
     family_evidence : FamilyEvidence, optional
         Identity evidence, consulted for entrances when the stem is coarse.
 
     Returns
     -------
     candidates : list of Candidate
-        Empty when the stem shows no level step inside the window (or the step
-        constants are disabled): the detector never guesses.
+        Empty when the stem shows no level step inside the window (or ``step_min_db``
+        is switched off): the detector never guesses.
     """
     name = STEM_OF_FAMILY[ctx.family]
     if name not in bank.stems_available():
@@ -162,69 +159,72 @@ def detect_stem(
     stem = bank.stem(name)
     coarse = name == "other" or getattr(stem, "backend", "dsp") != "demucs"
     if coarse and judges(family_evidence, ctx.family):
-        return evidence_candidates(bank, ctx, config, family_evidence, prefix=SECTION)
+        return evidence_candidates(bank, ctx, family_evidence, persistence_params=params.persistence,
+                                   identity=identity)
     grid = Grid(sr=bank.sr, hop=bank.hop, n_frames=bank.n_frames)
-    env = smoothed_db(stem.envelope_db, grid.frames(_need(config, "smooth_s") or 0.0))
-    step_before, step_after = _need(config, "step_before_s"), _need(config, "step_after_s")
-    step_min = _need(config, "step_min_db")
-    if step_before is None or step_after is None or step_min is None or env.size == 0:
+    step_min = params.step_min_db
+    env, step = _step_curves(bank, stem, grid, params)
+    if step_min is None or env.size == 0:
         return []
-    gap_s = _need(config, "step_gap_s")
-    gap = grid.frames(gap_s) if gap_s else 0
-    step = level_step(env, before=grid.frames(step_before), after=grid.frames(step_after), gap=gap)
     span = grid.span(ctx.window_lo_s, ctx.window_hi_s)
-    sep = grid.frames(_need(config, "step_separation_s") or 0.0)
+    sep = grid.frames(params.step_separation_s)
     end_s = float(bank.duration_s)
     if ctx.kind == "instrument_entry":
-        peaks = _local_extrema(step, span.start, span.stop, min_value=float(step_min), separation=sep)
-        return [_entry(f, env, step, stem, grid, ctx, config, family_evidence, coarse, end_s) for f in peaks]
-    peaks = _local_extrema(-step, span.start, span.stop, min_value=float(step_min), separation=sep)
+        peaks = _local_extrema(step, span.start, span.stop, min_value=step_min, separation=sep)
+        return [_entry(f, env, step, stem, grid, ctx, params, identity, family_evidence, coarse, end_s)
+                for f in peaks]
+    peaks = _local_extrema(-step, span.start, span.stop, min_value=step_min, separation=sep)
     out = []
     for f in peaks:
-        cand = _exit(f, env, step, grid, config, end_s)
+        cand = _exit(f, env, step, grid, params, end_s)
         if judges(family_evidence, ctx.family):
-            v, e = semantic_family_exit(family_evidence, ctx.family, t_s=cand.time_s, config=config)
-            cand.gates["semantic_family"], cand.evidence["semantic_family"] = v, e
+            cand.apply("semantic_family", semantic_family_exit(family_evidence, ctx.family, t_s=cand.time_s,
+                                                               params=identity))
         if ctx.window_lo_s <= cand.time_s <= ctx.window_hi_s:
             out.append(cand)
     return out
 
 
+def _frames_or_zero(grid: Grid, seconds: float | None) -> int:
+    """Frames of an optional reach: a switched-off reach (None) is 0 s, i.e. one frame."""
+    return grid.frames(0.0 if seconds is None else seconds)
+
+
+def _present(env: F64, ref: float, below_db: float | None) -> npt.NDArray[np.bool_]:
+    """Frames within ``below_db`` of ``ref``; every frame when the bound is switched off."""
+    return env >= ref - (below_db if below_db is not None else np.inf)
+
+
 def _entry(
-    f: int, env: F64, step: F64, stem: Any, grid: Grid, ctx: EventContext, config: Config,
-    evidence: Any, coarse: bool, end_s: float,
+    f: int, env: F64, step: F64, stem: Any, grid: Grid, ctx: EventContext, params: StemParams,
+    identity: IdentityParams, evidence: Any, coarse: bool, end_s: float,
 ) -> Candidate:
-    back = grid.frames(_need(config, "snap_back_s") or 0.0)
-    fwd = grid.frames(_need(config, "snap_forward_s") or 0.0)
-    rel = _need(config, "accent_rel_height") or 0.0
-    snapped = snap_to_accent(np.asarray(stem.onset), f - back, f + fwd + 1, rel_height=rel)
+    back = _frames_or_zero(grid, params.snap_back_s)
+    fwd = _frames_or_zero(grid, params.snap_forward_s)
+    rel = 0.0 if params.accent_rel_height is None else params.accent_rel_height
+    snapped = accent(np.asarray(stem.onset), f - back, f + fwd + 1, rel_height=rel, edges="open")
     t = grid.time(f if snapped is None else snapped)
-    after = env[grid.span(t, t + float(_need(config, "step_after_s")))]
+    after = env[grid.span(t, t + params.step_after_s)]
     ref = float(np.median(after)) if after.size else float(env[f])
     cand = Candidate(t, evidence={"step_s": round(grid.time(f), 4), "step_db": round(float(step[f]), 2),
                                   "stem": stem.name, "coarse": coarse, "ref_db": round(ref, 2)})
-    below = _need(config, "present_below_ref_db")
-    present = env >= ref - (below if below is not None else np.inf)
-    for gate, (v, e) in (
-        ("level_change", level_change(env, grid, t_s=t, rising=True, config=config, prefix=SECTION)),
-        ("absence_before", absence_before(env, grid, t_s=t, ref_db=ref, config=config, prefix=SECTION)),
-        ("persistence", persistence(present, grid, t_s=t, clip_end_s=end_s, want_present=True,
-                                    config=config, prefix=SECTION)),
-    ):
-        cand.gates[gate], cand.evidence[gate] = v, e
+    present = _present(env, ref, params.present_below_ref_db)
+    cand.apply("level_change", level_change(env, grid, t_s=t, rising=True, params=params.level))
+    cand.apply("absence_before", absence_before(env, grid, t_s=t, ref_db=ref, params=params.absence))
+    cand.apply("persistence", persistence(present, grid, t_s=t, clip_end_s=end_s, want_present=True,
+                                          params=params.persistence))
     if coarse or judges(evidence, ctx.family):
-        v, e = semantic_family(evidence, ctx.family, t_s=t, config=config)
+        cand.apply("semantic_family", semantic_family(evidence, ctx.family, t_s=t, params=identity))
     else:
-        v, e = EXEMPT, {"reason": "stem_identity"}
-    cand.gates["semantic_family"], cand.evidence["semantic_family"] = v, e
+        cand.apply("semantic_family", (EXEMPT, {"reason": "stem_identity"}))
     return cand
 
 
-def _exit(f: int, env: F64, step: F64, grid: Grid, config: Config, end_s: float) -> Candidate:
-    before = env[grid.span(grid.time(f) - float(_need(config, "step_before_s")), grid.time(f))]
+def _exit(f: int, env: F64, step: F64, grid: Grid, params: StemParams, end_s: float) -> Candidate:
+    before = env[grid.span(grid.time(f) - params.step_before_s, grid.time(f))]
     ref = float(np.median(before)) if before.size else float(env[f])
-    drop = _need(config, "exit_drop_db")
-    reach = grid.frames(_need(config, "exit_search_s") or 0.0)
+    drop = params.exit_drop_db
+    reach = _frames_or_zero(grid, params.exit_search_s)
     frame = f
     if drop is not None:
         lo = max(f - reach, 0)
@@ -234,14 +234,10 @@ def _exit(f: int, env: F64, step: F64, grid: Grid, config: Config, end_s: float)
     t = grid.time(frame)
     cand = Candidate(t, evidence={"step_s": round(grid.time(f), 4), "step_db": round(float(step[f]), 2),
                                   "ref_db": round(ref, 2)})
-    below = _need(config, "present_below_ref_db")
-    present = env >= ref - (below if below is not None else np.inf)
-    for gate, (v, e) in (
-        ("level_change", level_change(env, grid, t_s=t, rising=False, config=config, prefix=SECTION)),
-        ("absence_after", absence_after(env, grid, t_s=t, ref_db=ref, clip_end_s=end_s, config=config,
-                                        prefix=SECTION)),
-        ("persistence", persistence(present, grid, t_s=t, clip_end_s=end_s, want_present=False,
-                                    config=config, prefix=SECTION)),
-    ):
-        cand.gates[gate], cand.evidence[gate] = v, e
+    present = _present(env, ref, params.present_below_ref_db)
+    cand.apply("level_change", level_change(env, grid, t_s=t, rising=False, params=params.level))
+    cand.apply("absence_after", absence_after(env, grid, t_s=t, ref_db=ref, clip_end_s=end_s,
+                                              params=params.absence))
+    cand.apply("persistence", persistence(present, grid, t_s=t, clip_end_s=end_s, want_present=False,
+                                          params=params.persistence))
     return cand

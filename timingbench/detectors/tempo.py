@@ -38,6 +38,8 @@ from timingbench.audio import level_normalised
 from timingbench.config import Config
 from timingbench.convert import frames_to_time
 from timingbench.errors import ConfigError, ParameterError
+from timingbench.params.analysis import AudioParams
+from timingbench.params.detectors import TempoParams, params_of
 
 #: Sample rate in Hz the madmom beat networks' spectrogram front end is built for.
 MADMOM_SR = 44100
@@ -95,24 +97,17 @@ class _TrackerParams:
     intra_op_num_threads: int
 
 
-def _require(config: Config, key: str) -> Any:
-    value = config.value(key)
-    if value is None:
-        raise ConfigError(f"constant {key!r} cannot be disabled: the beat tracker needs it")
-    return value
-
-
 def _tracker_params(config: Config) -> _TrackerParams:
     params = _TrackerParams(
-        fps=int(_require(config, "tempo.beat_fps")),
-        min_bpm=float(_require(config, "tempo.min_bpm")),
-        max_bpm=float(_require(config, "tempo.max_bpm")),
-        transition_lambda=float(_require(config, "tempo.dbn_transition_lambda")),
-        observation_lambda=int(_require(config, "tempo.dbn_observation_lambda")),
-        correct=bool(_require(config, "tempo.dbn_correct")),
-        refine=str(_require(config, "tempo.beat_refine")),
-        num_threads=int(_require(config, "tempo.num_threads")),
-        intra_op_num_threads=int(_require(config, "tempo.intra_op_num_threads")),
+        fps=int(params_of(config, TempoParams).beat_fps),
+        min_bpm=float(params_of(config, TempoParams).min_bpm),
+        max_bpm=float(params_of(config, TempoParams).max_bpm),
+        transition_lambda=float(params_of(config, TempoParams).dbn_transition_lambda),
+        observation_lambda=int(params_of(config, TempoParams).dbn_observation_lambda),
+        correct=bool(params_of(config, TempoParams).dbn_correct),
+        refine=str(params_of(config, TempoParams).beat_refine),
+        num_threads=int(params_of(config, TempoParams).num_threads),
+        intra_op_num_threads=int(params_of(config, TempoParams).intra_op_num_threads),
     )
     if not 0 < params.min_bpm < params.max_bpm:
         raise ConfigError(
@@ -225,7 +220,9 @@ def beat_times(
     if sr != MADMOM_SR:
         x = soxr.resample(x, sr, MADMOM_SR, quality="VHQ").astype(np.float32)
     # madmom's log spectrogram is not gain-invariant: feed it the clip at a fixed loud level
-    x = level_normalised(x, sr=MADMOM_SR, loud_dbfs=float(_require(config, "tempo.input_loud_level_dbfs")))
+    x = level_normalised(x, sr=MADMOM_SR, loud_dbfs=params_of(config, TempoParams).input_loud_level_dbfs,
+                         frame_s=params_of(config, AudioParams).level_frame_s,
+                         percentile=params_of(config, AudioParams).level_percentile)
     rnn = _rnn_processor(params.fps, params.num_threads, params.intra_op_num_threads)
     dbn = _dbn_processor(
         params.fps,
@@ -414,12 +411,12 @@ def beat_stability(
         If beats are malformed or the activation has a different length.
     """
     b = np.asarray(beats_s, dtype=np.float64)
-    trim = tuple(float(v) for v in _require(config, "tempo.ibi_trim_pct"))
+    trim = tuple(float(v) for v in params_of(config, TempoParams).ibi_trim_pct)
     ibi_kept = trimmed_intervals(b, trim_pct=(trim[0], trim[1]))
     n = int(b.size)
-    min_beats = int(_require(config, "tempo.min_beats"))
+    min_beats = int(params_of(config, TempoParams).min_beats)
     act_med: float | None = None
-    min_act = config.value("tempo.min_beat_activation")
+    min_act = params_of(config, TempoParams).min_beat_activation
     n_heard = n
     if beat_activation is not None:
         act = np.asarray(beat_activation, dtype=np.float64)
@@ -439,8 +436,8 @@ def beat_stability(
         ibi = np.diff(b)
         span_s = float(b[-1] - b[0])
         med = float(np.median(ibi))
-        slack = float(_require(config, "tempo.steady_ibi_tol_pct")) / 100.0 * med
-        slack += 1.0 / float(_require(config, "tempo.beat_fps"))
+        slack = float(params_of(config, TempoParams).steady_ibi_tol_pct) / 100.0 * med
+        slack += 1.0 / float(params_of(config, TempoParams).beat_fps)
         run_s = _longest_run_s(ibi, np.abs(ibi - med) <= slack)
     fraction = run_s / span_s if span_s > 0 else 0.0
     because: list[str] = []
@@ -449,10 +446,10 @@ def beat_stability(
     if min_act is not None and act_med is not None and act_med < float(min_act):
         because.append(f"beat activation {act_med:.3f} < tempo.min_beat_activation={min_act}")
     has_pulse = not because
-    max_cv = config.value("tempo.max_ibi_cv")
+    max_cv = params_of(config, TempoParams).max_ibi_cv
     if max_cv is not None and (ibi_cv is None or ibi_cv > float(max_cv)):
         because.append(f"ibi_cv {_fmt(ibi_cv)} > tempo.max_ibi_cv={max_cv}")
-    min_frac = config.value("tempo.min_steady_run_fraction")
+    min_frac = params_of(config, TempoParams).min_steady_run_fraction
     if min_frac is not None and fraction < float(min_frac):
         because.append(
             f"steady run {fraction:.2f} of the beat span < tempo.min_steady_run_fraction={min_frac}"
@@ -524,12 +521,12 @@ def estimate_tempo(samples: np.ndarray, *, sr: int, config: Config) -> TempoEsti
         "steady": False,
         "unsteady_because": [],
     }
-    silent_db = float(_require(config, "audio.silent_peak_dbfs"))
+    silent_db = float(params_of(config, AudioParams).silent_peak_dbfs)
     peak = float(np.max(np.abs(x))) if x.size else 0.0
     if peak <= 10.0 ** (silent_db / 20.0):
         return TempoEstimate(None, empty, REASON_SILENT, no_beats)
-    min_beats = int(_require(config, "tempo.min_beats"))
-    max_bpm = float(_require(config, "tempo.max_bpm"))
+    min_beats = int(params_of(config, TempoParams).min_beats)
+    max_bpm = float(params_of(config, TempoParams).max_bpm)
     min_len_s = (min_beats - 1) * 60.0 / max_bpm
     if x.size / float(sr) < min_len_s:
         reason = (
@@ -546,7 +543,7 @@ def estimate_tempo(samples: np.ndarray, *, sr: int, config: Config) -> TempoEsti
     if not stability["has_pulse"]:
         reason = f"{REASON_NO_PULSE}: " + "; ".join(stability["unsteady_because"])
         return TempoEstimate(None, beats, reason, stability)
-    trim = tuple(float(v) for v in _require(config, "tempo.ibi_trim_pct"))
+    trim = tuple(float(v) for v in params_of(config, TempoParams).ibi_trim_pct)
     bpm = tempo_from_beats(beats, trim_pct=(trim[0], trim[1]))
     if bpm is None:
         return TempoEstimate(None, beats, REASON_TOO_FEW_BEATS, stability)
@@ -668,9 +665,9 @@ def score_tempo(
         raise ParameterError(
             f"tolerance_pct must be a finite percentage >= 0, got {tolerance_pct!r}"
         )
-    ladder = [float(p) for p in _require(config, "tempo.ladder_pct")]
-    factors = [float(f) for f in _require(config, "tempo.octave_factors")]
-    decimals = int(_require(config, "tempo.compare_decimals"))
+    ladder = [float(p) for p in params_of(config, TempoParams).ladder_pct]
+    factors = [float(f) for f in params_of(config, TempoParams).octave_factors]
+    decimals = int(params_of(config, TempoParams).compare_decimals)
     stability = {k: v for k, v in estimate.beat_stability.items()}
     est = estimate.estimate_bpm
     if est is None:

@@ -18,27 +18,28 @@ Every candidate keeps the time it was refined to; no gate moves it.
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Callable
+from dataclasses import dataclass
+from functools import partial
+from typing import Any, TypeVar
 
 import numpy as np
 import numpy.typing as npt
 
-from timingbench.config import Config
-from timingbench.detectors.base import EXEMPT, FAIL, PASS, Candidate, EventContext, Grid
+from timingbench.curves import Grid, accent, local_peaks, window_means
 from timingbench.errors import ParameterError
-from timingbench.gates import semantic_family, semantic_family_exit
+from timingbench.gates import IdentityParams, semantic_family, semantic_family_exit
+from timingbench.params.detectors import TonalParams
+from timingbench.verdicts import EXEMPT, FAIL, PASS, Candidate, EventContext
 
 F64 = npt.NDArray[np.float64]
+_T = TypeVar("_T")
 
 
 def _novelty_peaks(nov: F64, lo: int, hi: int, thresh: float) -> list[int]:
-    lo, hi = max(lo, 1), min(hi, len(nov) - 1)
-    if hi <= lo:
-        return []
-    seg = nov[lo - 1 : hi + 1]
-    mid = seg[1:-1]
-    idx = np.flatnonzero((mid > seg[:-2]) & (mid >= seg[2:]) & (mid >= thresh))
-    return [int(i) + lo for i in idx]
+    """Novelty peaks in ``[lo, hi)`` reaching ``thresh`` (never the curve's first or last frame)."""
+    return [int(f) for f in local_peaks(nov, max(lo, 1), min(hi, len(nov) - 1), edges="neighbours",
+                                        strict_left=True, min_value=thresh)]
 
 
 def register_levels(logmel: npt.NDArray[np.floating[Any]], *, width: int) -> F64:
@@ -103,34 +104,19 @@ def _step_frame(lv: F64, lo: int, hi: int, half: int, *, rising: bool) -> int | 
     lo, hi = max(lo, half), min(hi, lv.size - half)
     if hi <= lo:
         return None
-    c = np.cumsum(np.concatenate(([0.0], lv)))
     f = np.arange(lo, hi)
-    after = (c[f + half] - c[f]) / half
-    before = (c[f] - c[f - half]) / half
+    before, after = window_means(np.asarray(lv, dtype=np.float64), before=half, after=half, edges="nan", at=f)
     step = after - before if rising else before - after
     return int(f[int(np.argmax(step))])
 
 
 def _snap_onset(onset: F64, lo: int, hi: int, rel: float) -> int | None:
     """Earliest local peak in ``[lo, hi)`` reaching ``rel`` of the span's maximum."""
-    lo, hi = max(lo, 1), min(hi, onset.size - 1)
-    if hi <= lo:
-        return None
-    seg = onset[lo - 1 : hi + 1]
-    mid = seg[1:-1]
-    top = float(mid.max())
-    if top <= 0:
-        return None
-    idx = np.flatnonzero((mid >= seg[:-2]) & (mid >= seg[2:]) & (mid >= rel * top))
-    return int(idx[0]) + lo if idx.size else None
-
-
-def _need(config: Config, key: str) -> Any:
-    return config.value(f"tonal.{key}")
+    return accent(onset, max(lo, 1), min(hi, onset.size - 1), rel_height=rel, edges="neighbours")
 
 
 def detect_tonal(
-    bank: Any, ctx: EventContext, config: Config, *, family_evidence: Any = None
+    bank: Any, ctx: EventContext, params: TonalParams, *, identity: IdentityParams, family_evidence: Any = None
 ) -> list[Candidate]:
     """Candidates for an entrance or exit of a tonal layer.
 
@@ -140,8 +126,10 @@ def detect_tonal(
         The clip's feature bank (novelty, log-mel, harmonic onset).
     ctx : EventContext
         The instructed event and its search window.
-    config : Config
-        Reads the ``tonal`` section (and the semantic gate's section).
+    params : TonalParams
+        The ``tonal`` section.
+    identity : IdentityParams
+        Constants of the semantic family gate.
     family_evidence : FamilyEvidence, optional
         Windowed family evidence; None -> the semantic gate is ``exempt``.
 
@@ -156,46 +144,102 @@ def detect_tonal(
     if not nov.size or float(nov.max()) <= 0:
         return []
     rising = ctx.kind == "instrument_entry"
-    width = int(_need(config, "register_width_bands"))
-    source = str(_need(config, "register_source"))
+    width = params.register_width_bands
+    source = params.register_source
     levels = bank.derived(f"tonal:registers:{source}:w={width}",
                           lambda b: register_levels(_register_source(b, source), width=width))
     onset_h = np.asarray(bank.onset_harmonic, dtype=np.float64)
 
-    rel = _need(config, "novelty_peak_rel") or 0.0
+    rel = 0.0 if params.novelty_peak_rel is None else params.novelty_peak_rel
     span = grid.span(ctx.window_lo_s, ctx.window_hi_s)
     peaks = _novelty_peaks(nov, span.start, span.stop, rel)
-    win = grid.frames(float(_need(config, "rise_window_s")))
-    guard = grid.frames(float(_need(config, "guard_s")))
-    snap = grid.frames(_need(config, "snap_s") or 0.0)
-    step_half = grid.frames(float(_need(config, "step_window_s")))
-    back = grid.frames(_need(config, "onset_back_s") or 0.0)
-    onset_rel = _need(config, "onset_rel_height")
+    win = grid.frames(params.rise_window_s)
+    guard = grid.frames(params.guard_s)
+    snap = grid.frames(0.0 if params.snap_s is None else params.snap_s)
+    step_half = grid.frames(params.step_window_s)
+    back = grid.frames(0.0 if params.onset_back_s is None else params.onset_back_s)
+    onset_rel = params.onset_rel_height
 
-    out: list[Candidate] = []
+    clip_end_s = float(bank.duration_s)
+    window = _memo(bank, ("tonal-window", span.start, span.stop, rel, source, width, rising, win, guard, snap,
+                          step_half, back, onset_rel, params.whole_percentile, params.whole_min_span_s,
+                          params.absence_after_s, params.absent_after_percentile, clip_end_s),
+                   partial(_measured_peaks, bank, levels, onset_h, peaks, grid=grid, win=win, guard=guard,
+                           snap=snap, step_half=step_half, back=back, onset_rel=onset_rel, rising=rising,
+                           params=params, clip_end_s=clip_end_s))
+    return [_gated(m, p, grid=grid, rising=rising, nov=nov, ctx=ctx, params=params, identity=identity,
+                   family_evidence=family_evidence) for p, m in window]
+
+
+def _measured_peaks(
+    bank: Any, levels: F64, onset_h: F64, peaks: list[int], *, grid: Grid, win: int, guard: int, snap: int,
+    step_half: int, back: int, onset_rel: float | None, rising: bool, params: TonalParams, clip_end_s: float,
+) -> list[tuple[int, _PeakMeasure]]:
+    """Every novelty peak of a window with its refined frame and gate statistics (one per distinct frame).
+
+    Each step is memoised per bank under what it reads: no threshold is part of any key,
+    so re-scoring with another threshold (the sweep) reuses every measurement.
+    """
+    source, width = params.register_source, params.register_width_bands
+    out: list[tuple[int, _PeakMeasure]] = []
     seen: set[int] = set()
     for p in peaks:
-        reg = _changed_register(levels, p, grid=grid, win=win, guard=guard, rising=rising,
-                                config=config, clip_end_s=float(bank.duration_s))
+        reg = _memo(bank, ("tonal-register", p, source, width, rising, win, guard, params.whole_percentile,
+                           params.absence_after_s, params.absent_after_percentile, clip_end_s),
+                    partial(_changed_register, levels, p, grid=grid, win=win, guard=guard, rising=rising,
+                            params=params, clip_end_s=clip_end_s))
         if reg is None:
             continue
-        f = _step_frame(levels[reg], p - snap, p + snap + 1, step_half, rising=rising)
+        f = _memo(bank, ("tonal-step", source, width, reg, p, snap, step_half, rising),
+                  partial(_step_frame, levels[reg], p - snap, p + snap + 1, step_half, rising=rising))
         if f is None:
             continue
         if rising and back > 0 and onset_rel is not None:
-            s = _snap_onset(onset_h, f - back, f + guard + 1, float(onset_rel))
+            s = _memo(bank, ("tonal-snap", f, back, guard, onset_rel),
+                      partial(_snap_onset, onset_h, f - back, f + guard + 1, onset_rel))
             f = s if s is not None else f
         if f in seen:
             continue
         seen.add(f)
-        out.append(_gated(levels, f, p, reg, grid=grid, win=win, guard=guard, rising=rising,
-                          nov=nov, ctx=ctx, config=config, family_evidence=family_evidence,
-                          clip_end_s=float(bank.duration_s)))
+        out.append((p, _memo(bank, ("tonal-stats", source, width, reg, f, rising, win, guard, params.whole_percentile,
+                                    params.whole_min_span_s, params.absence_after_s,
+                                    params.absent_after_percentile, clip_end_s),
+                             partial(_measure, levels, f, reg, grid=grid, win=win, guard=guard, rising=rising,
+                                     params=params, clip_end_s=clip_end_s))))
     return out
 
 
+@dataclass(frozen=True)
+class _PeakMeasure:
+    """What a novelty peak's candidate rests on, before any threshold is applied."""
+
+    frame: int
+    register: int
+    change_db: float | None
+    whole_rise_db: float | None
+    after_drop_db: float | None
+
+
+def _memo(bank: Any, key: tuple[Any, ...], fn: Callable[[], _T]) -> _T:
+    memo = getattr(bank, "memo", None)
+    return fn() if memo is None else memo(key, fn)  # type: ignore[no-any-return]
+
+
+def _measure(levels: F64, f: int, reg: int, *, grid: Grid, win: int, guard: int, rising: bool,
+             params: TonalParams, clip_end_s: float) -> _PeakMeasure:
+    """The gate statistics of a candidate at frame ``f`` in register ``reg``, before any threshold."""
+    lv = levels[reg]
+    before = lv[max(f - guard - win, 0) : max(f - guard, 0)]
+    after = lv[f + guard : f + guard + win]
+    change = float(after.mean() - before.mean()) if before.size and after.size else None
+    if rising:
+        return _PeakMeasure(f, reg, change, _whole_rise(lv, f, after, grid=grid, guard=guard, params=params), None)
+    return _PeakMeasure(f, reg, change, None, _after_drop(lv, f, before, grid=grid, guard=guard,
+                                                          clip_end_s=clip_end_s, params=params))
+
+
 def _changed_register(levels: F64, p: int, *, grid: Grid, win: int, guard: int, rising: bool,
-                      config: Config, clip_end_s: float) -> int | None:
+                      params: TonalParams, clip_end_s: float) -> int | None:
     """The register that both steps across frame ``p`` and is new to the clip there.
 
     For an entrance: the smaller of the local rise (1 s either side) and the rise over the
@@ -208,35 +252,31 @@ def _changed_register(levels: F64, p: int, *, grid: Grid, win: int, guard: int, 
     if b0 is None or a0 is None:
         return None
     if rising:
-        pct = _need(config, "whole_percentile")
+        pct = params.whole_percentile
         whole = levels[:, : max(p - guard, 0)]
         score = a0 - b0
-        if pct is not None and whole.shape[1]:
+        if whole.shape[1]:
             score = np.minimum(score, a0 - np.percentile(whole, pct, axis=1))
     else:
-        w, pct = _need(config, "absence_after_s"), _need(config, "absent_after_percentile")
+        w, pct = params.absence_after_s, params.absent_after_percentile
         score = b0 - a0
-        if w is not None and pct is not None:
-            t = grid.time(p + guard)
-            seg = levels[:, grid.span(t, min(t + float(w), clip_end_s))]
-            if seg.shape[1]:
-                score = np.minimum(score, b0 - np.percentile(seg, pct, axis=1))
+        t = grid.time(p + guard)
+        seg = levels[:, grid.span(t, min(t + w, clip_end_s))]
+        if seg.shape[1]:
+            score = np.minimum(score, b0 - np.percentile(seg, pct, axis=1))
     return int(np.argmax(score))
 
 
 def _gated(
-    levels: F64, f: int, p: int, reg: int, *, grid: Grid, win: int, guard: int, rising: bool,
-    nov: F64, ctx: EventContext, config: Config, family_evidence: Any, clip_end_s: float,
+    m: _PeakMeasure, p: int, *, grid: Grid, rising: bool, nov: F64, ctx: EventContext, params: TonalParams,
+    identity: IdentityParams, family_evidence: Any,
 ) -> Candidate:
-    t = grid.time(f)
+    t = grid.time(m.frame)
     cand = Candidate(t, evidence={"novelty": round(float(nov[p]), 3), "novelty_s": round(grid.time(p), 4),
-                                  "register": reg})
-    lv = levels[reg]
-    before = lv[max(f - guard - win, 0) : max(f - guard, 0)]
-    after = lv[f + guard : f + guard + win]
-    change = float(after.mean() - before.mean()) if before.size and after.size else None
-    cand.evidence["register_change_db"] = None if change is None else round(change, 2)
-    min_change = _need(config, "min_rise_db" if rising else "min_fall_db")
+                                  "register": m.register})
+    change = m.change_db
+    cand.evidence["tonal_change"] = {"register_change_db": None if change is None else round(change, 2)}
+    min_change = params.min_rise_db if rising else params.min_fall_db
     if min_change is None:
         cand.gates["tonal_change"] = EXEMPT
     elif change is None:
@@ -246,54 +286,53 @@ def _gated(
         cand.gates["tonal_change"] = PASS if ok else FAIL
 
     if rising:
-        cand.gates["register_absent_before"] = _absent_before(lv, f, after, grid=grid, guard=guard,
-                                                              config=config, evidence=cand.evidence)
-        v, e = semantic_family(family_evidence, ctx.family, t_s=t, config=config)
+        cand.gates["register_absent_before"] = _judge(m.whole_rise_db, params.whole_rise_db,
+                                                      "register_absent_before", "whole_rise_db", cand.evidence)
+        v, e = semantic_family(family_evidence, ctx.family, t_s=t, params=identity)
     else:
-        cand.gates["register_absent_after"] = _absent_after(lv, f, before, grid=grid, guard=guard,
-                                                            clip_end_s=clip_end_s, config=config,
-                                                            evidence=cand.evidence)
+        cand.gates["register_absent_after"] = _judge(m.after_drop_db, params.absent_after_db,
+                                                     "register_absent_after", "after_drop_db", cand.evidence)
         if getattr(family_evidence, "backend", None) == "trained":
-            v, e = semantic_family_exit(family_evidence, ctx.family, t_s=t, config=config)
+            v, e = semantic_family_exit(family_evidence, ctx.family, t_s=t, params=identity)
         else:
             v, e = EXEMPT, {"reason": "exit_identity_not_checked"}
     cand.gates["semantic_family"], cand.evidence["semantic_family"] = v, e
     return cand
 
 
-def _absent_before(lv: F64, f: int, after: F64, *, grid: Grid, guard: int, config: Config,
-                   evidence: dict[str, Any]) -> str:
-    """The register after the entrance stands above its level over the whole clip before."""
-    need = _need(config, "whole_rise_db")
-    pct = _need(config, "whole_percentile")
-    if need is None or pct is None:
+def _judge(stat: float | None, need: float | None, gate: str, name: str, evidence: dict[str, Any]) -> str:
+    """``stat >= need``; ``exempt`` (and no statistic recorded) when ``need`` is switched off, ``fail`` without a statistic."""
+    if need is None:
         return EXEMPT
+    if stat is None:
+        evidence[gate] = {name: None}
+        return FAIL
+    evidence[gate] = {name: round(stat, 2)}
+    return PASS if stat >= need else FAIL
+
+
+def _whole_rise(lv: F64, f: int, after: F64, *, grid: Grid, guard: int, params: TonalParams) -> float | None:
+    """How far the register after the entrance stands above its level over the whole clip before (dB).
+
+    None when the span before is shorter than ``tonal.whole_min_span_s`` or nothing follows.
+    """
     whole = lv[: max(f - guard, 0)]
-    min_span = _need(config, "whole_min_span_s") or 0.0
-    if whole.size < grid.frames(float(min_span)) or not after.size:
-        evidence["whole_rise_db"] = None
-        return FAIL
-    rise = float(after.mean() - np.percentile(whole, pct))
-    evidence["whole_rise_db"] = round(rise, 2)
-    return PASS if rise >= need else FAIL
+    if whole.size < grid.frames(params.whole_min_span_s) or not after.size:
+        return None
+    return float(after.mean() - np.percentile(whole, params.whole_percentile))
 
 
-def _absent_after(lv: F64, f: int, before: F64, *, grid: Grid, guard: int, clip_end_s: float,
-                  config: Config, evidence: dict[str, Any]) -> str:
-    """The register stays under its level before the exit for the whole window after it."""
-    w = _need(config, "absence_after_s")
-    need = _need(config, "absent_after_db")
-    pct = _need(config, "absent_after_percentile")
-    if w is None or need is None or pct is None:
-        return EXEMPT
+def _after_drop(lv: F64, f: int, before: F64, *, grid: Grid, guard: int, clip_end_s: float,
+                params: TonalParams) -> float | None:
+    """How far the register stays under its level before the exit over the window after it (dB).
+
+    None when the window runs past the end of the audio or a side is empty.
+    """
+    w = params.absence_after_s
     t = grid.time(f + guard)
-    if t + float(w) > clip_end_s:
-        evidence["after_drop_db"] = None
-        return FAIL
-    seg = lv[grid.span(t, t + float(w))]
+    if t + w > clip_end_s:
+        return None
+    seg = lv[grid.span(t, t + w)]
     if not seg.size or not before.size:
-        evidence["after_drop_db"] = None
-        return FAIL
-    drop = float(before.mean() - np.percentile(seg, pct))
-    evidence["after_drop_db"] = round(drop, 2)
-    return PASS if drop >= need else FAIL
+        return None
+    return float(before.mean() - np.percentile(seg, params.absent_after_percentile))

@@ -17,14 +17,18 @@ gate it only vetoes: it never moves or creates a detection.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import numpy.typing as npt
 
-from timingbench.config import Config
+from timingbench.params.analysis import EvidenceParams
+from timingbench.params.detectors import params_of
+from timingbench.verdicts import EXEMPT, FAIL, PASS, GateOutcome
 
-PASS, FAIL, EXEMPT = "pass", "fail", "exempt"
+if TYPE_CHECKING:
+    from timingbench.config import Config
+
 F64 = npt.NDArray[np.float64]
 
 
@@ -47,28 +51,35 @@ def change_near(curve: F64, times: F64, t_s: float, reach_s: float) -> float | N
     return float(np.max(curve[near])) if near.any() else None
 
 
-def gate_statistics(presence: F64, changes: F64, times: F64, t_s: float, *, config: Config,
+def gate_statistics(presence: F64, changes: F64, times: F64, t_s: float, *, params: EvidenceParams,
                     kind: str) -> tuple[float | None, float | None, float | None]:
     """What the gate reads at ``t_s``: ``(change, before, after)`` (module docstring; None when absent).
 
     ``changes`` is the "entered" curve for ``kind='entry'``, the "left" curve for exits.
     """
-    sec = config.section("evidence")
-    ch = change_near(changes, times, t_s, float(sec["gate_reach_s"]))
-    b, a = side_levels(presence, times, t_s, context_s=float(sec["context_s"]), guard_s=float(sec["guard_s"]),
-                       pct=float(sec["quiet_percentile"]), quiet_side="before" if kind == "entry" else "after")
+    ch = change_near(changes, times, t_s, params.gate_reach_s)
+    b, a = side_levels(presence, times, t_s, context_s=params.context_s, guard_s=params.guard_s,
+                       pct=params.quiet_percentile, quiet_side="before" if kind == "entry" else "after")
     return ch, b, a
 
 
 def gate_score(presence: F64, changes: F64, times: F64, t_s: float, *, config: Config, kind: str) -> float | None:
-    """One number for the gate's decision: ``min(change, 1 - presence on the quiet side)`` (None without context)."""
-    ch, b, a = gate_statistics(presence, changes, times, t_s, config=config, kind=kind)
+    """One number for the gate's decision: ``min(change, 1 - presence on the quiet side)`` (None without context).
+
+    Reads ``config.params.evidence`` (callers outside the scoring core pass the configuration).
+    """
+    ch, b, a = gate_statistics(presence, changes, times, t_s, params=_evidence_params(config), kind=kind)
     if ch is None or b is None or a is None:
         return None
     return min(ch, 1.0 - (b if kind == "entry" else a))
 
 
-def trained_verdict(ev: Any, family: str, *, t_s: float, config: Config, kind: str) -> tuple[str, dict[str, Any]]:
+def _evidence_params(config: Config) -> EvidenceParams:
+    return params_of(config, EvidenceParams)
+
+
+def trained_verdict(ev: Any, family: str, *, t_s: float, params: EvidenceParams,
+                    kind: str) -> tuple[GateOutcome, dict[str, Any]]:
     """The trained evidence's verdict on ``family`` entering (``kind='entry'``) or leaving at ``t_s``.
 
     Returns
@@ -84,27 +95,33 @@ def trained_verdict(ev: Any, family: str, *, t_s: float, config: Config, kind: s
     if family in ev.exempt or family not in ev.curves:
         detail["reason"] = ev.exempt.get(family, "not_in_vocabulary")
         return EXEMPT, detail
-    sec = config.section("evidence")
     changes = ev.entered if kind == "entry" else ev.left
-    ch, b, a = gate_statistics(ev.curves[family], changes[family], ev.times, t_s, config=config, kind=kind)
+
+    def stats() -> tuple[float | None, float | None, float | None]:
+        return gate_statistics(ev.curves[family], changes[family], ev.times, t_s, params=params, kind=kind)
+
+    memo = getattr(ev, "memo", None)
+    ch, b, a = stats() if memo is None else memo(
+        ("gate-statistics", family, kind, t_s, params.gate_reach_s, params.context_s, params.guard_s,
+         params.quiet_percentile), stats)
     if ch is None or b is None or a is None:
         detail["reason"] = "insufficient_context"
         return EXEMPT, detail
     detail.update(change=round(ch, 4), before=round(b, 4), after=round(a, 4))
-    need = sec["entry_min_prob"] if kind == "entry" else sec["exit_min_prob"]
-    if need is not None and ch < float(need):
+    need = params.entry_min_prob if kind == "entry" else params.exit_min_prob
+    if need is not None and ch < need:
         detail["reason"] = "no_change"
         return FAIL, detail
     quiet = b if kind == "entry" else a
-    if sec["quiet_max"] is not None and quiet > float(sec["quiet_max"]):
+    if params.quiet_max is not None and quiet > params.quiet_max:
         detail["reason"] = "not_quiet_before" if kind == "entry" else "not_quiet_after"
         return FAIL, detail
     return PASS, detail
 
 
-def observed_entrant(ev: Any, *, t_s: float, config: Config) -> tuple[str | None, dict[str, float]]:
+def observed_entrant(ev: Any, *, t_s: float, params: EvidenceParams) -> tuple[str | None, dict[str, float]]:
     """The judged family most likely to have entered at ``t_s`` and every family's entry probability."""
-    reach = float(config.value("evidence.gate_reach_s"))
+    reach = params.gate_reach_s
     probs = {f: change_near(ev.entered[f], ev.times, t_s, reach) for f in sorted(ev.curves)}
     have = {f: p for f, p in probs.items() if p is not None}
     if not have:

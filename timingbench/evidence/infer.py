@@ -2,8 +2,8 @@
 
 The network reads the bank's log-mel (no audio is decoded or transformed again), on CPU
 through torch. Its outputs are memoised in the bank (and so in the feature cache) under
-a key holding the digest of the weights file and of the ``evidence`` constants, so a new
-model or recipe never reuses stale curves.
+a key holding the digest of the weights file (the bank's own key covers the log-mel), so
+a new model never reuses stale curves; no hand-bumped version is involved.
 """
 
 from __future__ import annotations
@@ -101,12 +101,12 @@ def run_network(logmel: npt.ArrayLike, *, sr: float, hop: int, weights: Path | N
     return NetOutputs(times=t[keep], presence=pres_p[:, keep], entered=ch_p[:, 0, keep], left=ch_p[:, 1, keep])
 
 
-def bank_outputs(bank: Any, *, version: str, weights: Path | None = None) -> NetOutputs:
+def bank_outputs(bank: Any, *, weights: Path | None = None) -> NetOutputs:
     """:func:`run_network` on ``bank.logmel``, memoised in the bank."""
     path = Path(weights) if weights is not None else WEIGHTS
     if not path.is_file():
         raise ModelUnavailableError(f"{path}: family evidence weights not found (run `timingbench evidence train`)")
-    key = f"evidence:trained:{version}:{weights_digest(path)}"
+    key = f"evidence:trained:{weights_digest(path)}"
     raw = bank.derived(key, lambda b: run_network(b.logmel, sr=b.sr, hop=b.hop, weights=path).__dict__)
     return NetOutputs(**raw)
 

@@ -15,13 +15,14 @@ from typing import Any
 
 from timingbench.config import Config, load_config
 from timingbench.convert import round_time
-from timingbench.detectors.base import Candidate, EventContext
 from timingbench.errors import TimingbenchError
 from timingbench.explain.results import ResultsFolder
 from timingbench.explain.thresholds import GateCheck, gate_checks
+from timingbench.params.detectors import SearchParams, params_of
 from timingbench.prompts import Prompt, load_prompts, match_clips
 from timingbench.runner import ScoreOptions, family_evidence_for
-from timingbench.scoring import EventVerdict, run_detector, score_event, search_window
+from timingbench.scoring import run_detector, score_event, search_window
+from timingbench.verdicts import Candidate, EventContext, EventVerdict
 
 
 @dataclass(frozen=True)
@@ -210,7 +211,7 @@ def explain_event(results: ResultsFolder, clip: str, event_id: str, inputs: Inpu
                     cache_dir=opts.cache_dir)
     evidence, _ = family_evidence_for(bank, prompt, cfg, opts)
     ev = prompt.events[index]
-    lo, hi = search_window(prompt.events, index, config=cfg, analysed_s=float(bank.duration_s))
+    lo, hi = search_window(prompt.events, index, params=params_of(cfg, SearchParams), analysed_s=float(bank.duration_s))
     verdict, _ = score_event(bank, prompt, index, cfg, family_evidence=evidence,
                              disabled_gates=opts.disabled_gates, clip=clip, with_chance=False)
     ctx = EventContext(ev.kind, ev.family, ev.target, ev.time_s, lo, hi)

@@ -7,26 +7,27 @@ the statistic's name, optionally narrowed to a gate, to the direction of the eve
 (``rise``: entrances, starts, energy increases; ``fall``: exits, endings, pauses) and to
 the family-evidence backend. ``{section}`` in a constant name is the detector's own
 configuration section (``percussion``, ``stem``, ``tonal``, ``mix``, ``energy``); a
-constant missing there is looked up in ``gates`` (the shared defaults). Statistics no
-rule names are reported with their value only.
+detector without that constant has no threshold for the statistic. Thresholds are read
+from ``config.params`` (the values the detectors use). Statistics no rule names are
+reported with their value only.
 """
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from timingbench.config import Config
 from timingbench.convert import TIME_DECIMALS
+from timingbench.params.base import Params
 
 #: Configuration section of each detector (``events.jsonl`` ``detector`` field).
 DETECTOR_SECTIONS = {"percussion": "percussion", "stem": "stem", "tonal": "tonal", "mix.start": "mix",
                      "mix.stop": "mix", "energy": "energy"}
 #: Event kinds whose change is a rise (everything else is a fall).
 RISING_KINDS = ("instrument_entry", "music_start_after_silence", "mix_energy_increase")
-#: Section of the shared gate defaults.
-SHARED_SECTION = "gates"
 #: Evidence fields that describe rather than measure (``backend`` is shown in the header;
 #: a ``reason`` is kept only when there is one).
 DESCRIPTIVE_KEYS = ("backend", "reason")
@@ -141,14 +142,43 @@ def direction_of(kind: str) -> str:
 
 
 def _resolve(template: str, section: str | None, config: Config) -> str | None:
-    """The dotted constant ``template`` names, or None when no such constant exists."""
-    if "{section}" not in template:
-        return template if template in config.constants else None
-    for sec in ([section] if section else []) + [SHARED_SECTION]:
-        key = template.replace("{section}", sec)
-        if key in config.constants:
-            return key
-    return None
+    """The dotted constant ``template`` names, or None when no such constant exists.
+
+    ``{section}`` is the detector's own section; a detector without that constant has no
+    threshold for the statistic (there are no shared gate defaults: each detector reads its own).
+    """
+    if "{section}" in template:
+        if not section:
+            return None
+        template = template.replace("{section}", section)
+    return template if template in config.constants else None
+
+
+def param_value(config: Config, key: str) -> Any:
+    """The value code reads for the dotted constant ``key`` (from ``config.params``, nested sets included).
+
+    Raises
+    ------
+    KeyError
+        If no parameter set reads ``key``.
+    """
+    sec, name = key.split(".", 1)
+    found, value = _field_value(getattr(config.params, sec), name)
+    if not found:
+        raise KeyError(key)
+    return value
+
+
+def _field_value(params: Params, name: str) -> tuple[bool, Any]:
+    for f in dataclasses.fields(params):
+        v = getattr(params, f.name)
+        if isinstance(v, Params):
+            found, value = _field_value(v, name)
+            if found:
+                return True, value
+        elif f.name == name:
+            return True, v
+    return False, None
 
 
 def find_rule(key: str, *, gate: str, direction: str, trained: bool) -> Rule | None:
@@ -218,7 +248,7 @@ def gate_checks(
             if const is None:
                 out.append(GateCheck(gate, verdict, key, value))
                 continue
-            raw = config.value(const)
+            raw = param_value(config, const)
             thr = None if raw is None else (-float(raw) if rule.negate else float(raw))
             meets = None
             if thr is not None and _is_number(value):

@@ -20,9 +20,11 @@ Use :func:`get_bank` (disk-cached) in the pipeline; :func:`compute_bank` always 
 
 from __future__ import annotations
 
+import contextlib
+import dataclasses
 import threading
 from collections import OrderedDict
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
@@ -34,13 +36,15 @@ import scipy.fft
 
 from timingbench import __version__
 from timingbench.audio import Clip
-from timingbench.config import Config
+from timingbench.config import Config, digest
 from timingbench.convert import frames_to_time, seconds_to_frame_count, time_to_frames
 from timingbench.errors import ConfigError, ModelUnavailableError, ParameterError
 from timingbench.features import cache as _cache
 from timingbench.features import separation as _sep
 from timingbench.features import spectral as _sp
 from timingbench.features.kernels import checkerboard_novelty, hpss_power, weighted_row_sums
+from timingbench.params.analysis import FeaturesParams, SeparationParams
+from timingbench.params.detectors import params_of
 
 T = TypeVar("T")
 F64 = npt.NDArray[np.float64]
@@ -82,50 +86,26 @@ class FeatureParams:
 
     @classmethod
     def from_config(cls, cfg: Config) -> FeatureParams:
-        """Read and validate the ``features`` constants.
+        """The bank geometry of ``cfg``'s ``features`` section (validated when the section is built).
 
         Raises
         ------
         ConfigError
-            If a constant is missing, disabled or out of range (names the key).
+            If a constant is missing or out of range (names the key).
         """
-        def need(name: str) -> Any:
-            v = cfg.value(f"features.{name}")
-            if v is None:
-                raise ConfigError(f"{cfg.source}: constant 'features.{name}' is disabled; the feature bank needs it")
-            return v
+        return cls.from_params(params_of(cfg, FeaturesParams))
 
-        edges = need("band_edges_hz")
-        if not isinstance(edges, Mapping) or not edges:
-            raise ConfigError(f"{cfg.source}: 'features.band_edges_hz' must map band names to [low, high] Hz")
-        bands = []
-        for name, pair in edges.items():
-            if not isinstance(pair, (list, tuple)) or len(pair) != 2:
-                raise ConfigError(f"{cfg.source}: 'features.band_edges_hz.{name}' must be [low_hz, high_hz]")
-            bands.append((str(name), float(pair[0]), float(pair[1])))
-        p = cls(
-            hop=int(need("hop")), n_fft=int(need("n_fft")), n_mels=int(need("n_mels")),
-            db_range=float(need("db_range")), level_range_db=float(need("level_range_db")),
-            hpss_kernel_frames=int(need("hpss_kernel_frames")),
-            hpss_kernel_bins=int(need("hpss_kernel_bins")),
-            hpss_mask_power=float(need("hpss_mask_power")), bands=tuple(bands),
-            chroma_tuning=float(need("chroma_tuning")), n_mfcc=int(need("n_mfcc")),
-            novelty_half_s=float(need("novelty_half_s")),
-            novelty_taper_sigma=float(need("novelty_taper_sigma")),
-            loud_percentile=float(need("loud_percentile")),
-            floor_percentile=float(need("floor_percentile")),
+    @classmethod
+    def from_params(cls, fp: FeaturesParams) -> FeatureParams:
+        """The bank geometry of a ``features`` parameter set (its band table as a tuple)."""
+        bands = tuple((str(name), float(pair[0]), float(pair[1])) for name, pair in fp.band_edges_hz.items())
+        return cls(
+            hop=fp.hop, n_fft=fp.n_fft, n_mels=fp.n_mels, db_range=fp.db_range, level_range_db=fp.level_range_db,
+            hpss_kernel_frames=fp.hpss_kernel_frames, hpss_kernel_bins=fp.hpss_kernel_bins,
+            hpss_mask_power=fp.hpss_mask_power, bands=bands, chroma_tuning=fp.chroma_tuning, n_mfcc=fp.n_mfcc,
+            novelty_half_s=fp.novelty_half_s, novelty_taper_sigma=fp.novelty_taper_sigma,
+            loud_percentile=fp.loud_percentile, floor_percentile=fp.floor_percentile,
         )
-        for name in ("hop", "n_fft", "n_mels", "n_mfcc", "hpss_kernel_frames", "hpss_kernel_bins"):
-            if getattr(p, name) <= 0:
-                raise ConfigError(f"{cfg.source}: 'features.{name}' must be positive")
-        if p.n_fft % 2 or p.hpss_kernel_frames % 2 == 0 or p.hpss_kernel_bins % 2 == 0:
-            raise ConfigError(f"{cfg.source}: 'features.n_fft' must be even and the HPSS kernels odd")
-        if p.n_mfcc < 2:
-            raise ConfigError(f"{cfg.source}: 'features.n_mfcc' must be >= 2 (coefficient 0 is dropped)")
-        for name in ("loud_percentile", "floor_percentile"):
-            if not 0 <= getattr(p, name) <= 100:
-                raise ConfigError(f"{cfg.source}: 'features.{name}' must lie in [0, 100]")
-        return p
 
 
 # ----------------------------------------------------------------------------- value types
@@ -406,7 +386,7 @@ class FeatureBank:
     _demucs_repo: Path | None = field(repr=False)
     _cache_base: Path | None = field(repr=False)
     _key: str = field(repr=False)
-    _memo: dict[str, Any] = field(default_factory=dict, repr=False)
+    _memo: dict[Any, Any] = field(default_factory=dict, repr=False)
 
     # -- construction ------------------------------------------------------------------
 
@@ -462,6 +442,22 @@ class FeatureBank:
     def params(self) -> FeatureParams:
         """The validated ``features`` parameters the bank was computed with."""
         return FeatureParams.from_config(self._config)
+
+    def memo(self, key: tuple[Any, ...], fn: Callable[[], T]) -> T:
+        """Compute ``fn()`` once per bank and ``key``, in memory only (never written to the cache).
+
+        For intermediate statistics a detector re-reads under many configurations (the
+        sweep re-scores a corpus hundreds of times on the same banks); ``key`` must hold
+        everything besides the bank that ``fn`` depends on.
+        """
+        if not _MEMO_ON[0]:
+            return fn()
+        memo_key = ("memo", *key)
+        if memo_key in self._memo:
+            return self._memo[memo_key]  # type: ignore[no-any-return]
+        value = fn()
+        self._memo[memo_key] = value
+        return value
 
     def derived(self, key: str, fn: Callable[[FeatureBank], T]) -> T:
         """Compute ``fn(self)`` once per bank, memoised and persisted next to the cached bank.
@@ -538,10 +534,11 @@ class FeatureBank:
                     "use --separation demucs with local htdemucs weights")
             group = self._stem_group("dsp", "hpss")
         else:
+            sep = params_of(self._config, SeparationParams)
             key = "separation.model_4stem" if name in _sep.STEMS_4 else "separation.model_6stem"
-            model = self._config.value(key)
+            model = sep.model_4stem if name in _sep.STEMS_4 else sep.model_6stem
             if not model:
-                raise ConfigError(f"{self._config.source}: '{key}' is disabled; cannot separate {name!r}")
+                raise ConfigError(f"{self._config.source}: '{key}' is empty; cannot separate {name!r}")
             group = self._stem_group("demucs", str(model))
         if name not in group:
             raise ModelUnavailableError(f"separation model did not produce a {name!r} stem "
@@ -554,7 +551,7 @@ class FeatureBank:
             return ()
         if self.separation_backend == "dsp":
             return _sep.DSP_STEMS
-        six = self._config.value("separation.model_6stem")
+        six = params_of(self._config, SeparationParams).model_6stem
         has6 = bool(six) and _sep.find_demucs_weights(str(six), repo=self._demucs_repo) is not None
         return _sep.ALL_STEMS if has6 else _sep.STEMS_4
 
@@ -596,13 +593,13 @@ class FeatureBank:
                 hp, pp = hpss_power(mag, kernel_frames=p.hpss_kernel_frames,
                                     kernel_bins=p.hpss_kernel_bins, power=p.hpss_mask_power)
             powers = _sep.separate_dsp(hp, pp, sr=self.sr, n_fft=p.n_fft,
-                                       bass_cutoff_hz=self._config.value("separation.dsp_bass_cutoff_hz"))
+                                       bass_cutoff_hz=params_of(self._config, SeparationParams).dsp_bass_cutoff_hz)
             return {k: make(k, v, "dsp") for k, v in powers.items()}
         model = _sep.load_demucs_model(model_name, repo=self._demucs_repo)
         audio = _sep.separate_demucs(
             samples, sr=self.sr, model=model,
-            overlap=float(self._config.value("separation.demucs_overlap")),
-            shifts=int(self._config.value("separation.demucs_shifts") or 0))
+            overlap=params_of(self._config, SeparationParams).demucs_overlap,
+            shifts=params_of(self._config, SeparationParams).demucs_shifts)
         out = {}
         for k, y in audio.items():
             mag = _sp.stft_magnitude(y, n_fft=p.n_fft, hop=p.hop)
@@ -636,6 +633,32 @@ _MEMORY: OrderedDict[tuple[str, str, str, str, str], FeatureBank] = OrderedDict(
 _MEMORY_SIZE = 8  # banks kept in memory per process (a cache size, not a threshold)
 #: Configuration sections the bank's content depends on (its cache key hashes only these).
 BANK_SECTIONS = ("audio", "features", "separation")
+#: Whether :meth:`FeatureBank.memo` keeps values (switched off only to time the un-memoised path).
+_MEMO_ON = [True]
+
+
+def memo_on() -> bool:
+    """Whether in-memory memos (:meth:`FeatureBank.memo`, ``FamilyEvidence.memo``) keep values."""
+    return _MEMO_ON[0]
+
+
+@contextlib.contextmanager
+def memo_disabled() -> Iterator[None]:
+    """Within the block every in-memory memo recomputes its value (for speed comparisons)."""
+    _MEMO_ON[0] = False
+    try:
+        yield
+    finally:
+        _MEMO_ON[0] = True
+
+
+def bank_params_digest(cfg: Config) -> str:
+    """Digest of the parameter sets a bank depends on (``audio``, ``features``, ``separation``).
+
+    Part of the bank's cache key, so that a detector constant never invalidates banks
+    while any analysis constant does.
+    """
+    return digest({s: dataclasses.asdict(getattr(cfg.params, s)) for s in BANK_SECTIONS})
 _MEMORY_LOCK = threading.Lock()
 
 
@@ -689,7 +712,7 @@ def compute_bank(
     hpss = core.pop("_hpss")
     with _BUILD_LOCK:
         _BUILDS += 1
-    key = _cache.bank_key(clip_hash=clip.content_hash, config_hash=cfg.section_hash(*BANK_SECTIONS),
+    key = _cache.bank_key(clip_hash=clip.content_hash, config_hash=bank_params_digest(cfg),
                           package_version=__version__)
     bank = FeatureBank._build(core, clip=clip, cfg=cfg, p=p, resolution=resolution,
                               cache_base=None, key=key)
@@ -740,7 +763,7 @@ def get_bank(
     resolution = _sep.resolve(separation, cfg=cfg, demucs_repo=demucs_repo)
     root = Path(cache_dir) if cache_dir is not None else _cache.default_cache_dir()
     base = root / "banks"
-    key = _cache.bank_key(clip_hash=clip.content_hash, config_hash=cfg.section_hash(*BANK_SECTIONS),
+    key = _cache.bank_key(clip_hash=clip.content_hash, config_hash=bank_params_digest(cfg),
                           package_version=__version__)
     mem_key = (key, str(base), resolution.requested, resolution.backend, str(resolution.demucs_repo))
     with _MEMORY_LOCK:

@@ -30,27 +30,36 @@ timbre-match rate and never enters the timing score (paper Sec. IV-F).
 
 from __future__ import annotations
 
+import dataclasses
+import functools
 import hashlib
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import numpy as np
 import numpy.typing as npt
 
 from timingbench.audio import level_normalised
-from timingbench.config import Config
+from timingbench.config import digest
 from timingbench.convert import TIME_DECIMALS
 from timingbench.errors import ModelUnavailableError, ParameterError
+from timingbench.features.musicnn import WEIGHTS_PATH
 from timingbench.prompts import EVENT_FAMILIES
+from timingbench.verdicts import EXEMPT, FAIL, PASS, GateOutcome
+
+if TYPE_CHECKING:
+    from timingbench.params.analysis import AudioParams, EvidenceParams, SemanticParams
+
+_T = TypeVar("_T")
 
 #: Backends understood by :func:`family_evidence`.
 BACKENDS = ("trained", "musicnn", "clap")
 #: Families that carry instrument identity (``mix`` has none).
 INSTRUMENT_FAMILIES = tuple(f for f in EVENT_FAMILIES if f != "mix")
 
-PASS, FAIL, EXEMPT = "pass", "fail", "exempt"
+
 
 
 @dataclass(frozen=True)
@@ -87,6 +96,17 @@ class FamilyEvidence:
     tag_curves: dict[str, npt.NDArray[np.float64]] = field(default_factory=dict, repr=False)
     entered: dict[str, npt.NDArray[np.float64]] = field(default_factory=dict, repr=False)
     left: dict[str, npt.NDArray[np.float64]] = field(default_factory=dict, repr=False)
+    _memo: dict[Any, Any] = field(default_factory=dict, repr=False, compare=False)
+
+    def memo(self, key: tuple[Any, ...], fn: Callable[[], _T]) -> _T:
+        """``fn()`` once per evidence and ``key`` (statistics the gates re-read under many thresholds)."""
+        from timingbench.features.bank import memo_on
+
+        if not memo_on():
+            return fn()
+        if key not in self._memo:
+            self._memo[key] = fn()
+        return self._memo[key]  # type: ignore[no-any-return]
 
     def disclosure(self) -> dict[str, Any]:
         """The backend and the families it could not judge, for ``summary.json``."""
@@ -170,7 +190,9 @@ def family_evidence(
     samples_or_bank: Any,
     *,
     sr: int,
-    config: Config,
+    semantic: SemanticParams,
+    trained: EvidenceParams,
+    audio: AudioParams,
     backend: str = "musicnn",
     clap_dir: Path | None = None,
 ) -> FamilyEvidence:
@@ -184,8 +206,9 @@ def family_evidence(
         ``semantic:<backend>:<version>:...``.
     sr : int
         Sample rate of the samples in Hz (a bank's own ``sr`` takes precedence).
-    config : Config
-        Reads the ``semantic`` section.
+    semantic, trained, audio : SemanticParams, EvidenceParams, AudioParams
+        The ``semantic`` and ``evidence`` sections, and the level normalisation of the
+        tagger input (``audio.level_frame_s``, ``audio.level_percentile``).
     backend : str
         ``trained`` (embedded network), ``musicnn`` (embedded tagger) or ``clap``.
     clap_dir : Path, optional
@@ -211,18 +234,21 @@ def family_evidence(
     if int(sr) != sr or sr <= 0:
         raise ParameterError(f"sr must be a positive whole number of Hz, got {sr!r}")
     if backend == "trained":
-        return _trained(bank, config)
-    sec = config.section("semantic")
-    hop_s = float(sec["hop_s"])
-    version = str(sec["version"])
-    y = level_normalised(y, sr=int(sr), loud_dbfs=float(sec["input_loud_level_dbfs"]))
-    paper_exempt = dict(sec["exempt_families"] or {})
+        return _trained(bank, trained)
+    sec = semantic
+    hop_s = sec.hop_s
+    y = level_normalised(y, sr=int(sr), loud_dbfs=sec.input_loud_level_dbfs, frame_s=audio.level_frame_s,
+                         percentile=audio.level_percentile)
+    paper_exempt = dict(sec.exempt_families or {})
+    # the raw curves depend on the whole semantic section (input level included), the
+    # level normalisation and the model file: the cache key is their digest
+    inputs = digest({"semantic": dataclasses.asdict(sec), "level": [audio.level_frame_s, audio.level_percentile]})
 
     if backend == "musicnn":
-        key = f"semantic:musicnn:{version}:hop={hop_s:g}"
+        key = f"semantic:musicnn:{inputs}:{_file_digest(WEIGHTS_PATH)}"
         raw = bank.derived(key, lambda *_: _musicnn_raw(y, sr, hop_s)) if bank is not None \
             else _musicnn_raw(y, sr, hop_s)
-        table: dict[str, list[str]] = {f: list(t) for f, t in dict(sec["musicnn_tag_families"]).items()}
+        table: dict[str, list[str]] = {f: list(t) for f, t in dict(sec.musicnn_tag_families).items()}
         col = {t: i for i, t in enumerate(raw["tags"])}
         for fam, tags in table.items():
             missing = [t for t in tags if t not in col]
@@ -234,25 +260,25 @@ def family_evidence(
         probs = np.asarray(raw["probs"], dtype=np.float64)
         curves = {f: probs[:, [col[t] for t in tags]].max(axis=1) if probs.shape[0]
                   else np.zeros(0) for f, tags in table.items() if f not in paper_exempt}
-        unjudged = dict(sec["musicnn_exempt_families"] or {})
+        unjudged = dict(sec.musicnn_exempt_families or {})
         curves = {f: c for f, c in curves.items() if f not in unjudged}
         exempt = {f: "not_in_vocabulary" for f in INSTRUMENT_FAMILIES if f not in table}
-        exempt.update({str(f): str(r) for f, r in dict(sec["musicnn_exempt_families"] or {}).items()})
+        exempt.update({str(f): str(r) for f, r in dict(sec.musicnn_exempt_families or {}).items()})
         exempt.update({f: r for f, r in paper_exempt.items()})
         tag_curves = {t: probs[:, i] for t, i in col.items()}
         return FamilyEvidence(times=np.asarray(raw["times"], dtype=np.float64), curves=curves,
                               backend="musicnn", exempt=exempt, window_s=float(raw["window_s"]),
                               tag_curves=tag_curves)
 
-    directory = clap_dir if clap_dir is not None else sec["clap_dir"]
-    window_s = float(sec["clap_window_s"])
-    texts = {f: str(t) for f, t in dict(sec["clap_family_texts"]).items() if f in INSTRUMENT_FAMILIES}
+    directory = clap_dir if clap_dir is not None else sec.clap_dir
+    window_s = sec.clap_window_s
+    texts = {f: str(t) for f, t in dict(sec.clap_family_texts).items() if f in INSTRUMENT_FAMILIES}
     if directory is None or not Path(directory).is_dir():
         why = "no CLAP checkpoint folder given (--clap-dir)" if directory is None \
             else f"CLAP checkpoint folder {directory} does not exist"
         return _unavailable(window_s, why)
-    digest = hashlib.sha256(repr((str(Path(directory).resolve()), sorted(texts.items()))).encode()).hexdigest()[:12]
-    key = f"semantic:clap:{version}:hop={hop_s:g}:win={window_s:g}:{digest}"
+    model = _folder_digest(Path(directory))
+    key = f"semantic:clap:{inputs}:{model}"
     try:
         raw = bank.derived(key, lambda *_: _clap_raw(y, sr, hop_s, window_s, Path(directory), texts)) \
             if bank is not None else _clap_raw(y, sr, hop_s, window_s, Path(directory), texts)
@@ -267,22 +293,21 @@ def family_evidence(
                           backend="clap", exempt=exempt, window_s=float(raw["window_s"]))
 
 
-def _trained(bank: Any, config: Config) -> FamilyEvidence:
+def _trained(bank: Any, sec: EvidenceParams) -> FamilyEvidence:
     """Evidence of the shipped family evidence network (needs a feature bank)."""
     from timingbench.evidence.infer import bank_outputs
     from timingbench.evidence.programs import FAMILIES
 
     if bank is None:
         raise ParameterError("the trained family evidence reads a feature bank's log-mel; pass a bank, not samples")
-    sec = config.section("evidence")
-    hop_s = float(config.value("evidence.frame_stride")) * bank.hop / bank.sr
+    hop_s = sec.frame_stride * bank.hop / bank.sr
     try:
-        out = bank_outputs(bank, version=str(sec["version"]))
+        out = bank_outputs(bank)
     except ModelUnavailableError as exc:
         return FamilyEvidence(times=np.zeros(0), curves={}, backend="trained",
                               exempt={f: "model_unavailable" for f in INSTRUMENT_FAMILIES},
                               window_s=hop_s, note=str(exc))
-    exempt = {str(f): str(r) for f, r in dict(sec["exempt_families"] or {}).items()}
+    exempt = {str(f): str(r) for f, r in dict(sec.exempt_families or {}).items()}
     row = {f: i for i, f in enumerate(FAMILIES)}
     judged = [f for f in INSTRUMENT_FAMILIES if f not in exempt]
     return FamilyEvidence(times=np.asarray(out.times, dtype=np.float64),
@@ -290,6 +315,23 @@ def _trained(bank: Any, config: Config) -> FamilyEvidence:
                           exempt=exempt, window_s=hop_s,
                           entered={f: out.entered[row[f]] for f in judged},
                           left={f: out.left[row[f]] for f in judged})
+
+
+def _file_digest(path: Path) -> str:
+    """Digest of a model file's bytes (memoised per path, size and mtime)."""
+    st = path.stat()
+    return _digest_cached(str(path), st.st_size, st.st_mtime_ns)
+
+
+@functools.lru_cache(maxsize=16)
+def _digest_cached(path: str, size: int, mtime_ns: int) -> str:
+    return hashlib.sha256(Path(path).read_bytes()).hexdigest()[:16]
+
+
+def _folder_digest(folder: Path) -> str:
+    """Digest of a model folder: its resolved path and every file's name and content digest."""
+    files = sorted(p for p in folder.rglob("*") if p.is_file())
+    return digest([str(folder.resolve()), [(str(p.relative_to(folder)), _file_digest(p)) for p in files]])
 
 
 def _unavailable(window_s: float, why: str) -> FamilyEvidence:
@@ -323,10 +365,9 @@ def _levels(
                          "use 'median' or 'max'")
 
 
-def _family_setting(sec: Mapping[str, Any], key: str, family: str, default: Any) -> Any:
-    """Per-family override of a gate setting (``semantic.<key>``), else ``default``."""
-    table = sec.get(key) or {}
-    return table.get(family, default)
+def _family_setting(table: Mapping[str, Any] | None, family: str, default: Any) -> Any:
+    """Per-family override of a gate setting (a ``semantic.*_by_family`` table), else ``default``."""
+    return (table or {}).get(family, default)
 
 
 def logit_rise(before: float, after: float, *, clip: float) -> float:
@@ -369,8 +410,8 @@ def _check_candidate(family: str, candidate_s: float) -> None:
 
 
 def family_rise(
-    ev: FamilyEvidence, family: str, *, candidate_s: float, config: Config
-) -> tuple[str, dict[str, Any]]:
+    ev: FamilyEvidence, family: str, *, candidate_s: float, semantic: SemanticParams, trained: EvidenceParams
+) -> tuple[GateOutcome, dict[str, Any]]:
     """Semantic family gate: the family must rise across the candidate and have been quiet before.
 
     The evidence of the windows lying wholly before the candidate (within
@@ -391,8 +432,8 @@ def family_rise(
         SPEC section 1 family of the instructed event.
     candidate_s : float
         Candidate time in seconds.
-    config : Config
-        Reads the ``semantic`` section.
+    semantic, trained : SemanticParams, EvidenceParams
+        The taggers' gate constants; the trained evidence's (``trained`` backend).
 
     Returns
     -------
@@ -413,24 +454,23 @@ def family_rise(
     if ev.backend == "trained":
         from timingbench.evidence.gate import trained_verdict
 
-        return trained_verdict(ev, family, t_s=float(candidate_s), config=config, kind="entry")
+        return trained_verdict(ev, family, t_s=float(candidate_s), params=trained, kind="entry")
     detail: dict[str, Any] = {"backend": ev.backend, "before": None, "after": None, "rise": None,
                               "reason": None}
     if family in ev.exempt or family not in ev.curves:
         detail["reason"] = ev.exempt.get(family, "not_in_vocabulary")
         return EXEMPT, detail
-    sec = config.section("semantic")
-    context_s = float(_family_setting(sec, "context_s_by_family", family, sec["context_s"]))
+    sec = semantic
+    context_s = float(_family_setting(sec.context_s_by_family, family, sec.context_s))
     pre, post = _spans(ev, float(candidate_s), context_s)
     if not pre.any() or not post.any():
         detail["reason"] = "insufficient_context"
         return EXEMPT, detail
-    before, after = _levels(ev.curves[family], pre, post, float(sec["pre_percentile"]),
-                            after_statistic=str(_family_setting(sec, "after_statistic_by_family",
-                                                                family, "median")))
-    rise = logit_rise(before, after, clip=float(sec["prob_clip"]))
+    before, after = _levels(ev.curves[family], pre, post, sec.pre_percentile,
+                            after_statistic=str(_family_setting(sec.after_statistic_by_family, family, "median")))
+    rise = logit_rise(before, after, clip=sec.prob_clip)
     detail.update(before=round(before, 4), after=round(after, 4), rise=round(rise, 4))
-    min_rise, quiet_max = sec["min_logit_rise"], sec["quiet_max"]
+    min_rise, quiet_max = sec.min_logit_rise, sec.quiet_max
     if min_rise is not None and rise < float(min_rise):
         detail["reason"] = "no_rise"
         return FAIL, detail
@@ -441,8 +481,8 @@ def family_rise(
 
 
 def family_fall(
-    ev: FamilyEvidence, family: str, *, candidate_s: float, config: Config
-) -> tuple[str, dict[str, Any]]:
+    ev: FamilyEvidence, family: str, *, candidate_s: float, trained: EvidenceParams
+) -> tuple[GateOutcome, dict[str, Any]]:
     """Semantic family gate for exits: the family must leave across the candidate and stay away.
 
     Only the ``trained`` backend answers this question (:mod:`timingbench.evidence.gate`);
@@ -458,10 +498,12 @@ def family_fall(
         return EXEMPT, {"backend": ev.backend, "reason": "exit_not_judged"}
     from timingbench.evidence.gate import trained_verdict
 
-    return trained_verdict(ev, family, t_s=float(candidate_s), config=config, kind="exit")
+    return trained_verdict(ev, family, t_s=float(candidate_s), params=trained, kind="exit")
 
 
-def timbre_match(ev: FamilyEvidence, family: str, *, after_s: float, config: Config) -> dict[str, Any]:
+def timbre_match(
+    ev: FamilyEvidence, family: str, *, after_s: float, semantic: SemanticParams, trained: EvidenceParams
+) -> dict[str, Any]:
     """Does the layer that appeared at ``after_s`` sound like the requested family?
 
     Separate from the timing score (paper Sec. IV-F). Among the families the backend can
@@ -477,8 +519,8 @@ def timbre_match(ev: FamilyEvidence, family: str, *, after_s: float, config: Con
         Requested SPEC section 1 family.
     after_s : float
         The event time in seconds (the detection, or the instructed time when none).
-    config : Config
-        Reads the ``semantic`` section.
+    semantic, trained : SemanticParams, EvidenceParams
+        The ``semantic`` section; the ``evidence`` section for the trained backend.
 
     Returns
     -------
@@ -503,18 +545,17 @@ def timbre_match(ev: FamilyEvidence, family: str, *, after_s: float, config: Con
     if ev.backend == "trained":
         from timingbench.evidence.gate import observed_entrant
 
-        observed, probs = observed_entrant(ev, t_s=float(after_s), config=config)
+        observed, probs = observed_entrant(ev, t_s=float(after_s), params=trained)
         if observed is None:
             out["reason"] = "insufficient_context"
             return out
         out.update(match=observed == family, observed_family=observed, entered=probs.get(family))
         return out
-    sec = config.section("semantic")
-    pre, post = _spans(ev, float(after_s), float(sec["context_s"]))
+    pre, post = _spans(ev, float(after_s), semantic.context_s)
     if not post.any():
         out["reason"] = "insufficient_context"
         return out
-    pct, clip = float(sec["pre_percentile"]), float(sec["prob_clip"])
+    pct, clip = semantic.pre_percentile, semantic.prob_clip
     score: dict[str, float] = {}
     for fam, curve in sorted(ev.curves.items()):
         after = float(np.median(curve[post]))

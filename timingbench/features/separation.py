@@ -35,6 +35,8 @@ import yaml
 
 from timingbench.config import Config
 from timingbench.errors import ConfigError, ModelUnavailableError, ParameterError
+from timingbench.params.analysis import SeparationParams
+from timingbench.params.detectors import params_of
 
 SEPARATION_CHOICES = ("auto", "demucs", "dsp", "none")
 STEMS_4 = ("drums", "bass", "vocals", "other")
@@ -82,7 +84,7 @@ def configured_repo(cfg: Config, demucs_repo: str | Path | None) -> Path | None:
     """The demucs model folder: the explicit argument, else ``separation.demucs_repo``, else None."""
     if demucs_repo is not None:
         return Path(demucs_repo)
-    v = cfg.value("separation.demucs_repo")
+    v = params_of(cfg, SeparationParams).demucs_repo
     return Path(v) if v else None
 
 
@@ -179,7 +181,7 @@ def resolve(choice: str, *, cfg: Config, demucs_repo: str | Path | None = None) 
     repo = configured_repo(cfg, demucs_repo)
     if choice in ("dsp", "none"):
         return Resolution(choice, choice, None, repo)
-    name = str(cfg.value("separation.model_4stem"))
+    name = params_of(cfg, SeparationParams).model_4stem
     if find_demucs_weights(name, repo=repo) is not None:
         return Resolution(choice, "demucs", None, repo)
     msg = f"demucs weights for {name} not found in {_where_searched(name, repo)}"

@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from timingbench.errors import ConfigError
 from timingbench.params.base import Params, register
 
 
@@ -31,6 +32,12 @@ class AudioParams(Params):
     min_sample_rate_hz : int
         below telephone band (8 kHz) a file holds no audio above 4 kHz, where the percussion
         route and most timbre live: such a file is rejected, not scored as a miss (convention)
+    level_frame_s : float
+        level normalisation (musicnn, madmom inputs): frame RMS over 2048 samples at 44.1 kHz,
+        the feature bank's frame (convention)
+    level_percentile : float
+        level normalisation: the loud level is the 95th percentile of the frame RMS, the feature
+        bank's loud statistic (convention)
     """
 
     SECTION = "audio"
@@ -40,6 +47,8 @@ class AudioParams(Params):
     silent_peak_dbfs: float
     min_duration_s: float
     min_sample_rate_hz: int
+    level_frame_s: float
+    level_percentile: float
 
 
 @register
@@ -109,6 +118,33 @@ class FeaturesParams(Params):
     loud_percentile: float
     floor_percentile: float
 
+    def validate(self) -> None:
+        """Check the bank geometry.
+
+        Raises
+        ------
+        ConfigError
+            If a frame/band count is not positive, ``n_fft`` is odd, an HPSS kernel is even,
+            ``n_mfcc < 2`` (coefficient 0 is dropped), a percentile is outside [0, 100], or
+            ``band_edges_hz`` is not a non-empty map of band names to ``[low_hz, high_hz]``.
+        """
+        super().validate()
+        for name in ("hop", "n_fft", "n_mels", "n_mfcc", "hpss_kernel_frames", "hpss_kernel_bins"):
+            if getattr(self, name) <= 0:
+                raise ConfigError(f"'features.{name}' must be positive")
+        if self.n_fft % 2 or self.hpss_kernel_frames % 2 == 0 or self.hpss_kernel_bins % 2 == 0:
+            raise ConfigError("'features.n_fft' must be even and the HPSS kernels odd")
+        if self.n_mfcc < 2:
+            raise ConfigError("'features.n_mfcc' must be >= 2 (coefficient 0 is dropped)")
+        for name in ("loud_percentile", "floor_percentile"):
+            if not 0 <= getattr(self, name) <= 100:
+                raise ConfigError(f"'features.{name}' must lie in [0, 100]")
+        if not isinstance(self.band_edges_hz, dict) or not self.band_edges_hz:
+            raise ConfigError("'features.band_edges_hz' must map band names to [low, high] Hz")
+        for name, pair in self.band_edges_hz.items():
+            if not isinstance(pair, list | tuple) or len(pair) != 2:
+                raise ConfigError(f"'features.band_edges_hz.{name}' must be [low_hz, high_hz]")
+
 
 @register
 @dataclass(frozen=True)
@@ -152,9 +188,6 @@ class SemanticParams(Params):
     backend : str
         the embedded, offline trained family evidence model (docs/evidence-model.md) is the
         default; musicnn is the embedded tagger; clap needs a local checkpoint (convention)
-    version : str
-        bumped whenever evidence curves change, so cached curves in the feature bank are not
-        reused across versions (convention)
     input_loud_level_dbfs : float
         tagger input is scaled so the clip's loud level (95th pct frame RMS) sits at -14 dBFS, a
         typical mastered level: the taggers' log front ends are not gain-invariant, scoring must
@@ -210,7 +243,6 @@ class SemanticParams(Params):
     SECTION = "semantic"
 
     backend: str
-    version: str
     input_loud_level_dbfs: float
     hop_s: float
     clap_window_s: float
@@ -235,9 +267,6 @@ class EvidenceParams(Params):
 
     Attributes
     ----------
-    version : str
-        bumped whenever the trained evidence changes, so cached curves in the feature bank are
-        not reused across versions (convention)
     clip_s : float
         training clips are 9 s: room for a 3 s before/after context around entrances placed
         1.5-7.5 s in (convention)
@@ -320,7 +349,6 @@ class EvidenceParams(Params):
 
     SECTION = "evidence"
 
-    version: str
     clip_s: float
     edge_s: float
     render_gap_s: float

@@ -7,8 +7,29 @@ of the same name in the class's section; its docstring line is the constant's ``
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from timingbench.params.base import Params, register
+from timingbench.errors import ConfigError
+from timingbench.params.base import P, Params, register
+
+if TYPE_CHECKING:
+    from timingbench.config import Config
+
+
+def params_of(config: Config, cls: type[P]) -> P:
+    """``config.params.<section>`` of the parameter set ``cls``, typed as ``cls``.
+
+    Raises
+    ------
+    ConfigError
+        If a constant of the section is missing, mistyped or out of range.
+    TypeError
+        If ``cls`` is not the registered set of its section.
+    """
+    p = getattr(config.params, cls.SECTION)
+    if not isinstance(p, cls):
+        raise TypeError(f"section {cls.SECTION!r} is built as {type(p).__name__}, not {cls.__name__}")
+    return p
 
 
 @register
@@ -249,6 +270,19 @@ class MixParams(Params):
     level_smooth_s : float
         ending levels are smoothed over 100 ms so single notes do not steer the fade fit
         (convention)
+    start_quiet_window_s : float
+        the strict window before a start over which the mix must be quiet (paper Sec. IV-B's
+        3 s; formerly read from gates.absence_strict_window_s) (convention)
+    start_snap_forward_s : float
+        a start's onset accent is searched up to one frame after the rising crossing
+        (convention)
+    cut_reference_s : float
+        a cut's pre-fall level is the median mean square over the 4 frames (46 ms) before the
+        fall (convention)
+    fade_fit_min_s : float
+        a plateau-plus-fall fit needs at least 8 frames (90 ms) of level (convention)
+    fade_hinge_margin_s : float
+        the fitted fall starts at least 2 frames (23 ms) inside the fit span (convention)
     """
 
     SECTION = "mix"
@@ -274,59 +308,157 @@ class MixParams(Params):
     accent_guard_s: float
     fade_fit_window_s: float
     level_smooth_s: float
+    start_quiet_window_s: float
+    start_snap_forward_s: float
+    cut_reference_s: float
+    fade_fit_min_s: float
+    fade_hinge_margin_s: float
 
 
-@register
 @dataclass(frozen=True)
-class GatesParams(Params):
-    """Constants of the ``gates`` section.
+class AbsenceParams(Params):
+    """The absence gates' constants (:func:`timingbench.gates.absence_before`, ``absence_after``).
+
+    Built from the section of the detector that applies the gates (``stem.absence_guard_s``,
+    ``percussion.absence_guard_s``); a detector may tune its own copy.
 
     Attributes
     ----------
     absence_guard_s : float
-        the attack itself (a few frames) is excluded from the absence span (convention)
+        Seconds before (after) the candidate left out of the absence span (the attack itself).
     absence_strict_window_s : float
-        paper Sec. IV-B: strict 3 s immediate window before an entrance (convention)
+        Length of the strict immediate window before an entrance, seconds.
     absence_strict_below_ref_db : float | None
-        immediately before an entrance the source must sit 20 dB under its own loud level
-        (calibrated)
+        How far under its reference the source must sit in the strict window (and after an
+        exit), dB; None switches the strict check (and the exit check) off.
     absence_strict_percentile : float
-        a high percentile, not the max, so one frame of bleed cannot veto (convention)
+        Percentile of the level over the strict window (and the exit window).
     absence_whole_below_ref_db : float | None
-        whole-clip bound: before the entrance the source is mostly 12 dB under its loud level
-        (calibrated)
-    absence_whole_percentile : float
-        the bulk of the span before the entrance, robust to short bleed (convention)
+        Whole-clip bound: how far under its reference the source sits from the clip start to
+        the candidate, dB; None switches it off.
+    absence_whole_percentile : float | None
+        Percentile of the level over the whole span before the entrance; None switches the
+        whole-clip check off.
     absence_after_window_s : float
-        an exit needs 3 s of absence after it (same scale as the strict entrance window)
-        (convention)
-    persistence_s : float
-        a new state must hold 2 s to be an instructed change rather than a fill (convention)
-    persistence_min_fraction : float | None
-        share of frames in the new state over the persistence span (calibrated)
-    persistence_min_span_fraction : float
-        a candidate with less than half the persistence window of audio left cannot show that
-        its new state holds (convention)
-    level_window_s : float
-        levels compared over 1 s either side of the candidate (convention)
-    level_min_change_db : float | None
-        an entrance or exit moves its source's level by at least 6 dB (calibrated)
+        Length of the window after an exit that must be absent, seconds.
     """
-
-    SECTION = "gates"
 
     absence_guard_s: float
     absence_strict_window_s: float
     absence_strict_below_ref_db: float | None
     absence_strict_percentile: float
     absence_whole_below_ref_db: float | None
-    absence_whole_percentile: float
+    absence_whole_percentile: float | None
     absence_after_window_s: float
+
+    def validate(self) -> None:
+        """Check ranges.
+
+        Raises
+        ------
+        ConfigError
+            If a window or the guard is negative, or a percentile is outside [0, 100].
+        """
+        super().validate()
+        _non_negative(self, "absence_guard_s", "absence_strict_window_s", "absence_after_window_s")
+        _percentile(self, "absence_strict_percentile", "absence_whole_percentile")
+
+
+@dataclass(frozen=True)
+class PersistenceParams(Params):
+    """The persistence gate's constants (:func:`timingbench.gates.persistence`).
+
+    Attributes
+    ----------
+    persistence_s : float
+        Span after the candidate over which the new state must hold, seconds.
+    persistence_min_fraction : float | None
+        Share of frames of that span in the new state; None switches the gate off.
+    persistence_min_span_fraction : float
+        A candidate with less than this share of the span left before the end of the audio
+        fails (nothing shows that its new state holds).
+    """
+
     persistence_s: float
     persistence_min_fraction: float | None
     persistence_min_span_fraction: float
+
+    def validate(self) -> None:
+        """Check ranges.
+
+        Raises
+        ------
+        ConfigError
+            If the span is not positive, ``persistence_min_fraction`` is negative (a share
+            above 1 is allowed: nothing then holds, which the sweep uses to tighten past it) or
+            ``persistence_min_span_fraction`` is outside [0, 1].
+        """
+        super().validate()
+        _positive(self, "persistence_s")
+        _non_negative(self, "persistence_min_fraction")
+        _fraction(self, "persistence_min_span_fraction")
+
+
+@dataclass(frozen=True)
+class LevelChangeParams(Params):
+    """The level-change gate's constants (:func:`timingbench.gates.level_change`).
+
+    Attributes
+    ----------
+    level_window_s : float
+        Window either side of the candidate whose mean levels are compared, seconds.
+    level_min_change_db : float | None
+        Minimum rise (entrances) or fall (exits) of the mean level, dB; None switches the
+        gate off.
+    """
+
     level_window_s: float
     level_min_change_db: float | None
+
+    def validate(self) -> None:
+        """Check ranges.
+
+        Raises
+        ------
+        ConfigError
+            If the window is not positive.
+        """
+        super().validate()
+        _positive(self, "level_window_s")
+
+
+def _fail(params: Params, name: str, what: str) -> ConfigError:
+    sec = f"{params.SECTION}." if params.SECTION else ""
+    return ConfigError(f"constant '{sec}{name}' {what}, got {getattr(params, name)!r}")
+
+
+def _positive(params: Params, *names: str) -> None:
+    for n in names:
+        v = getattr(params, n)
+        if v is not None and not v > 0:
+            raise _fail(params, n, "must be positive")
+
+
+def _non_negative(params: Params, *names: str) -> None:
+    for n in names:
+        v = getattr(params, n)
+        if v is not None and v < 0:
+            raise _fail(params, n, "must not be negative")
+
+
+def _fraction(params: Params, *names: str) -> None:
+    for n in names:
+        v = getattr(params, n)
+        if v is not None and not 0.0 <= v <= 1.0:
+            raise _fail(params, n, "must lie in [0, 1]")
+
+
+def _percentile(params: Params, *names: str) -> None:
+    for n in names:
+        v = getattr(params, n)
+        if v is not None and not 0.0 <= v <= 100.0:
+            raise _fail(params, n, "must be a percentile in [0, 100]")
+
 
 
 @register
@@ -338,35 +470,35 @@ class PercussionParams(Params):
     ----------
     density_window_s : float
         paper Sec. IV-B: trailing 1 s mean of the rectified onset curve (convention)
-    floor_percentile : float | None
+    floor_percentile : float
         leading-window noise floor of the routed onset curve (few_shot)
     reference_percentile : float
         the density's own loud level, robust to single bursts (convention)
-    present_rel : float | None
+    present_rel : float
         a percussion train is present when its routed density exceeds 60 % of its loud level;
         dev bleed before kit entries reaches 0.3-0.4 (few_shot)
-    absent_rel : float | None
+    absent_rel : float
         hysteresis: present until the routed density falls under 45 % of its loud level (above
         the 0.3-0.4 bleed) (few_shot)
-    accent_rel_height : float | None
+    accent_rel_height : float
         the snapped accent is a routed onset peak of at least half the local maximum; at 0.3 dev
         entries snapped to bleed 0.4-0.65 s before the first hit (few_shot)
     semantic_with_dsp : bool
         the HPSS percussive stem is identity evidence enough; the family gate is not applied to
         drums (convention)
-    route_margin : float | None
+    route_margin : float
         dsp route: a bin counts as drums as far as its percussive median exceeds the harmonic
         one by this factor (few_shot)
-    route_band_floor_percentile : float | None
+    route_band_floor_percentile : float
         dsp route: each mel band's flux counts only above this percentile of the band's own
         level (steady bleed adds nothing) (few_shot)
     envelope_smooth_s : float
         routed envelope averaged over 2x the absence guard (0.15 s each side), so gaps between
         hits do not read as absence and nothing leaks across the guard (convention)
-    route_sub_hz : float | None
+    route_sub_hz : float
         dsp route: kick and floor toms below this; tonal attacks (bass, cello, piano) mostly
         above (few_shot)
-    route_high_hz : float | None
+    route_high_hz : float
         dsp route: cymbals, hats and snare wires above this; pitched attacks mostly below
         (few_shot)
     route_low_hz : float | None
@@ -379,90 +511,59 @@ class PercussionParams(Params):
     identity_min_logit_fall : float | None
         a low-route exit (the band bass attacks also reach) is kept only if the percussion
         family evidence falls by the entrance gate's 0.5 log-odds (few_shot)
-    absence_guard_s : float
-        the attack itself (a few frames) is excluded from the absence span (convention)
-    absence_strict_window_s : float
-        paper Sec. IV-B: strict 3 s immediate window before an entrance (convention)
-    absence_strict_below_ref_db : float | None
-        routed envelope (mean dB above band floors): dev kit entries sit >= 2.5 under the loud
-        level before, drum-free decoys ~0.5 (few_shot)
-    absence_strict_percentile : float
-        a high percentile, not the max, so one frame of bleed cannot veto (convention)
     absence_density_percentile : float
         the rectified density over the strict window is read at the same high percentile as the
         envelope (convention)
-    absence_density_whole_percentile : float | None
+    absence_density_whole_percentile : float
         whole-clip bound on the rectified density over [0, t): dev pre-existing trains with a
         3.5 s gap read 0.72-0.86 of the reference at p75, kit entries <= 0.48 (few_shot)
-    absence_density_max_rel : float | None
+    absence_density_max_rel : float
         before an entrance the density stays under the presence level (present_rel); dev kit
         entries <= 0.49 (strict p90) and <= 0.48 (whole p75), pre-existing 0.59-0.87 and
         0.72-0.86 (few_shot)
-    snap_lookback_s : float | None
+    snap_lookback_s : float
         a first hit that alone lifts the density only to 0.32-0.42 (dev rock kit) is searched
         this far before the last quiet frame (few_shot)
-    snap_quiet_rel : float | None
+    snap_quiet_rel : float
         an entry train starts after the density's last frame under this share of its reference
         (the absent level); dev bleed before kit entries sits at 0.2-0.41 and made snaps land
         0.4-0.75 s early (few_shot)
-    absence_whole_below_ref_db : float | None
-        whole-clip bound on the routed envelope (mean dB above band floors) before an entrance
-        (few_shot)
-    absence_whole_percentile : float | None
-        the routed envelope is transient between hits: the median of the span before the
-        entrance reads drums that cover half of it (dev pre-existing with a 3.5 s gap passed at
-        75) (few_shot)
-    absence_after_window_s : float
-        an exit needs 3 s of absence after it (same scale as the strict entrance window)
-        (convention)
-    persistence_s : float
-        a new state must hold 2 s to be an instructed change rather than a fill (convention)
-    persistence_min_fraction : float | None
-        share of frames in the new state over the persistence span (calibrated)
-    persistence_min_span_fraction : float
-        a candidate with less than half the persistence window of audio left cannot show that
-        its new state holds (convention)
-    level_window_s : float
-        levels compared over 1 s either side of the candidate (convention)
-    level_min_change_db : float | None
-        an entrance or exit moves the routed envelope (mean dB above band floors) by this much;
-        dev jazz kits 1.0-2, drum-free decoys < 0.5 (few_shot)
+    absence : AbsenceParams
+        The absence gates' copy of the ``percussion`` section (``percussion.absence_*``).
+    persistence : PersistenceParams
+        The persistence gate's copy (``percussion.persistence_*``).
+    level : LevelChangeParams
+        The level-change gate's copy (``percussion.level_*``).
     """
 
     SECTION = "percussion"
 
+    # Every number the detector cannot run without is typed ``float``: switching one off
+    # fails when the parameters are built (ConfigError naming it), before any clip is read.
+
     density_window_s: float
-    floor_percentile: float | None
+    floor_percentile: float
     reference_percentile: float
-    present_rel: float | None
-    absent_rel: float | None
-    accent_rel_height: float | None
+    present_rel: float
+    absent_rel: float
+    accent_rel_height: float
     semantic_with_dsp: bool
-    route_margin: float | None
-    route_band_floor_percentile: float | None
+    route_margin: float
+    route_band_floor_percentile: float
     envelope_smooth_s: float
-    route_sub_hz: float | None
-    route_high_hz: float | None
+    route_sub_hz: float
+    route_high_hz: float
     route_low_hz: float | None
     route_low_top_hz: float | None
     identity_min_logit_fall: float | None
-    absence_guard_s: float
-    absence_strict_window_s: float
-    absence_strict_below_ref_db: float | None
-    absence_strict_percentile: float
     absence_density_percentile: float
-    absence_density_whole_percentile: float | None
-    absence_density_max_rel: float | None
-    snap_lookback_s: float | None
-    snap_quiet_rel: float | None
-    absence_whole_below_ref_db: float | None
-    absence_whole_percentile: float | None
-    absence_after_window_s: float
-    persistence_s: float
-    persistence_min_fraction: float | None
-    persistence_min_span_fraction: float
-    level_window_s: float
-    level_min_change_db: float | None
+    absence_density_whole_percentile: float
+    absence_density_max_rel: float
+    snap_lookback_s: float
+    snap_quiet_rel: float
+    absence: AbsenceParams
+    persistence: PersistenceParams
+    level: LevelChangeParams
 
 
 @register
@@ -502,34 +603,12 @@ class StemParams(Params):
         (few_shot)
     exit_search_s : float | None
         the exit point is searched this far either side of the level step (few_shot)
-    absence_guard_s : float
-        the attack itself (a few frames) is excluded from the absence span (convention)
-    absence_strict_window_s : float
-        paper Sec. IV-B: strict 3 s immediate window before an entrance (convention)
-    absence_strict_below_ref_db : float | None
-        in the 3 s before an entrance the stem sits this far under the level it steps to
-        (calibrated)
-    absence_strict_percentile : float
-        a high percentile, not the max, so one phrase of bleed cannot veto (convention)
-    absence_whole_below_ref_db : float | None
-        whole-clip bound: before the entrance the stem mostly sits this far under the level it
-        steps to (calibrated)
-    absence_whole_percentile : float
-        the bulk of the span before the entrance, robust to short bleed (convention)
-    absence_after_window_s : float
-        an exit needs 3 s of absence after it (same scale as the strict entrance window)
-        (convention)
-    persistence_s : float
-        a new state must hold 2 s to be an instructed change rather than a fill (convention)
-    persistence_min_fraction : float | None
-        share of frames in the new state over the persistence span (calibrated)
-    persistence_min_span_fraction : float
-        a candidate with less than half the persistence window of audio left cannot show that
-        its new state holds (convention)
-    level_window_s : float
-        levels compared over 1 s either side of the candidate (convention)
-    level_min_change_db : float | None
-        an entrance or exit moves its stem's mean level by at least 3 dB (calibrated)
+    absence : AbsenceParams
+        The absence gates' copy of the ``stem`` section (``stem.absence_*``).
+    persistence : PersistenceParams
+        The persistence gate's copy (``stem.persistence_*``).
+    level : LevelChangeParams
+        The level-change gate's copy (``stem.level_*``).
     """
 
     SECTION = "stem"
@@ -546,18 +625,9 @@ class StemParams(Params):
     present_below_ref_db: float | None
     exit_drop_db: float | None
     exit_search_s: float | None
-    absence_guard_s: float
-    absence_strict_window_s: float
-    absence_strict_below_ref_db: float | None
-    absence_strict_percentile: float
-    absence_whole_below_ref_db: float | None
-    absence_whole_percentile: float
-    absence_after_window_s: float
-    persistence_s: float
-    persistence_min_fraction: float | None
-    persistence_min_span_fraction: float
-    level_window_s: float
-    level_min_change_db: float | None
+    absence: AbsenceParams
+    persistence: PersistenceParams
+    level: LevelChangeParams
 
 
 @register

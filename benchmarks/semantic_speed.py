@@ -48,7 +48,7 @@ def _render(parts: list[Any], n: int, cfg: Config, workdir: Path, name: str) -> 
 
     midi = workdir / f"{name}.mid"
     write_midi(parts, midi, ticks_per_beat=int(cfg.value("render.midi_ticks_per_beat")))
-    return render_midi(midi, n_samples=n, soundfont=resolve_soundfont(None, cfg), cfg=cfg)
+    return render_midi(midi, n_samples=n, soundfont=resolve_soundfont(None, cfg.params.render), params=cfg.params.render)
 
 
 def _stem(spec: Any, *, t0: float, t1: float, seed: int, bpm: float, harmony: Any, cfg: Config,

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from timingbench.calibration.annotations import (
+from timingbench.annotation_io import (
     import_audacity_labels,
     import_sonic_visualiser_csv,
     load_annotations,

@@ -284,7 +284,7 @@ def test_rendered_choir_entrance_passes_for_vocals_only(config: Config, tmp_path
         notes = generate_part(spec, grid=grid, harmony=harmony, rng=rng, t0=t0, t1=20.0)
         midi = tmp_path / f"{name}.mid"
         write_midi([Part(name=name, spec=spec, notes=notes)], midi, ticks_per_beat=960)
-        y = render_midi(midi, n_samples=n, soundfont=resolve_soundfont(None, config), cfg=config)
+        y = render_midi(midi, n_samples=n, soundfont=resolve_soundfont(None, config.params.render), params=config.params.render)
         return y / np.max(np.abs(y))
 
     mix = (0.5 * stem("piano", 0.0) + 0.5 * stem("choir", 10.0)).astype(np.float32)

@@ -16,7 +16,7 @@ import itertools
 import sys
 from pathlib import Path
 
-from timingbench.calibration.annotations import load_annotations
+from timingbench.annotation_io import load_annotations
 from timingbench.calibration.evaluate import load_corpus, score_corpus
 from timingbench.calibration.groups import group_report, scenarios_from_manifest
 from timingbench.config import load_config

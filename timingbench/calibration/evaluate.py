@@ -26,8 +26,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from timingbench.annotation_io import AnnotationSet, Layer1Row, load_annotations
 from timingbench.audio import load_clip
-from timingbench.calibration.annotations import AnnotationSet, Layer1Row, load_annotations
 from timingbench.config import Config
 from timingbench.errors import TimingbenchError
 from timingbench.executors import Executor, LocalExecutor, TaskFailure

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from rich.progress import Progress, TaskID
 
-from timingbench.calibration.annotations import load_annotations
+from timingbench.annotation_io import load_annotations
 from timingbench.calibration.confusion import confusion_profile, format_confusion
 from timingbench.calibration.evaluate import Corpus, default_prompts_path, load_corpus, score_corpus
 from timingbench.calibration.floors import localization_floors, plot_floors

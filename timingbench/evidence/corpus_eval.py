@@ -91,7 +91,8 @@ def evaluate_corpus(annotations_path: Path, clips_dir: Path, config: Config, *, 
             return None
         from timingbench.features.semantic import family_rise
 
-        _, detail = family_rise(ev, pr.family, candidate_s=pr.time_s, config=config)
+        _, detail = family_rise(ev, pr.family, candidate_s=pr.time_s, semantic=config.params.semantic,
+                                trained=config.params.evidence)
         return detail.get("rise")
 
     counts: dict[str, int] = {}

@@ -28,6 +28,38 @@ from timingbench.errors import ConfigError
 
 if TYPE_CHECKING:
     from timingbench.config import Config
+    from timingbench.params.analysis import (
+        AudioParams,
+        EvidenceParams,
+        FeaturesParams,
+        SemanticParams,
+        SeparationParams,
+    )
+    from timingbench.params.benchmarks import AudioragParams, JudgeParams, MgbenchParams, TagParams
+    from timingbench.params.detectors import (
+        ChanceParams,
+        DurationParams,
+        EnergyParams,
+        FloorsParams,
+        MixParams,
+        PercussionParams,
+        SearchParams,
+        StemParams,
+        TempoParams,
+        TonalParams,
+    )
+    from timingbench.params.generation import (
+        MgbenchBaselineParams,
+        MgbenchGenParams,
+        PromptsParams,
+        RenderParams,
+    )
+    from timingbench.params.tools import (
+        AnnotationsParams,
+        CalibrationParams,
+        CompareParams,
+        LabelParams,
+    )
 
 P = TypeVar("P", bound="Params")
 
@@ -176,6 +208,35 @@ class ParamSet:
     first access and kept; :func:`build_all` builds them all (``load_config`` does, so a
     file with a missing or mistyped constant fails when it is loaded).
     """
+
+    if TYPE_CHECKING:
+        annotations: AnnotationsParams
+        audio: AudioParams
+        audiorag: AudioragParams
+        calibration: CalibrationParams
+        chance: ChanceParams
+        compare: CompareParams
+        duration: DurationParams
+        energy: EnergyParams
+        evidence: EvidenceParams
+        features: FeaturesParams
+        floors: FloorsParams
+        judge: JudgeParams
+        label: LabelParams
+        mgbench: MgbenchParams
+        mgbench_baseline: MgbenchBaselineParams
+        mgbench_gen: MgbenchGenParams
+        mix: MixParams
+        percussion: PercussionParams
+        prompts: PromptsParams
+        render: RenderParams
+        search: SearchParams
+        semantic: SemanticParams
+        separation: SeparationParams
+        stem: StemParams
+        tag: TagParams
+        tempo: TempoParams
+        tonal: TonalParams
 
     def __init__(self, config: Config) -> None:
         self._config = config

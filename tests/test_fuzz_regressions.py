@@ -10,6 +10,7 @@ import json
 from pathlib import Path
 
 import pytest
+import yaml
 
 from timingbench.annotation_io import (
     import_audacity_labels,
@@ -139,3 +140,23 @@ def test_config_damage_is_one_config_error(tmp_path: Path, text: bytes, needle: 
     with pytest.raises(ConfigError) as err:
         load_config(path)
     assert str(path) in str(err.value) and needle in str(err.value)
+
+
+@pytest.mark.parametrize("value,needle", [(10**400, "beyond the float range"), (2.5, "must be an integer"),
+                                          (True, "must be a number")],
+                         ids=["huge-int", "fraction-for-int", "bool-for-float"])
+def test_config_number_out_of_its_type_is_a_config_error(tmp_path: Path, value: object, needle: str) -> None:
+    # long profile, seed 1_253_816_410_071_674_112: an integer beyond the float range in a
+    # float constant raised OverflowError from the typed parameter builder
+    from timingbench.config import DEFAULT_CONFIG_PATH, load_config
+    from timingbench.errors import ConfigError
+
+    key = "search.window_s" if needle != "must be an integer" else "chance.draws"
+    sec, name = key.split(".")
+    doc = yaml.safe_load(DEFAULT_CONFIG_PATH.read_text(encoding="utf-8"))
+    doc["constants"][sec][name]["value"] = value
+    p = tmp_path / "c.yaml"
+    p.write_text(yaml.safe_dump(doc), encoding="utf-8")
+    with pytest.raises(ConfigError, match=needle) as err:
+        load_config(p)
+    assert str(p) in str(err.value) and key in str(err.value)

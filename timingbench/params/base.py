@@ -177,9 +177,13 @@ def _coerce(value: Any, tp: Any, key: str, source: str) -> Any:
     if border is float:
         if isinstance(value, bool) or not isinstance(value, int | float):
             raise ConfigError(f"{source}: constant {key!r} field 'value' must be a number, got {value!r:.60}")
-        return float(value)
+        try:
+            return float(value)
+        except OverflowError:
+            raise ConfigError(f"{source}: constant {key!r} field 'value' is beyond the float range") from None
     if border is int:
-        if isinstance(value, bool) or not isinstance(value, int | float) or float(value) != int(value):
+        if (isinstance(value, bool) or not isinstance(value, int | float)
+                or (isinstance(value, float) and not value.is_integer())):
             raise ConfigError(f"{source}: constant {key!r} field 'value' must be an integer, got {value!r:.60}")
         return int(value)
     if border is bool:

@@ -50,7 +50,7 @@ from timingbench.features import (  # noqa: E402
     kernels,
     separation,
 )
-from timingbench.features.bank import FeatureParams, timbre_features  # noqa: E402
+from timingbench.features.bank import FeaturesParams, timbre_features  # noqa: E402
 
 SOUNDFONT = Path("/usr/share/sounds/sf2/FluidR3_GM.sf2")
 RUNS = 5
@@ -111,7 +111,7 @@ def timed(fn: Callable[[], Any], runs: int) -> tuple[Timing, Any]:
     return t, out
 
 
-def reference_features(path: Path, p: FeatureParams) -> dict[str, np.ndarray]:
+def reference_features(path: Path, p: FeaturesParams) -> dict[str, np.ndarray]:
     """The straightforward librosa composition of the bank's features."""
     import librosa
 
@@ -165,7 +165,7 @@ def main(argv: list[str] | None = None) -> int:
         print("benchmark needs fluidsynth and FluidR3_GM.sf2 (make setup)", file=sys.stderr)
         return 1
     cfg = load_config()
-    p = FeatureParams.from_config(cfg)
+    p = cfg.params.features
     with tempfile.TemporaryDirectory() as tmp:
         wav = Path(tmp) / "music35.wav"
         render_music(wav)

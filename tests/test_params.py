@@ -23,11 +23,18 @@ def _code_files() -> list[Path]:
 
 
 def _attributes_read() -> set[str]:
+    """Attribute names read anywhere in the package (in the params modules: by a derived
+    property, not by a ``validate`` range check)."""
     names: set[str] = set()
-    for p in _code_files():
-        for node in ast.walk(ast.parse(p.read_text(encoding="utf-8"))):
-            if isinstance(node, ast.Attribute):
-                names.add(node.attr)
+    for p in PKG.rglob("*.py"):
+        tree = ast.parse(p.read_text(encoding="utf-8"))
+        if p.relative_to(PKG).parts[0] == "params":
+            for fn in ast.walk(tree):
+                if isinstance(fn, ast.FunctionDef) and fn.name != "validate":
+                    names.update(n.attr for n in ast.walk(fn) if isinstance(n, ast.Attribute)
+                                 and isinstance(n.value, ast.Name) and n.value.id == "self")
+            continue
+        names.update(n.attr for n in ast.walk(tree) if isinstance(n, ast.Attribute))
     return names
 
 

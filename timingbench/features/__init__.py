@@ -10,7 +10,7 @@ See :mod:`timingbench.features.bank` (the bank), :mod:`.kernels` (numba hot loop
 
 from timingbench.features.bank import (
     FeatureBank,
-    FeatureParams,
+    FeaturesParams,
     Loudness,
     Stem,
     bank_build_count,
@@ -23,7 +23,7 @@ from timingbench.features.separation import SEPARATION_CHOICES
 __all__ = [
     "SEPARATION_CHOICES",
     "FeatureBank",
-    "FeatureParams",
+    "FeaturesParams",
     "Loudness",
     "Stem",
     "bank_build_count",

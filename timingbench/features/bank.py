@@ -61,53 +61,6 @@ def bank_build_count() -> int:
 # ----------------------------------------------------------------------------- parameters
 
 
-@dataclass(frozen=True)
-class FeatureParams:
-    """The ``features`` section of the configuration, validated.
-
-    Attributes mirror the constants ``features.<name>`` (see ``configs/timingbench-v1.yaml``).
-    """
-
-    hop: int
-    n_fft: int
-    n_mels: int
-    db_range: float
-    level_range_db: float
-    hpss_kernel_frames: int
-    hpss_kernel_bins: int
-    hpss_mask_power: float
-    bands: tuple[tuple[str, float, float], ...]
-    chroma_tuning: float
-    n_mfcc: int
-    novelty_half_s: float
-    novelty_taper_sigma: float
-    loud_percentile: float
-    floor_percentile: float
-
-    @classmethod
-    def from_config(cls, cfg: Config) -> FeatureParams:
-        """The bank geometry of ``cfg``'s ``features`` section (validated when the section is built).
-
-        Raises
-        ------
-        ConfigError
-            If a constant is missing or out of range (names the key).
-        """
-        return cls.from_params(params_of(cfg, FeaturesParams))
-
-    @classmethod
-    def from_params(cls, fp: FeaturesParams) -> FeatureParams:
-        """The bank geometry of a ``features`` parameter set (its band table as a tuple)."""
-        bands = tuple((str(name), float(pair[0]), float(pair[1])) for name, pair in fp.band_edges_hz.items())
-        return cls(
-            hop=fp.hop, n_fft=fp.n_fft, n_mels=fp.n_mels, db_range=fp.db_range, level_range_db=fp.level_range_db,
-            hpss_kernel_frames=fp.hpss_kernel_frames, hpss_kernel_bins=fp.hpss_kernel_bins,
-            hpss_mask_power=fp.hpss_mask_power, bands=bands, chroma_tuning=fp.chroma_tuning, n_mfcc=fp.n_mfcc,
-            novelty_half_s=fp.novelty_half_s, novelty_taper_sigma=fp.novelty_taper_sigma,
-            loud_percentile=fp.loud_percentile, floor_percentile=fp.floor_percentile,
-        )
-
-
 # ----------------------------------------------------------------------------- value types
 
 
@@ -178,7 +131,7 @@ def _percentile(x: F64, q: float) -> float:
     return float(np.percentile(x, q))
 
 
-def _core_features(samples: npt.NDArray[np.float32], *, sr: int, p: FeatureParams) -> dict[str, Any]:
+def _core_features(samples: npt.NDArray[np.float32], *, sr: int, p: FeaturesParams) -> dict[str, Any]:
     """Compute the bank's core arrays from the analysis window (see module docstring)."""
     mag = _sp.stft_magnitude(samples, n_fft=p.n_fft, hop=p.hop)
     power = mag * mag
@@ -251,7 +204,7 @@ def timbre_features(mel_db: npt.NDArray[np.floating], *, n_mfcc: int) -> F64:
 
 
 def _novelty_pair(mel_db: npt.NDArray[np.floating], power: npt.NDArray[np.floating], *,
-                  sr: int, p: FeatureParams) -> tuple[F64, F64]:
+                  sr: int, p: FeaturesParams) -> tuple[F64, F64]:
     half = seconds_to_frame_count(p.novelty_half_s, sr=sr, hop=p.hop)
     mfcc = timbre_features(mel_db, n_mfcc=p.n_mfcc)
     chroma = _sp.chroma_basis(sr=sr, n_fft=p.n_fft, tuning=p.chroma_tuning) @ power
@@ -261,7 +214,7 @@ def _novelty_pair(mel_db: npt.NDArray[np.floating], power: npt.NDArray[np.floati
 
 
 def stem_from_power(
-    name: str, power: npt.NDArray[np.floating], *, sr: int, p: FeatureParams,
+    name: str, power: npt.NDArray[np.floating], *, sr: int, p: FeaturesParams,
     ms_ref: float, mel_ref: float, backend: str, model: str,
 ) -> Stem:
     """Stem features from a stem's power spectrogram on the bank grid.
@@ -274,7 +227,7 @@ def stem_from_power(
         ``|X|**2`` of the stem.
     sr : int
         Sample rate, Hz.
-    p : FeatureParams
+    p : FeaturesParams
         Grid and level parameters.
     ms_ref : float
         The mix's maximum frame mean square (level floor reference).
@@ -391,7 +344,7 @@ class FeatureBank:
     # -- construction ------------------------------------------------------------------
 
     @classmethod
-    def _build(cls, core: Mapping[str, Any], *, clip: Clip, cfg: Config, p: FeatureParams,
+    def _build(cls, core: Mapping[str, Any], *, clip: Clip, cfg: Config, p: FeaturesParams,
                resolution: _sep.Resolution, cache_base: Path | None, key: str) -> FeatureBank:
         n = int(core["n_frames"])
         samples = clip.samples.view()
@@ -439,9 +392,9 @@ class FeatureBank:
     # -- lazy parts --------------------------------------------------------------------
 
     @property
-    def params(self) -> FeatureParams:
+    def params(self) -> FeaturesParams:
         """The validated ``features`` parameters the bank was computed with."""
-        return FeatureParams.from_config(self._config)
+        return self._config.params.features
 
     def memo(self, key: tuple[Any, ...], fn: Callable[[], T]) -> T:
         """Compute ``fn()`` once per bank and ``key``, in memory only (never written to the cache).
@@ -668,7 +621,7 @@ def clear_memory_cache() -> None:
         _MEMORY.clear()
 
 
-def _check_clip(clip: Clip, p: FeatureParams) -> None:
+def _check_clip(clip: Clip, p: FeaturesParams) -> None:
     if clip.samples.ndim != 1 or clip.samples.size == 0:
         raise ParameterError(f"{clip.path}: the bank needs mono, non-empty samples (got shape {clip.samples.shape})")
     if not np.all(np.isfinite(clip.samples)):
@@ -705,7 +658,7 @@ def compute_bank(
         If ``separation="demucs"`` and no local weights exist.
     """
     global _BUILDS
-    p = FeatureParams.from_config(cfg)
+    p = cfg.params.features
     _check_clip(clip, p)
     resolution = _sep.resolve(separation, cfg=cfg, demucs_repo=demucs_repo)
     core = _core_features(clip.samples, sr=int(clip.sr), p=p)
@@ -772,7 +725,7 @@ def get_bank(
             _MEMORY.move_to_end(mem_key)
     if hit is not None and hit.samples.size == clip.samples.size:
         return hit
-    p = FeatureParams.from_config(cfg)
+    p = cfg.params.features
     path = base / f"{key}.pkl"
     entry = _cache.read_entry(path, key=key)
     hpss = None

@@ -142,8 +142,14 @@ class FeaturesParams(Params):
         if not isinstance(self.band_edges_hz, dict) or not self.band_edges_hz:
             raise ConfigError("'features.band_edges_hz' must map band names to [low, high] Hz")
         for name, pair in self.band_edges_hz.items():
-            if not isinstance(pair, list | tuple) or len(pair) != 2:
+            if (not isinstance(pair, list | tuple) or len(pair) != 2
+                    or not all(isinstance(x, int | float) and not isinstance(x, bool) for x in pair)):
                 raise ConfigError(f"'features.band_edges_hz.{name}' must be [low_hz, high_hz]")
+
+    @property
+    def bands(self) -> tuple[tuple[str, float, float], ...]:
+        """The band table, ``(name, low_hz, high_hz)`` in configuration order."""
+        return tuple((str(name), float(pair[0]), float(pair[1])) for name, pair in self.band_edges_hz.items())
 
 
 @register

@@ -30,7 +30,7 @@ SECTION_READERS = {
     "percussion": ("percussion",),
     "stem": ("stem",),
     "tonal": ("tonal",),
-    "mix": ("mix.start", "mix.stop"),
+    "mix": ("mix.start", "mix.stop", "energy"),  # energy reads the mix silence line
     "energy": ("energy",),
     "semantic": ("percussion", "stem", "tonal"),
     "evidence": ("percussion", "stem", "tonal"),

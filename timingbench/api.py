@@ -30,7 +30,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, fields
 from pathlib import Path
 from types import MappingProxyType
-from typing import Any, Literal, cast
+from typing import Any, cast
 
 import numpy as np
 import numpy.typing as npt
@@ -49,6 +49,7 @@ from timingbench.prompts import (
     parse_prompt,
 )
 from timingbench.prompts import load_prompts as _load_prompts_file
+from timingbench.verdicts import Outcome
 
 __all__ = [
     "ClipResult",
@@ -61,8 +62,6 @@ __all__ = [
     "score_folder",
 ]
 
-#: An event's outcome (SPEC section 3).
-Outcome = Literal["on_time", "off_time", "none"]
 
 SEPARATIONS = ("auto", "demucs", "dsp", "none")
 FAMILY_EVIDENCE = ("trained", "musicnn", "clap", "none")
@@ -526,36 +525,11 @@ class _Run:
 
 
 def _score_part(clip: Clip, ref: ClipRef, prompt: Prompt, run: _Run) -> dict[str, Any]:
-    """The part :func:`timingbench.runner.score_clip` makes, from a decoded clip.
+    """The part :func:`timingbench.runner.score_clip` makes, from a decoded clip (the bank is
+    computed in memory unless a cache folder was asked for)."""
+    from timingbench.runner import score_decoded
 
-    The steps after decoding in ``score_clip``, with the bank computed in memory unless a
-    cache folder was asked for.
-    """
-    from timingbench.features import compute_bank, get_bank
-    from timingbench.runner import family_evidence_for, score_bank
-
-    opts = run.options()
-    cfg = run.config
-    if run.cache_dir is None:
-        bank = compute_bank(clip, cfg, separation=run.separation, demucs_repo=run.demucs_repo)
-    else:
-        bank = get_bank(clip, cfg, separation=run.separation, demucs_repo=run.demucs_repo,
-                        cache_dir=run.cache_dir)
-    evidence, info = family_evidence_for(bank, prompt, cfg, opts)
-    events, clip_row = score_bank(bank, prompt, ref, cfg, opts, family_evidence=evidence, evidence_info=info)
-    if prompt.tempo_bpm is not None:
-        from timingbench.detectors.tempo import estimate_tempo, score_tempo
-        from timingbench.params.detectors import TempoParams
-
-        tp = cast(TempoParams, cfg.params.tempo)
-        est = estimate_tempo(bank.samples, sr=bank.sr, config=cfg)
-        clip_row["tempo"] = score_tempo(est, target_bpm=prompt.tempo_bpm,
-                                        tolerance_pct=(prompt.tempo_tolerance_pct
-                                                       if prompt.tempo_tolerance_pct is not None
-                                                       else float(tp.tolerance_pct)),
-                                        config=cfg)
-    notes = [n for n in (bank.separation_note,) if n]
-    return {"events": events, "clip": clip_row, "notes": notes, "evidence": info}
+    return score_decoded(clip, ref, prompt, run.config, run.options(), use_cache=run.cache_dir is not None)
 
 
 def _json_form(obj: Any) -> Any:

@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 
 from timingbench import __version__
-from timingbench.audio import file_hash, load_clip
+from timingbench.audio import Clip, file_hash, load_clip
 from timingbench.config import Config, digest
 from timingbench.errors import TimingbenchError
 from timingbench.executors import Executor, LocalExecutor, TaskFailure
@@ -193,32 +193,60 @@ def score_clip(ref: ClipRef, prompt: Prompt, config: Config, opts: ScoreOptions)
         ``{"key": ..., "events": [...], "clip": {...}, "notes": [...]}``; on failure the
         clip row carries ``error`` and ``events`` is empty.
     """
-    from timingbench.features import get_bank
-
     key = part_key(ref, prompt, config, opts)
     try:
-        clip = load_clip(ref.path, config)
-        bank = get_bank(clip, config, separation=opts.separation, demucs_repo=opts.demucs_repo,
-                        cache_dir=opts.cache_dir)
-        evidence, info = family_evidence_for(bank, prompt, config, opts)
-        events, clip_row = score_bank(bank, prompt, ref, config, opts,
-                                      family_evidence=evidence, evidence_info=info)
-        if prompt.tempo_bpm is not None:
-            from timingbench.detectors.tempo import estimate_tempo, score_tempo
-
-            est = estimate_tempo(bank.samples, sr=bank.sr, config=config)
-            clip_row["tempo"] = score_tempo(est, target_bpm=prompt.tempo_bpm,
-                                            tolerance_pct=(prompt.tempo_tolerance_pct
-                                                           if prompt.tempo_tolerance_pct is not None
-                                                           else params_of(config, TempoParams).tolerance_pct),
-                                            config=config)
-        notes = [n for n in (bank.separation_note,) if n]
-        return {"key": key, "events": events, "clip": clip_row, "notes": notes, "evidence": info}
+        return {"key": key, **score_decoded(load_clip(ref.path, config), ref, prompt, config, opts)}
     except TimingbenchError as exc:
         msg = str(exc)
         if str(ref.path) not in msg:  # errors raised past decoding do not know the file
             msg = f"{ref.path}: {msg}"
         return error_part(ref, prompt, config, opts, msg)
+
+
+def score_decoded(clip: Clip, ref: ClipRef, prompt: Prompt, config: Config, opts: ScoreOptions, *,
+                  use_cache: bool = True) -> dict[str, Any]:
+    """Analyse and score one decoded clip: the part :func:`score_clip` makes, without its key.
+
+    Parameters
+    ----------
+    clip : Clip
+        The decoded clip (:func:`timingbench.audio.load_clip` or an in-memory array).
+    ref, prompt, config, opts
+        As for :func:`score_clip`.
+    use_cache : bool
+        Read and write the feature cache (``opts.cache_dir``); when False the bank is
+        computed in memory and nothing is written.
+
+    Returns
+    -------
+    part : dict
+        ``{"events": [...], "clip": {...}, "notes": [...], "evidence": {...}}``.
+
+    Raises
+    ------
+    TimingbenchError
+        For audio the analysis cannot use.
+    """
+    from timingbench.features import compute_bank, get_bank
+
+    if use_cache:
+        bank = get_bank(clip, config, separation=opts.separation, demucs_repo=opts.demucs_repo,
+                        cache_dir=opts.cache_dir)
+    else:
+        bank = compute_bank(clip, config, separation=opts.separation, demucs_repo=opts.demucs_repo)
+    evidence, info = family_evidence_for(bank, prompt, config, opts)
+    events, clip_row = score_bank(bank, prompt, ref, config, opts, family_evidence=evidence, evidence_info=info)
+    if prompt.tempo_bpm is not None:
+        from timingbench.detectors.tempo import estimate_tempo, score_tempo
+
+        est = estimate_tempo(bank.samples, sr=bank.sr, config=config)
+        clip_row["tempo"] = score_tempo(est, target_bpm=prompt.tempo_bpm,
+                                        tolerance_pct=(prompt.tempo_tolerance_pct
+                                                       if prompt.tempo_tolerance_pct is not None
+                                                       else params_of(config, TempoParams).tolerance_pct),
+                                        config=config)
+    notes = [n for n in (bank.separation_note,) if n]
+    return {"events": events, "clip": clip_row, "notes": notes, "evidence": info}
 
 
 def error_part(ref: ClipRef, prompt: Prompt, config: Config, opts: ScoreOptions, msg: str) -> dict[str, Any]:

@@ -160,3 +160,23 @@ def test_config_number_out_of_its_type_is_a_config_error(tmp_path: Path, value: 
     with pytest.raises(ConfigError, match=needle) as err:
         load_config(p)
     assert str(p) in str(err.value) and key in str(err.value)
+
+
+def test_config_value_of_the_wrong_shape_inside_a_mapping_is_a_config_error(tmp_path: Path) -> None:
+    # long profile, seed 587106: a text count inside prompts.family_counts raised ValueError
+    # from the range check of the typed parameters
+    from timingbench.config import DEFAULT_CONFIG_PATH, load_config
+    from timingbench.errors import ConfigError
+
+    doc = yaml.safe_load(DEFAULT_CONFIG_PATH.read_text(encoding="utf-8"))
+    doc["constants"]["prompts"]["family_counts"]["value"]["tempo"] = "17;00"
+    doc["constants"]["prompts"]["bpm_choices"]["value"] = [60, "fast"]
+    p = tmp_path / "c.yaml"
+    p.write_text(yaml.safe_dump(doc), encoding="utf-8")
+    with pytest.raises(ConfigError, match=r"prompts.bpm_choices\[1\]"):
+        load_config(p)
+    doc["constants"]["prompts"]["bpm_choices"]["value"] = [60, 70]
+    p.write_text(yaml.safe_dump(doc), encoding="utf-8")
+    with pytest.raises(ConfigError, match="prompts.family_counts") as err:
+        load_config(p)
+    assert str(p) in str(err.value)

@@ -79,7 +79,12 @@ class Params:
     SECTION: ClassVar[str] = ""
 
     def __post_init__(self) -> None:
-        self.validate()
+        try:
+            self.validate()
+        except (TypeError, ValueError, OverflowError) as exc:  # a value of the wrong shape
+            if isinstance(exc, ConfigError):
+                raise
+            raise ConfigError(f"section '{self.SECTION}' holds a value of the wrong shape ({exc})") from None
 
     def validate(self) -> None:
         """Check value ranges; the default checks that every number is finite.
@@ -197,6 +202,9 @@ def _coerce(value: Any, tp: Any, key: str, source: str) -> Any:
     if border in (list, tuple):
         if not isinstance(value, list | tuple):
             raise ConfigError(f"{source}: constant {key!r} field 'value' must be a list, got {value!r:.60}")
+        (item,) = typing.get_args(base) or (Any,)
+        for i, v in enumerate(value):  # checked, kept as written (an int stays an int)
+            _coerce(v, item, f"{key}[{i}]", source)
         return list(value)
     if border in (dict, Mapping) or border is typing.get_origin(Mapping[str, Any]):
         if not isinstance(value, Mapping):

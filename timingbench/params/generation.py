@@ -353,7 +353,7 @@ class PromptsParams(Params):
         if self.min_sibling_gap_s < 0:
             raise _fail(sec, "min_sibling_gap_s", "must not be negative", self.min_sibling_gap_s)
         for name in ("family_counts", "kind_counts"):
-            if any(int(v) < 0 for v in getattr(self, name).values()):
+            if any(isinstance(v, bool) or not isinstance(v, int) or v < 0 for v in getattr(self, name).values()):
                 raise _fail(sec, name, "must hold counts >= 0", getattr(self, name))
         if not self.bpm_choices or any(b <= 0 for b in self.bpm_choices):
             raise _fail(sec, "bpm_choices", "must hold positive tempi", self.bpm_choices)

@@ -33,7 +33,7 @@ from timingbench.audio import load_clip
 from timingbench.config import load_config
 
 def whole_file(path, config):
-    window = float(config.value("audio.analysis_window_s"))
+    window = float(config.params.audio.analysis_window_s)
     try:
         data, sr = sf.read(path, dtype="float32", always_2d=True)
     except sf.LibsndfileError:

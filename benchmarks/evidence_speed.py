@@ -60,13 +60,13 @@ def main() -> None:
         wav = next((Path(tmp) / "clips").glob("*.wav"))
         clip = load_clip(wav, cfg)
     bank = get_bank(clip, cfg, separation="none", cache_dir=None)
-    sec = cfg.section("semantic")
-    y = level_normalised(clip.samples, sr=clip.sr, loud_dbfs=float(sec["input_loud_level_dbfs"]),
+    sec = cfg.params.semantic
+    y = level_normalised(clip.samples, sr=clip.sr, loud_dbfs=sec.input_loud_level_dbfs,
                          frame_s=cfg.params.audio.level_frame_s, percentile=cfg.params.audio.level_percentile)
     run_network(bank.logmel, sr=bank.sr, hop=bank.hop)
-    taggram(y, sr=clip.sr, hop_s=float(sec["hop_s"]))
+    taggram(y, sr=clip.sr, hop_s=sec.hop_s)
     t_cpu, t_wall = _timed(lambda: run_network(bank.logmel, sr=bank.sr, hop=bank.hop), args.repeats)
-    m_cpu, m_wall = _timed(lambda: taggram(y, sr=clip.sr, hop_s=float(sec["hop_s"])), args.repeats)
+    m_cpu, m_wall = _timed(lambda: taggram(y, sr=clip.sr, hop_s=sec.hop_s), args.repeats)
     print(f"clip {clip.duration_s:.1f} s, torch threads 1, load average {os.getloadavg()[0]:.2f}")
     print(f"trained network : {t_cpu:.3f} s CPU, {t_wall:.3f} s wall per clip")
     print(f"musicnn taggram : {m_cpu:.3f} s CPU, {m_wall:.3f} s wall per clip (baseline)")

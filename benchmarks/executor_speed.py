@@ -102,7 +102,7 @@ def cost_model(corpus: Path, n: int) -> dict[str, float]:
     t = time.process_time()
     w = time.perf_counter()
     sep.separate_demucs(np.asarray(x, dtype=np.float32), sr=banks[0].sr, model=model,
-                        overlap=float(cfg.value("separation.demucs_overlap")), shifts=0)
+                        overlap=float(cfg.params.separation.demucs_overlap), shifts=0)
     demucs = time.process_time() - t
     return {"dsp_cpu_s": dsp, "trained_cpu_s": evid["trained"], "musicnn_cpu_s": evid["musicnn"],
             "demucs_cpu_s": demucs,

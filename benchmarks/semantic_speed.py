@@ -47,7 +47,7 @@ def _render(parts: list[Any], n: int, cfg: Config, workdir: Path, name: str) -> 
     from timingbench.render.synth import render_midi, resolve_soundfont, write_midi
 
     midi = workdir / f"{name}.mid"
-    write_midi(parts, midi, ticks_per_beat=int(cfg.value("render.midi_ticks_per_beat")))
+    write_midi(parts, midi, ticks_per_beat=int(cfg.params.render.midi_ticks_per_beat))
     return render_midi(midi, n_samples=n, soundfont=resolve_soundfont(None, cfg.params.render), params=cfg.params.render)
 
 
@@ -58,7 +58,7 @@ def _stem(spec: Any, *, t0: float, t1: float, seed: int, bpm: float, harmony: An
     rng = np.random.default_rng(seed)
     grid = Grid(bpm=bpm, origin_s=0.0)
     notes = generate_part(spec, grid=grid, harmony=harmony, rng=rng, t0=t0, t1=t1)
-    sr = int(cfg.value("render.sample_rate_hz"))
+    sr = int(cfg.params.render.sample_rate_hz)
     return _render([Part(name=name, spec=spec, notes=notes)], int(CLIP_S * sr), cfg, workdir, name)
 
 
@@ -104,7 +104,7 @@ def accuracy(args: argparse.Namespace) -> dict[str, Any]:
     if store.exists():
         done = {(r["split"], r["enter"]) for r in map(json.loads, store.read_text().splitlines())}
     if not args.reuse:
-        sr = int(cfg.value("render.sample_rate_hz"))
+        sr = int(cfg.params.render.sample_rate_hz)
         with tempfile.TemporaryDirectory() as tmp, store.open("a") as fh:
             for split in SPLIT_SEEDS:
                 for item in split_plan(split):
@@ -151,7 +151,7 @@ def speed(args: argparse.Namespace) -> dict[str, Any]:
     from timingbench.render.instruments import INSTRUMENTS
 
     cfg = load_config(args.config)
-    sr = int(cfg.value("render.sample_rate_hz"))
+    sr = int(cfg.params.render.sample_rate_hz)
     global CLIP_S
     CLIP_S = 35.0
     from timingbench.render.arrangement import random_harmony
@@ -173,7 +173,7 @@ def speed(args: argparse.Namespace) -> dict[str, Any]:
     # baseline in the same process: the straightforward per-patch network on the same patches
     tagger = musicnn.load_musicnn()
     spec = musicnn.log_mel(musicnn.resample_to_model(y, sr=sr))
-    starts = musicnn.patch_starts(spec.shape[0], hop_frames=float(cfg.value("semantic.hop_s")) * 16000 / 256)
+    starts = musicnn.patch_starts(spec.shape[0], hop_frames=float(cfg.params.semantic.hop_s) * 16000 / 256)
     shared, per_patch = [], []
     for _ in range(args.repeats):
         t = time.process_time()
@@ -187,7 +187,7 @@ def speed(args: argparse.Namespace) -> dict[str, Any]:
 
     import torch
 
-    res = {"clip_s": CLIP_S, "windows": int(ev.times.size), "hop_s": cfg.value("semantic.hop_s"),
+    res = {"clip_s": CLIP_S, "windows": int(ev.times.size), "hop_s": cfg.params.semantic.hop_s,
            "cold_wall_s": round(cold, 3), "warm_wall_median_s": round(statistics.median(warm), 3),
            "warm_cpu_median_s": round(statistics.median(cpu), 3),
            "network_shared_cpu_median_s": round(statistics.median(shared), 3),

@@ -57,7 +57,7 @@ def test_tag_parses_as_intended(row: dict) -> None:
 
 @pytest.mark.parametrize("row", ROWS, ids=IDS)
 def test_mgbench_regex_extracts_as_intended(row: dict, config: Config) -> None:
-    got = extract_spans(row["response"], empty_patterns=config.value("mgbench.empty_answer_patterns"))
+    got = extract_spans(row["response"], empty_patterns=config.params.mgbench.empty_answer_patterns)
     assert (got.status == "spans") == bool(row["expected"])
     _assert_same(got.spans.tolist(), row["expected"])
 

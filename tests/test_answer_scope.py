@@ -140,7 +140,7 @@ def test_negation_scope(text: str, expected: list) -> None:
 
 
 def test_mgbench_reads_the_three_forms(config: Config) -> None:
-    pats = config.value("mgbench.empty_answer_patterns")
+    pats = config.params.mgbench.empty_answer_patterns
     think = "<think>At first I thought 1.6-2.2 s, but that is a different note.</think> Answer: 4.7s - 8.8s"
     assert extract_spans(think, empty_patterns=pats).spans.tolist() == [[4.7, 8.8]]
     table = "| Note | Onset (s) | Offset (s) |\n|---|---|---|\n| C4 | 0.50 | 0.98 |\n| E4 | 1.02 | 1.49 |"

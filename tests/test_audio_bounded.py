@@ -26,7 +26,7 @@ def _tone(seconds: float, channels: int = 2, sr: int = SR) -> np.ndarray:
 def _whole_file(path: Path, config: Config) -> tuple[np.ndarray, float]:
     """The reference: decode everything, then cut (what bounded decoding must reproduce)."""
     data, sr = sf.read(str(path), dtype="float32", always_2d=True)
-    window = float(config.value("audio.analysis_window_s"))
+    window = float(config.params.audio.analysis_window_s)
     keep = min(len(data), int(np.ceil((window + 0.1) * sr)))
     mono = data[:keep].mean(axis=1, dtype=np.float64)
     n = min(len(mono), int(round(window * sr)))
@@ -41,7 +41,7 @@ def test_long_file_decodes_like_the_whole_file_read(tmp_path: Path, config: Conf
     ref, dur = _whole_file(path, config)
     assert clip.duration_s == dur == 50.0
     np.testing.assert_array_equal(clip.samples, ref)
-    assert clip.window_s == float(config.value("audio.analysis_window_s"))
+    assert clip.window_s == float(config.params.audio.analysis_window_s)
 
 
 def test_wav_header_claiming_more_frames_than_present(tmp_path: Path, config: Config) -> None:
@@ -101,6 +101,6 @@ def test_compressed_file_keeps_the_exact_length_and_head(tmp_path: Path, config:
         ref = np.frombuffer(full, dtype="<f4").reshape(-1, 2)
     clip = load_clip(path, config)
     assert clip.duration_s == len(ref) / SR
-    window = float(config.value("audio.analysis_window_s"))
+    window = float(config.params.audio.analysis_window_s)
     want = ref[:int(round(window * SR))].mean(axis=1, dtype=np.float64).astype(np.float32)
     np.testing.assert_array_equal(clip.samples, want)

@@ -60,7 +60,7 @@ def test_resolve_audio_uses_musicnet_fallback_and_reports_unresolved(tmp_path, c
     gt = _release(tmp_path)
     meta = load_metadata(gt)
     res = resolve_audio(meta.items, audio_root=tmp_path / "data",
-                        fallback_subdirs=config.value("audiorag.fallback_subdirs"))
+                        fallback_subdirs=config.params.audiorag.fallback_subdirs)
     assert sorted(res.via_fallback) == [3, 4]
     assert res.resolved[3].endswith("MusicNet/audios_cropped/1751.wav")
     assert res.unresolved == ["online_data/PVh9y42j2eg_0_20108.wav"]
@@ -117,8 +117,8 @@ def test_offline_scoring_over_runs(tmp_path, config) -> None:
     run2 = [{"id": 0, "answer": "Joan Baez", "run": 2}, {"id": 4, "answer": "no", "run": 2}]
     answers, errors = load_answers(_write(tmp_path / "a.jsonl", run1 + run2), meta)
     assert not errors
-    judge = OfflineRagJudge(polarity_words=config.value("judge.offline_polarity_words"))
-    rows, s = score_audiorag(meta, answers, judge=judge, error_types=config.value("audiorag.error_types"), workers=2)
+    judge = OfflineRagJudge(polarity_words=config.params.judge.offline_polarity_words)
+    rows, s = score_audiorag(meta, answers, judge=judge, error_types=config.params.audiorag.error_types, workers=2)
     assert len(rows) == 2 * N_VALID
     correct1 = [r["correct"] for r in rows if r["run"] == "1"]
     assert correct1 == [True, False, True, True, True, False, True]
@@ -162,8 +162,8 @@ def test_llm_judge_through_stub(tmp_path, config) -> None:
     answers, _ = load_answers(pred, meta)
     with running_stub(_rag_script(), tmp_path) as url:
         client = ChatClient(url=url, model="stub", timeout_s=5, max_retries=1, backoff_s=0.01, temperature=0, max_tokens=8)
-        judge = LlmRagJudge(client=client, letters=list(config.value("audiorag.error_types")), **verdict_words(config.params.judge))
-        rows, s = score_audiorag(meta, answers, judge=judge, error_types=config.value("audiorag.error_types"), workers=3)
+        judge = LlmRagJudge(client=client, letters=list(config.params.audiorag.error_types), **verdict_words(config.params.judge))
+        rows, s = score_audiorag(meta, answers, judge=judge, error_types=config.params.audiorag.error_types, workers=3)
         hits = stub_stats(url)
     by_id = {r["id"]: r for r in rows}
     assert by_id[0]["correct"] is True

@@ -38,8 +38,8 @@ def test_paper_conventions(config, key, expected):
 
 
 def test_ladder_and_octave_factors(config):
-    assert config.value("tempo.ladder_pct") == [2.0, 3.0, 5.0]
-    assert config.value("tempo.octave_factors") == pytest.approx([1 / 3, 0.5, 1.0, 2.0, 3.0])
+    assert config.params.tempo.ladder_pct == [2.0, 3.0, 5.0]
+    assert config.params.tempo.octave_factors == pytest.approx([1 / 3, 0.5, 1.0, 2.0, 3.0])
 
 
 def test_override_changes_hash_and_disable_reads_none(config):
@@ -50,7 +50,7 @@ def test_override_changes_hash_and_disable_reads_none(config):
     assert c3.value("search.window_s") is None
     assert c3.content_hash not in (config.content_hash, c2.content_hash)
     # the original is untouched
-    assert config.value("search.window_s") == 5.0
+    assert config.params.search.window_s == 5.0
 
 
 def test_hash_is_stable_across_loads():

@@ -101,7 +101,7 @@ def test_fade_point_is_23_db_down(tmp_path: Path, config: Config, rng: np.random
     g[inside] = 10 ** (-depth * (t[inside] - f0) / length / 20)
     g[t >= f0 + length] = 0.0
     bank = _bank(tmp_path, y * g, config, name="fade")
-    point = f0 + length * float(config.value("mix.fade_point_below_loud_db")) / depth
+    point = f0 + length * float(config.params.mix.fade_point_below_loud_db) / depth
     got = _passing(run_detector(bank, _ctx("music_end", point), config))
     assert got and {c.evidence["edge"] for c in got} == {"fade"}
     # the decaying bursts of the tail may cross the silence line twice: both read one fade

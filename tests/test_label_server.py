@@ -200,7 +200,7 @@ def test_malformed_bodies(served: tuple[Client, LabelStore, Path], config: Confi
     conn = http.client.HTTPConnection(str(client.host), int(client.port), timeout=30)
     conn.putrequest("POST", "/api/clip/p1.wav/import-audacity")
     conn.putheader("Content-Type", "application/json")
-    conn.putheader("Content-Length", str(int(config.value("label.max_body_bytes")) + 1))
+    conn.putheader("Content-Length", str(int(config.params.label.max_body_bytes) + 1))
     conn.endheaders()
     resp = conn.getresponse()
     assert resp.status == 413 and b"limit" in resp.read()
@@ -361,7 +361,7 @@ def test_existing_rows_of_other_tools_are_kept_with_their_keys(tmp_path: Path) -
 def test_cli_defaults_bind_loopback(config: Config) -> None:
     args = build_parser().parse_args(["label", "clips", "--prompts", "p.jsonl", "--out", "a.jsonl"])
     assert args.host is None and args.port is None  # resolved from the config at run time
-    assert config.value("label.host") == "127.0.0.1"
+    assert config.params.label.host == "127.0.0.1"
     assert args.func.__name__ == "run_label"
 
 
@@ -477,7 +477,7 @@ def test_oversized_bodies_are_refused_on_every_write_route(
     served: tuple[Client, LabelStore, Path], config: Config, route: str
 ) -> None:
     client, _, out = served
-    limit = int(config.value("label.max_body_bytes"))
+    limit = int(config.params.label.max_body_bytes)
     for length in (limit + 1, 10 * limit, 2**62):
         # refused from its Content-Length alone: the server never reads (or buffers) the body
         conn = http.client.HTTPConnection(str(client.host), int(client.port), timeout=30)

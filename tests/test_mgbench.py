@@ -34,7 +34,7 @@ TH = [0.5, 0.7]
 
 @pytest.fixture
 def patterns(config) -> list[str]:
-    return config.value("mgbench.empty_answer_patterns")
+    return config.params.mgbench.empty_answer_patterns
 
 
 @pytest.mark.parametrize(
@@ -194,7 +194,7 @@ def test_span_counts_precision_recall() -> None:
      ("rhythm", "rhythm"), ("ABS", "ABS")],
 )
 def test_concept_group(category: str, group: str, config) -> None:
-    assert concept_group(category, groups=config.value("mgbench.concept_groups")) == group
+    assert concept_group(category, groups=config.params.mgbench.concept_groups) == group
 
 
 def _write(path: Path, rows: list) -> Path:
@@ -265,9 +265,9 @@ def test_score_offline_end_to_end(config) -> None:
         "u2": MgResponse("u2", 5, "Yes", None),
     }
     rows, s = score_mgbench(
-        gt, resp, extractor=RegexSpanExtractor(empty_patterns=config.value("mgbench.empty_answer_patterns")),
+        gt, resp, extractor=RegexSpanExtractor(empty_patterns=config.params.mgbench.empty_answer_patterns),
         judge=OfflineUnderstandingJudge(polarity_words=["yes", "no"]), iou_thresholds=TH,
-        concept_groups=config.value("mgbench.concept_groups"),
+        concept_groups=config.params.mgbench.concept_groups,
     )
     assert [r["id"] for r in rows] == list(qs)
     g3n, g2b = s["grounding"]["3N"], s["grounding"]["2B"]

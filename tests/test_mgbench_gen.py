@@ -203,9 +203,9 @@ def _score(gt_path: Path, pred_rows: list[dict[str, Any]], tmp: Path, config: Co
     pred = load_responses(tmp / "pred.jsonl", gt.rows)
     assert pred.errors == []
     _, summary = score_mgbench(
-        gt.rows, pred.rows, extractor=RegexSpanExtractor(empty_patterns=config.value("mgbench.empty_answer_patterns")),
-        judge=OfflineUnderstandingJudge(polarity_words=config.value("judge.offline_polarity_words")),
-        iou_thresholds=[0.5, 0.7], concept_groups=config.value("mgbench.concept_groups"))
+        gt.rows, pred.rows, extractor=RegexSpanExtractor(empty_patterns=config.params.mgbench.empty_answer_patterns),
+        judge=OfflineUnderstandingJudge(polarity_words=config.params.judge.offline_polarity_words),
+        iou_thresholds=[0.5, 0.7], concept_groups=config.params.mgbench.concept_groups)
     return summary
 
 

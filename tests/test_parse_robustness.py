@@ -60,7 +60,7 @@ LONG_INPUTS = {
 
 @pytest.mark.parametrize("text", list(LONG_INPUTS.values()), ids=list(LONG_INPUTS))
 def test_long_inputs_finish_and_return_results(text: str, config: Config) -> None:
-    patterns = config.value("mgbench.empty_answer_patterns")
+    patterns = config.params.mgbench.empty_answer_patterns
     t0 = time.perf_counter()
     got = parse_response(text)
     spans = extract_spans(text, empty_patterns=patterns)
@@ -84,7 +84,7 @@ TOKENS = ["1", "2.5", "12", "00:03", "1:02:03,5", " ", "\n", "-", "\u2013", "~",
 
 
 def test_random_token_soup_never_raises(rng: np.random.Generator, config: Config) -> None:
-    patterns = config.value("mgbench.empty_answer_patterns")
+    patterns = config.params.mgbench.empty_answer_patterns
     for _ in range(400):
         k = int(rng.integers(1, 40))
         text = "".join(TOKENS[int(i)] for i in rng.integers(0, len(TOKENS), k))

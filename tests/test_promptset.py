@@ -46,7 +46,7 @@ def test_committed_set_is_valid_and_has_the_paper_counts() -> None:
 
 
 def test_committed_set_equals_generator_output(committed: list[dict], config: Config) -> None:
-    rows = generate_prompt_set(seed=int(config.value("prompts.seed")), config=config)
+    rows = generate_prompt_set(seed=int(config.params.prompts.seed), config=config)
     assert rows == committed
 
 
@@ -58,7 +58,7 @@ def test_no_duplicate_texts_and_unique_ids(committed: list[dict]) -> None:
 
 def test_every_family_and_kind_represented_evenly(committed: list[dict], config: Config) -> None:
     fams = Counter(e["family"] for r in committed for e in r["events"])
-    instrument = list(config.value("prompts.instrument_families"))
+    instrument = list(config.params.prompts.instrument_families)
     assert len(instrument) == 9
     counts = [fams[f] for f in instrument]
     assert min(counts) >= 1 and max(counts) - min(counts) <= 2, counts
@@ -70,14 +70,14 @@ def test_every_family_and_kind_represented_evenly(committed: list[dict], config:
 
 
 def test_times_leave_room_for_the_search_window(committed: list[dict], config: Config) -> None:
-    window = float(config.value("search.window_s"))
-    gap = float(config.value("prompts.min_sibling_gap_s"))
+    window = float(config.params.search.window_s)
+    gap = float(config.params.prompts.min_sibling_gap_s)
     for r in committed:
         times = [e["time_s"] for e in r["events"]]
         assert all(window <= t <= r["duration_s"] - window for t in times), r["id"]
         assert all(b - a >= gap for a, b in zip(times, times[1:], strict=False)), r["id"]
         for e in r["events"]:
-            assert e["tolerance_s"] == config.value("search.default_tolerance_s")
+            assert e["tolerance_s"] == config.params.search.default_tolerance_s
             assert e["id"].startswith(r["id"] + "/")
 
 

@@ -260,8 +260,8 @@ def test_end_decay_truth_is_the_last_accent(rendered: dict[str, RenderedClip], c
     x = _read(rc.audio_path)
     loud = _rms_db(x, 0.5, onset)
     assert _rms_db(x, onset, onset + 0.1) > _rms_db(x, onset - 0.1, onset) + 3
-    gone = float(config.value("mix.decay_budget_s"))
-    assert _rms_db(x, onset + gone, DUR) < loud - float(config.value("mix.silence_below_loud_db"))
+    gone = float(config.params.mix.decay_budget_s)
+    assert _rms_db(x, onset + gone, DUR) < loud - float(config.params.mix.silence_below_loud_db)
 
 
 def test_fade_reaches_the_fade_point_at_the_truth(rendered: dict[str, RenderedClip], config: Config) -> None:
@@ -275,7 +275,7 @@ def test_fade_reaches_the_fade_point_at_the_truth(rendered: dict[str, RenderedCl
     ratio = _rms_db(x, onset - w, onset + w) - _rms_db(raw, onset - w, onset + w)
     # the clip is the raw render scaled to the peak and faded: compare against the scale at 0 dB
     pre = _rms_db(x, 1.0, rc.meta["fade_start_s"]) - _rms_db(raw, 1.0, rc.meta["fade_start_s"])
-    point = float(config.value("mix.fade_point_below_loud_db"))
+    point = float(config.params.mix.fade_point_below_loud_db)
     assert ratio - pre == pytest.approx(-point, abs=0.5)
     assert rc.truth[0]["onset_character"] == "gradual"
 
@@ -375,7 +375,7 @@ def test_long_mix_exceeds_the_instructed_duration(tmp_path: Path, config: Config
     assert rc.prompt["duration_s"] == 30.0 and "30 seconds" in rc.prompt["text"]
     clip = load_clip(rc.audio_path, config)
     assert clip.duration_s == pytest.approx(37.0, abs=1e-6)
-    assert clip.window_s == pytest.approx(float(config.value("audio.analysis_window_s")), abs=1e-3)
+    assert clip.window_s == pytest.approx(float(config.params.audio.analysis_window_s), abs=1e-3)
     assert rc.truth[0]["onset_s"] <= 30.0
 
 
@@ -479,14 +479,14 @@ def test_cli_params_and_gain_variants(tmp_path: Path, config: Config) -> None:
                  "--param", "offset_s=-2", "--gain-variants", "--out", str(out), "--duration", "8",
                  "--jobs", "1", "--no-progress"]) == 0
     rows = [json.loads(line) for line in (out / "truth.jsonl").read_text().splitlines()]
-    gains = [float(g) for g in config.value("render.gain_variants_db")]
+    gains = [float(g) for g in config.params.render.gain_variants_db]
     assert len(rows) == len(gains) and {r["onset_s"] for r in rows} == {4.0}
     assert main(["render", "--recipe", "pause", "--param", "colour", "--out", str(out),
                  "--no-progress"]) == 1
 
 
 def test_corpus_gain_variants_follow_the_config(config: Config) -> None:
-    gains = {float(g) for g in config.value("render.gain_variants_db")}
+    gains = {float(g) for g in config.params.render.gain_variants_db}
     for name in ("dev", "validation"):
         assert {s.gain_db for s in CORPORA[name].specs} == gains
 

@@ -222,10 +222,10 @@ def test_relative_error_and_octave_match_helpers() -> None:
 def test_exact_click_references_within_paper_bound(config: Config, bpm: float) -> None:
     est = estimate_tempo(click_track(bpm=bpm, duration_s=30.0), sr=SR, config=config)
     assert est.estimate_bpm is not None and est.reason is None
-    bound = float(config.value("tempo.reference_max_error_pct"))
+    bound = float(config.params.tempo.reference_max_error_pct)
     assert abs(est.estimate_bpm - bpm) / bpm * 100.0 <= bound
     assert est.precise_bpm is not None
-    precise_bound = float(config.value("tempo.reference_max_precise_error_pct"))
+    precise_bound = float(config.params.tempo.reference_max_precise_error_pct)
     assert abs(est.precise_bpm - bpm) / bpm * 100.0 <= precise_bound
     assert est.beat_stability["steady"]
     np.testing.assert_allclose(np.diff(est.beats_s), 60.0 / bpm, atol=0.006)
@@ -293,7 +293,7 @@ def test_pulse_floor_withholds_when_the_network_hears_little(config: Config) -> 
     x = np.where(t < 6.0, x, 0.05 * np.sin(2 * np.pi * 220.0 * t)).astype(np.float32)
     est = estimate_tempo(x, sr=SR, config=config)
     s = est.beat_stability
-    assert s["n_heard_beats"] >= 5 and s["beat_activation"] < float(config.value("tempo.min_beat_activation"))
+    assert s["n_heard_beats"] >= 5 and s["beat_activation"] < float(config.params.tempo.min_beat_activation)
     assert est.estimate_bpm is None and est.reason is not None
     assert est.reason.startswith(REASON_NO_PULSE)
 
@@ -359,7 +359,7 @@ def test_vocadito_singing_is_estimated_and_flagged_unsteady(config: Config, real
     assert est.estimate_bpm is not None and est.reason is None
     s = est.beat_stability
     assert s["has_pulse"] is True and s["steady"] is False
-    assert s["ibi_cv"] > float(config.value("tempo.max_ibi_cv"))
+    assert s["ibi_cv"] > float(config.params.tempo.max_ibi_cv)
     assert any("ibi_cv" in b for b in s["unsteady_because"])
 
 
@@ -395,7 +395,7 @@ def test_tempo_check_soundfont_needs_rendered_references(
 
 @pytest.mark.slow
 def test_click_sweep_50_to_174_within_paper_bound(config: Config) -> None:
-    bound = float(config.value("tempo.reference_max_error_pct"))
+    bound = float(config.params.tempo.reference_max_error_pct)
     errors = []
     for i, bpm in enumerate(np.arange(50.0, 175.0, 4.3)):
         x = click_track(bpm=float(bpm), duration_s=30.0, offset_s=0.05 + 0.0131 * i)
@@ -407,7 +407,7 @@ def test_click_sweep_50_to_174_within_paper_bound(config: Config) -> None:
 
 def test_drum_pattern_exact_at_target_at_range_ends(config: Config) -> None:
     # every hit on a beat: the headline estimate is the target itself at 50 and 174 BPM
-    bound = float(config.value("tempo.reference_max_error_pct"))
+    bound = float(config.params.tempo.reference_max_error_pct)
     for bpm in (50.0, 174.0):
         est = estimate_tempo(drum_pattern(bpm=bpm, duration_s=20.0), sr=SR, config=config)
         row = score_tempo(est, target_bpm=bpm, tolerance_pct=3.0, config=config)
@@ -417,8 +417,8 @@ def test_drum_pattern_exact_at_target_at_range_ends(config: Config) -> None:
 
 @pytest.mark.slow
 def test_drum_pattern_grid_within_paper_bound(config: Config) -> None:
-    bound = float(config.value("tempo.reference_max_error_pct"))
-    for bpm in config.value("tempo.reference_tempi_bpm"):
+    bound = float(config.params.tempo.reference_max_error_pct)
+    for bpm in config.params.tempo.reference_tempi_bpm:
         est = estimate_tempo(drum_pattern(bpm=float(bpm), duration_s=30.0), sr=SR, config=config)
         assert est.estimate_bpm is not None, (bpm, est.reason)
         assert abs(est.estimate_bpm - bpm) / bpm * 100.0 <= bound, (bpm, est.estimate_bpm)

@@ -9,10 +9,11 @@ sections to constants. Each constant is a mapping with
 - optional ``loosening``: ``increase`` | ``decrease`` — the direction in which changing a
   ``calibrated`` or ``few_shot`` value admits more detections (used by the sweep).
 
-Code reads constants by dotted key (``cfg.value("search.window_s")``). A constant may be
-*disabled* by the sensitivity sweep (:meth:`Config.with_disabled`); :meth:`Config.value`
-then returns ``None`` and the check it controls is skipped, which every reader of a
-``calibrated``/``few_shot`` constant must handle.
+Code never looks a constant up by key: :attr:`Config.params` holds one typed, validated
+dataclass per section (``config.params.stem.step_min_db``, see :mod:`timingbench.params`).
+A constant may be *disabled* by the sensitivity sweep (:meth:`Config.with_disabled`); its
+field then reads ``None`` and the check it controls is skipped, which every reader of a
+``calibrated``/``few_shot`` constant handles.
 """
 
 from __future__ import annotations
@@ -112,17 +113,6 @@ class Config:
                 "provenance and why"
             ) from None
         return None if c.disabled else c.value
-
-    def __getitem__(self, key: str) -> Any:
-        return self.value(key)
-
-    def section(self, name: str) -> dict[str, Any]:
-        """All constants of one section as ``{name: value}``."""
-        prefix = name + "."
-        out = {k[len(prefix):]: self.value(k) for k in self.constants if k.startswith(prefix)}
-        if not out:
-            raise ConfigError(f"{self.source}: no section {name!r}")
-        return out
 
     def keys(self, *, provenance: tuple[str, ...] | None = None) -> list[str]:
         """Dotted keys, optionally only those of the given provenance classes."""

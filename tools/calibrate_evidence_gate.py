@@ -31,7 +31,7 @@ def main(corpus_dir: str) -> None:
                          ScoreOptions(separation="dsp", semantic_backend="trained"))
     scen = scenarios_from_manifest(root / "clips")
     # only the events the evidence judges: exempt families and whole-mix events ignore these constants
-    exempt = {"mix", *dict(cfg.section("evidence")["exempt_families"] or {})}
+    exempt = {"mix", *dict(cfg.params.evidence.exempt_families or {})}
     best = None
     print(f"{'entry':>6}{'exit':>6}{'quiet':>6}{'present':>8}{'on-time cr':>12}{'neg cr':>8}{'pre rej':>8}"
           f"{'score':>8}")

@@ -21,6 +21,7 @@ from timingbench.calibration.evaluate import (
 )
 from timingbench.config import Config
 from timingbench.errors import ConfigError
+from timingbench.params.base import field_value
 from timingbench.scoring import DetectorParams
 
 FACTORS = (0.8, 0.9, 1.1, 1.2)
@@ -83,7 +84,7 @@ def sweepable(config: Config) -> list[str]:
     """Calibrated and few-shot numeric constants of the detectors."""
     keys = []
     for k in config.keys(provenance=("calibrated", "few_shot")):
-        v = config.value(k)
+        v = field_value(config, k)
         if k.split(".", 1)[0] in NOT_SWEPT or isinstance(v, bool) or not isinstance(v, int | float):
             continue
         keys.append(k)
@@ -130,11 +131,11 @@ def run_sweep(
     total = len(jobs) + len(GATES)
     const_rows = []
     for i, (key, f) in enumerate(jobs):
-        v0 = config.value(key)
+        v0 = field_value(config, key)
         cfg = config.with_disabled(key) if f is None else config.with_value(key, v0 * f)
         row: dict[str, Any] = {"key": key, "provenance": config.constants[key].provenance,
                                "factor": "off" if f is None else f,
-                               "value": None if f is None else cfg.value(key),
+                               "value": None if f is None else cfg.constants[key].value,
                                "direction": direction(config, key, f)}
         section = key.split(".", 1)[0]
         readers = SECTION_READERS.get(section)

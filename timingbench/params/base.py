@@ -288,3 +288,46 @@ def all_keys() -> set[str]:
     for cls in REGISTRY.values():
         out.update(cls.keys())
     return out
+
+
+def field_value(config: Config, key: str) -> Any:
+    """The value code sees for the dotted ``key``: read from the typed parameter set.
+
+    Parameters
+    ----------
+    config : Config
+        The configuration.
+    key : str
+        ``section.name``, a constant of a registered section (nested sets are searched).
+
+    Returns
+    -------
+    value : Any
+        The field's value (``None`` when switched off).
+
+    Raises
+    ------
+    ConfigError
+        If no parameter set reads ``key``.
+    """
+    section, name = key.split(".", 1) if "." in key else (key, "")
+    _load_registry()
+    if section not in REGISTRY:
+        raise ConfigError(f"{config.source}: no parameter set reads {key!r}")
+    found, value = _find_field(getattr(config.params, section), name)
+    if not found:
+        raise ConfigError(f"{config.source}: no parameter set reads {key!r}")
+    return value
+
+
+def _find_field(params: Params, name: str) -> tuple[bool, Any]:
+    for f in dataclasses.fields(params):
+        v = getattr(params, f.name)
+        if isinstance(v, Params):
+            found, inner = _find_field(v, name)
+            if found:
+                return True, inner
+        elif f.name == name:
+            return True, v
+    return False, None
+

@@ -211,7 +211,7 @@ def test_level_change_statistic_meets_its_threshold_exactly_when_the_gate_passes
     verdict, ev = level_change(env, GRID, t_s=t, rising=rising, params=config.params.stem.level)
     (check,) = gate_checks({"level_change": verdict}, {"level_change": ev},
                            kind="instrument_entry" if rising else "instrument_exit", detector="stem", config=config)
-    need = float(config.params.stem.level_min_change_db)
+    need = float(config.params.stem.level.level_min_change_db)
     assert check.constant == "stem.level_min_change_db"
     assert check.threshold == (need if rising else -need) and check.op == (">=" if rising else "<=")
     assert check.meets is (verdict == "pass")

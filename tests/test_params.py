@@ -97,3 +97,18 @@ def test_disabled_calibrated_constant_reads_none_and_replace_matches():
     off = getattr(cfg.with_disabled(key).params, sec)
     assert getattr(off, name) is None
     assert off == dataclasses.replace(getattr(cfg.params, sec), **{name: None})
+
+
+def test_record_reads_names_each_field_read_with_its_section():
+    from timingbench.params.base import record_reads
+
+    cfg = load_config()
+    stem = cfg.params.stem
+    nested = next(f.name for f in dataclasses.fields(stem) if isinstance(getattr(stem, f.name), Params))
+    inner = getattr(stem, nested)
+    inner_field = dataclasses.fields(inner)[0].name
+    with record_reads() as reads:
+        _ = stem.step_min_db, getattr(inner, inner_field)
+    assert reads == {"stem.step_min_db", f"stem.{inner_field}"}
+    _ = stem.step_before_s  # outside the block: not recorded
+    assert "stem.step_before_s" not in reads

@@ -90,6 +90,8 @@ class Config:
     @property
     def content_hash(self) -> str:
         """SHA-256 hex digest of the canonical content (first 16 hex digits)."""
+        if not self._hash:  # computed on first use (sweep variants rarely need it)
+            object.__setattr__(self, "_hash", digest(self.to_dict()))
         return self._hash
 
     @cached_property
@@ -170,8 +172,7 @@ def digest(obj: Any) -> str:
 
 
 def _build(version: str, consts: Mapping[str, Constant], source: str) -> Config:
-    tmp = Config(version=version, constants=dict(consts), source=source)
-    return Config(version=version, constants=dict(consts), source=source, _hash=digest(tmp.to_dict()))
+    return Config(version=version, constants=dict(consts), source=source)
 
 
 #: Most nodes (numbers, strings, list items, mapping entries) one constant's value may hold,

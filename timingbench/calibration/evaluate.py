@@ -31,6 +31,7 @@ from timingbench.audio import load_clip
 from timingbench.config import Config
 from timingbench.errors import TimingbenchError
 from timingbench.executors import Executor, LocalExecutor, TaskFailure
+from timingbench.params.base import record_reads
 from timingbench.prompts import ClipRef, Event, Prompt, load_prompts, match_clips
 from timingbench.runner import ScoreOptions, family_evidence_for
 from timingbench.scoring import (
@@ -154,6 +155,8 @@ class EventCandidates:
     truth: Layer1Row
     candidates: list[Candidate]
     tolerance_s: float
+    #: ``section.name`` of every parameter the event's detector run read.
+    reads: frozenset[str] = frozenset()
 
 
 def corpus_candidates(
@@ -173,8 +176,9 @@ def corpus_candidates(
             tr = corpus.truth.get((ref.clip, ev.id))
             if tr is None or (detectors is not None and detector_name(ev) not in detectors):
                 continue
-            cands, tol = event_candidates(bank, prompt, i, params, family_evidence=corpus.evidence.get(ref.clip))
-            out.append(EventCandidates(ref.clip, ev, tr, cands, tol))
+            with record_reads() as reads:
+                cands, tol = event_candidates(bank, prompt, i, params, family_evidence=corpus.evidence.get(ref.clip))
+            out.append(EventCandidates(ref.clip, ev, tr, cands, tol, frozenset(reads)))
     return out
 
 
@@ -193,6 +197,7 @@ def rows_from_candidates(
 def score_corpus(
     corpus: Corpus, config: Config, *, disabled_gates: Collection[str] = (), chance: bool = False,
     offset_match_s: float | None = None, detectors: Collection[str] | None = None,
+    events: Collection[tuple[str, str]] | None = None,
 ) -> list[dict[str, Any]]:
     """Score every annotated event of the corpus with ``config`` on the cached banks.
 
@@ -202,7 +207,8 @@ def score_corpus(
         One per annotated event: clip, event_id, kind, family, detector, instructed_s,
         tolerance_s, outcome, detected_s, rejected_by, p_chance, truth_occurred,
         truth_onset_s, onset_character, class, abs_error_to_truth_s, offset_correct.
-        With ``detectors``, only the events those detectors score.
+        With ``detectors``, only the events those detectors score; with ``events``, only
+        those ``(clip, event_id)`` pairs.
     """
     rows: list[dict[str, Any]] = []
     for ref in corpus.refs:
@@ -210,7 +216,8 @@ def score_corpus(
         bank = corpus.banks[ref.clip]
         for i, ev in enumerate(prompt.events):
             tr = corpus.truth.get((ref.clip, ev.id))
-            if tr is None or (detectors is not None and detector_name(ev) not in detectors):
+            if tr is None or (detectors is not None and detector_name(ev) not in detectors) \
+                    or (events is not None and (ref.clip, ev.id) not in events):
                 continue
             verdict, p = score_event(bank, prompt, i, config, family_evidence=corpus.evidence.get(ref.clip),
                                      disabled_gates=disabled_gates, clip=ref.clip, with_chance=chance)

@@ -148,6 +148,12 @@ def run_sweep(
                 if any(r["detector"] in (readers or ()) for r in base):
                     DetectorParams.of(cfg)  # a section that cannot be built fails as a re-run would
                 var = base
+            elif reuse:
+                # an event whose baseline run read no field of this constant cannot change
+                if any(readers is None or r["detector"] in readers for r in base):
+                    DetectorParams.of(cfg)  # a section that cannot be built fails as a re-run would
+                touched = {(it.clip, it.event.id) for it in base_items if key in it.reads}
+                var = score_corpus(corpus, cfg, events=touched) if touched else []
             else:
                 var = score_corpus(corpus, cfg, detectors=readers)
             res = compare_rows(base, var)

@@ -17,11 +17,12 @@ A dataclass field whose type is itself a params dataclass is built from the same
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import math
 import types
 import typing
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 
 from timingbench.errors import ConfigError
@@ -77,6 +78,14 @@ class Params:
     """
 
     SECTION: ClassVar[str] = ""
+
+    def __getattribute__(self, name: str) -> Any:
+        value = object.__getattribute__(self, name)
+        if _RECORDERS and name in type(self).__dataclass_fields__ and not isinstance(value, Params):
+            sec = self.__dict__.get("_section") or type(self).SECTION
+            for reads in _RECORDERS:
+                reads.add(f"{sec}.{name}")
+        return value
 
     def __post_init__(self) -> None:
         try:
@@ -144,9 +153,36 @@ class Params:
             key = f"{sec}.{f.name}"
             kwargs[f.name] = _coerce(config.value(key), tp, key, config.source)
         try:
-            return cls(**kwargs)
+            built = cls(**kwargs)
         except ConfigError as exc:
             raise ConfigError(f"{config.source}: {exc}") from None
+        object.__setattr__(built, "_section", sec)  # for nested sets, whose SECTION is not theirs
+        return built
+
+
+#: Active read recorders (see :func:`record_reads`).
+_RECORDERS: list[set[str]] = []
+
+
+@contextlib.contextmanager
+def record_reads() -> Iterator[set[str]]:
+    """Record the dotted key of every parameter field read inside the block.
+
+    A computation that read no field of a constant gives the same result whatever that
+    constant's value: the sensitivity sweep re-scores only the events whose baseline run
+    read the constant it varies.
+
+    Yields
+    ------
+    reads : set of str
+        Filled with ``section.name`` keys as fields are read.
+    """
+    reads: set[str] = set()
+    _RECORDERS.append(reads)
+    try:
+        yield reads
+    finally:
+        _RECORDERS.remove(reads)
 
 
 def register(cls: type[P]) -> type[P]:

@@ -82,10 +82,15 @@ class Params:
     def __getattribute__(self, name: str) -> Any:
         value = object.__getattribute__(self, name)
         if _RECORDERS and name in type(self).__dataclass_fields__ and not isinstance(value, Params):
-            sec = self.__dict__.get("_section") or type(self).SECTION
+            sec = self.section
             for reads in _RECORDERS:
                 reads.add(f"{sec}.{name}")
         return value
+
+    @property
+    def section(self) -> str:
+        """The configuration section this set was built from (a nested set: its parent's)."""
+        return self.__dict__.get("_section") or (_BUILDING[-1] if _BUILDING else type(self).SECTION)
 
     def __post_init__(self) -> None:
         try:
@@ -93,7 +98,7 @@ class Params:
         except (TypeError, ValueError, OverflowError) as exc:  # a value of the wrong shape
             if isinstance(exc, ConfigError):
                 raise
-            raise ConfigError(f"section '{self.SECTION}' holds a value of the wrong shape ({exc})") from None
+            raise ConfigError(f"section '{self.section}' holds a value of the wrong shape ({exc})") from None
 
     def validate(self) -> None:
         """Check value ranges; the default checks that every number is finite.
@@ -106,7 +111,7 @@ class Params:
         for f in dataclasses.fields(self):
             v = getattr(self, f.name)
             if isinstance(v, float) and not math.isfinite(v):
-                raise ConfigError(f"constant '{self.SECTION}.{f.name}' field 'value' must be a finite number, "
+                raise ConfigError(f"constant '{self.section}.{f.name}' field 'value' must be a finite number, "
                                   f"got {v!r}")
 
     @classmethod
@@ -152,13 +157,19 @@ class Params:
                 continue
             key = f"{sec}.{f.name}"
             kwargs[f.name] = _coerce(config.value(key), tp, key, config.source)
+        _BUILDING.append(sec)
         try:
             built = cls(**kwargs)
         except ConfigError as exc:
             raise ConfigError(f"{config.source}: {exc}") from None
+        finally:
+            _BUILDING.pop()
         object.__setattr__(built, "_section", sec)  # for nested sets, whose SECTION is not theirs
         return built
 
+
+#: Sections being built (innermost last): nested sets name their parent's section.
+_BUILDING: list[str] = []
 
 #: Active read recorders (see :func:`record_reads`).
 _RECORDERS: list[set[str]] = []

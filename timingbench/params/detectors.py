@@ -428,7 +428,7 @@ class LevelChangeParams(Params):
 
 
 def _fail(params: Params, name: str, what: str) -> ConfigError:
-    sec = f"{params.SECTION}." if params.SECTION else ""
+    sec = f"{params.section}." if params.section else ""
     return ConfigError(f"constant '{sec}{name}' {what}, got {getattr(params, name)!r}")
 
 

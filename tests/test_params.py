@@ -112,3 +112,11 @@ def test_record_reads_names_each_field_read_with_its_section():
     assert reads == {"stem.step_min_db", f"stem.{inner_field}"}
     _ = stem.step_before_s  # outside the block: not recorded
     assert "stem.step_before_s" not in reads
+
+
+def test_a_negative_duration_is_refused_naming_the_constant():
+    cfg = load_config()
+    with pytest.raises(ConfigError, match=r"'search.window_s'.*must not be negative"):
+        cfg.with_value("search.window_s", -1.0).params.search  # noqa: B018
+    with pytest.raises(ConfigError, match=r"'stem.absence_guard_s'"):
+        cfg.with_value("stem.absence_guard_s", -0.1).params.stem  # noqa: B018

@@ -64,6 +64,9 @@ if TYPE_CHECKING:
 
 P = TypeVar("P", bound="Params")
 
+#: Field-name endings of quantities that cannot be negative (seconds, hertz, frame counts).
+NON_NEGATIVE_SUFFIXES = ("_s", "_hz", "_frames")
+
 #: Section name -> params class, filled by :func:`register`.
 REGISTRY: dict[str, type[Params]] = {}
 
@@ -101,7 +104,11 @@ class Params:
             raise ConfigError(f"section '{self.section}' holds a value of the wrong shape ({exc})") from None
 
     def validate(self) -> None:
-        """Check value ranges; the default checks that every number is finite.
+        """Check value ranges.
+
+        The default checks that every number is finite and that durations, frequencies and
+        frame counts (fields named ``*_s``, ``*_hz``, ``*_frames``) are not negative;
+        subclasses add their own rules and call this first.
 
         Raises
         ------
@@ -113,6 +120,10 @@ class Params:
             if isinstance(v, float) and not math.isfinite(v):
                 raise ConfigError(f"constant '{self.section}.{f.name}' field 'value' must be a finite number, "
                                   f"got {v!r}")
+            if (isinstance(v, int | float) and not isinstance(v, bool) and v < 0
+                    and f.name.endswith(NON_NEGATIVE_SUFFIXES)):
+                raise ConfigError(f"constant '{self.section}.{f.name}' field 'value' must not be negative "
+                                  f"(a duration, frequency or frame count), got {v!r}")
 
     @classmethod
     def keys(cls, section: str | None = None) -> list[str]:

@@ -21,7 +21,8 @@ from typing import Any
 import numpy as np
 
 from timingbench.explain.event import ExplainedEvent
-from timingbench.explain.thresholds import direction_of, format_checks, param_value
+from timingbench.explain.thresholds import direction_of, format_checks
+from timingbench.params.base import field_value
 
 VERDICT_STYLE = {"pass": ("^", "#2a9d4b"), "fail": ("X", "#d62828"), "exempt": ("o", "#8d96a8")}
 WINDOW_COLOR = "#4cc9f0"
@@ -163,7 +164,7 @@ def _draw_evidence(ax: Any, x: ExplainedEvent) -> None:
         else (("semantic.quiet_max", ":"),)
     at: dict[float, list[str]] = {}
     for key, style in lines:
-        val = param_value(x.inputs.config, key) if key in x.inputs.config.constants else None
+        val = field_value(x.inputs.config, key) if key in x.inputs.config.constants else None
         if val is not None:
             ax.axhline(float(val), color="#6c757d", ls=style, lw=0.8)
             at.setdefault(float(val), []).append(key)

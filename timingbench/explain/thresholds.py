@@ -14,14 +14,13 @@ reported with their value only.
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from timingbench.config import Config
 from timingbench.convert import TIME_DECIMALS
-from timingbench.params.base import Params
+from timingbench.params.base import field_value
 
 #: Configuration section of each detector (``events.jsonl`` ``detector`` field).
 DETECTOR_SECTIONS = {"percussion": "percussion", "stem": "stem", "tonal": "tonal", "mix.start": "mix",
@@ -154,33 +153,6 @@ def _resolve(template: str, section: str | None, config: Config) -> str | None:
     return template if template in config.constants else None
 
 
-def param_value(config: Config, key: str) -> Any:
-    """The value code reads for the dotted constant ``key`` (from ``config.params``, nested sets included).
-
-    Raises
-    ------
-    KeyError
-        If no parameter set reads ``key``.
-    """
-    sec, name = key.split(".", 1)
-    found, value = _field_value(getattr(config.params, sec), name)
-    if not found:
-        raise KeyError(key)
-    return value
-
-
-def _field_value(params: Params, name: str) -> tuple[bool, Any]:
-    for f in dataclasses.fields(params):
-        v = getattr(params, f.name)
-        if isinstance(v, Params):
-            found, value = _field_value(v, name)
-            if found:
-                return True, value
-        elif f.name == name:
-            return True, v
-    return False, None
-
-
 def find_rule(key: str, *, gate: str, direction: str, trained: bool) -> Rule | None:
     """The first rule of :data:`RULES` that judges statistic ``key`` of ``gate``."""
     for r in RULES:
@@ -248,7 +220,7 @@ def gate_checks(
             if const is None:
                 out.append(GateCheck(gate, verdict, key, value))
                 continue
-            raw = param_value(config, const)
+            raw = field_value(config, const)
             thr = None if raw is None else (-float(raw) if rule.negate else float(raw))
             meets = None
             if thr is not None and _is_number(value):

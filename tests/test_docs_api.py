@@ -22,7 +22,7 @@ def test_the_examples_run(tmp_path, monkeypatch, capsys):
     monkeypatch.chdir(tmp_path)
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
     blocks = _blocks()
-    assert len(blocks) == 3
+    assert len(blocks) == 4
     namespace: dict = {}
     for code in blocks:
         exec(compile(code, str(DOC), "exec"), namespace)  # noqa: S102 (our own documentation)
@@ -32,4 +32,5 @@ def test_the_examples_run(tmp_path, monkeypatch, capsys):
     assert f"# {out[0]}" in DOC.read_text(encoding="utf-8")
     assert [line.split()[0] for line in out[2:5]] == ["ClipError", "ParameterError", "PromptError"]
     assert "non-finite" in out[2] and "sr:" in out[3] and "duration_s" in out[4]
-    assert out[-2] == "(1.0, 1.0, 1.0)" and out[-1] == "['demo-1.jams']"
+    assert out[-5] == "(1.0, 1.0, 1.0)" and out[-4] == "['demo-1.jams']"
+    assert out[-3:] == ["3.0", "2.0 True", "None"]

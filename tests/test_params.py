@@ -120,3 +120,11 @@ def test_a_negative_duration_is_refused_naming_the_constant():
         cfg.with_value("search.window_s", -1.0).params.search  # noqa: B018
     with pytest.raises(ConfigError, match=r"'stem.absence_guard_s'"):
         cfg.with_value("stem.absence_guard_s", -0.1).params.stem  # noqa: B018
+
+
+@pytest.mark.parametrize("key,value,needle", [("tempo.beat_refine", "cubic", "tempo.beat_refine"),
+                                               ("tempo.beat_fps", 13, "tempo.beat_fps"),
+                                               ("tempo.min_bpm", 400.0, "tempo.min_bpm")])
+def test_tempo_tracker_settings_are_checked_when_the_config_is_built(key, value, needle):
+    with pytest.raises(ConfigError, match=needle):
+        load_config().with_value(key, value).params.tempo  # noqa: B018

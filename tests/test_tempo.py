@@ -123,7 +123,7 @@ def test_malformed_beats_raise(beats: list, match: str) -> None:
 
 def test_stability_steady_grid(config: Config) -> None:
     beats = 0.2 + 0.5 * np.arange(60)
-    s = beat_stability(beats, beat_activation=np.full(60, 0.7), config=config)
+    s = beat_stability(beats, beat_activation=np.full(60, 0.7), tempo=config.params.tempo)
     assert s["steady"] and s["ibi_cv"] == pytest.approx(0.0, abs=1e-9)
     assert s["longest_steady_run_s"] == pytest.approx(29.5)
     assert s["n_beats"] == 60
@@ -131,21 +131,21 @@ def test_stability_steady_grid(config: Config) -> None:
 
 def test_stability_flags_tempo_change_and_jitter(config: Config, rng: np.random.Generator) -> None:
     change = np.concatenate([np.arange(0.1, 15.0, 0.6), np.arange(15.0, 30.0, 60.0 / 130.0)])
-    s = beat_stability(change, beat_activation=None, config=config)
+    s = beat_stability(change, beat_activation=None, tempo=config.params.tempo)
     assert not s["steady"] and any("ibi_cv" in b for b in s["unsteady_because"])
     assert s["has_pulse"]  # unsteady, but a pulse: the estimate is still given
     jitter = np.sort(0.1 + 0.5 * np.arange(60) + rng.normal(0.0, 0.03, 60))
-    s = beat_stability(jitter, beat_activation=None, config=config)
+    s = beat_stability(jitter, beat_activation=None, tempo=config.params.tempo)
     assert not s["steady"] and s["steady_run_fraction"] < 0.6 and s["has_pulse"]
 
 
 def test_stability_flags_weak_activation(config: Config) -> None:
     beats = 0.2 + 0.5 * np.arange(60)
-    s = beat_stability(beats, beat_activation=np.full(60, 0.02), config=config)
+    s = beat_stability(beats, beat_activation=np.full(60, 0.02), tempo=config.params.tempo)
     assert not s["steady"] and not s["has_pulse"] and s["n_heard_beats"] == 0
     assert any("beat activation" in r for r in s["unsteady_because"])
     off = config.with_disabled("tempo.min_beat_activation")
-    assert beat_stability(beats, beat_activation=np.full(60, 0.02), config=off)["steady"]
+    assert beat_stability(beats, beat_activation=np.full(60, 0.02), tempo=off.params.tempo)["steady"]
 
 
 # ---------------------------------------------------------------- scoring
@@ -164,7 +164,7 @@ def test_stability_flags_weak_activation(config: Config) -> None:
     ],
 )
 def test_ladder_edges(config: Config, estimate: float, within: dict, credited: bool) -> None:
-    row = score_tempo(_est(estimate), target_bpm=120.0, tolerance_pct=3.0, config=config)
+    row = score_tempo(_est(estimate), target_bpm=120.0, tolerance_pct=3.0, tempo=config.params.tempo)
     assert row["within_pct"] == within
     assert row["credited"] is credited
 
@@ -176,7 +176,7 @@ def test_ladder_edges(config: Config, estimate: float, within: dict, credited: b
 def test_half_and_double_time_fail_headline_but_match_octave(
     config: Config, estimate: float, factor: float | None
 ) -> None:
-    row = score_tempo(_est(estimate), target_bpm=120.0, tolerance_pct=3.0, config=config)
+    row = score_tempo(_est(estimate), target_bpm=120.0, tolerance_pct=3.0, tempo=config.params.tempo)
     assert row["credited"] is (factor == 1.0)
     if factor is None:
         assert row["octave_equivalent"] is None
@@ -185,7 +185,7 @@ def test_half_and_double_time_fail_headline_but_match_octave(
 
 
 def test_no_estimate_is_never_credited(config: Config) -> None:
-    row = score_tempo(_est(None, "no steady beat: x"), target_bpm=58.0, tolerance_pct=3.0, config=config)
+    row = score_tempo(_est(None, "no steady beat: x"), target_bpm=58.0, tolerance_pct=3.0, tempo=config.params.tempo)
     assert row["estimate_bpm"] is None and row["credited"] is False
     assert row["octave_equivalent"] is None and not any(row["within_pct"].values())
     assert row["reason"] == "no steady beat: x"
@@ -195,7 +195,7 @@ def test_no_estimate_is_never_credited(config: Config) -> None:
 
 def test_precise_estimate_is_reported_beside_never_credited(config: Config) -> None:
     est = TempoEstimate(126.0, np.empty(0), None, {"steady": True}, precise_bpm=120.0)
-    row = score_tempo(est, target_bpm=120.0, tolerance_pct=3.0, config=config)
+    row = score_tempo(est, target_bpm=120.0, tolerance_pct=3.0, tempo=config.params.tempo)
     assert row["precise_bpm"] == 120.0 and row["precise_error_pct"] == pytest.approx(0.0)
     assert row["error_pct"] == pytest.approx(5.0) and row["credited"] is False
     assert row["within_pct"]["3"] is False
@@ -203,9 +203,9 @@ def test_precise_estimate_is_reported_beside_never_credited(config: Config) -> N
 
 def test_score_rejects_bad_target(config: Config) -> None:
     with pytest.raises(ParameterError, match="target_bpm"):
-        score_tempo(_est(120.0), target_bpm=0.0, tolerance_pct=3.0, config=config)
+        score_tempo(_est(120.0), target_bpm=0.0, tolerance_pct=3.0, tempo=config.params.tempo)
     with pytest.raises(ParameterError, match="tolerance_pct"):
-        score_tempo(_est(120.0), target_bpm=120.0, tolerance_pct=-1.0, config=config)
+        score_tempo(_est(120.0), target_bpm=120.0, tolerance_pct=-1.0, tempo=config.params.tempo)
 
 
 def test_relative_error_and_octave_match_helpers() -> None:
@@ -220,7 +220,7 @@ def test_relative_error_and_octave_match_helpers() -> None:
 
 @pytest.mark.parametrize("bpm", [97.3, 143.7])
 def test_exact_click_references_within_paper_bound(config: Config, bpm: float) -> None:
-    est = estimate_tempo(click_track(bpm=bpm, duration_s=30.0), sr=SR, config=config)
+    est = estimate_tempo(click_track(bpm=bpm, duration_s=30.0), sr=SR, tempo=config.params.tempo, audio=config.params.audio)
     assert est.estimate_bpm is not None and est.reason is None
     bound = float(config.params.tempo.reference_max_error_pct)
     assert abs(est.estimate_bpm - bpm) / bpm * 100.0 <= bound
@@ -232,16 +232,16 @@ def test_exact_click_references_within_paper_bound(config: Config, bpm: float) -
 
 
 def test_half_time_rendering_is_not_credited(config: Config) -> None:
-    est = estimate_tempo(click_track(bpm=60.0, duration_s=20.0), sr=SR, config=config)
-    row = score_tempo(est, target_bpm=120.0, tolerance_pct=3.0, config=config)
+    est = estimate_tempo(click_track(bpm=60.0, duration_s=20.0), sr=SR, tempo=config.params.tempo, audio=config.params.audio)
+    row = score_tempo(est, target_bpm=120.0, tolerance_pct=3.0, tempo=config.params.tempo)
     assert row["estimate_bpm"] == pytest.approx(60.0, rel=1e-3)
     assert row["credited"] is False and row["octave_equivalent"] == 0.5
 
 
 def test_silent_and_short_clips_give_no_number(config: Config) -> None:
-    est = estimate_tempo(np.zeros(10 * SR, dtype=np.float32), sr=SR, config=config)
+    est = estimate_tempo(np.zeros(10 * SR, dtype=np.float32), sr=SR, tempo=config.params.tempo, audio=config.params.audio)
     assert est.estimate_bpm is None and est.reason == REASON_SILENT
-    est = estimate_tempo(click_track(bpm=120.0, duration_s=0.5), sr=SR, config=config)
+    est = estimate_tempo(click_track(bpm=120.0, duration_s=0.5), sr=SR, tempo=config.params.tempo, audio=config.params.audio)
     assert est.estimate_bpm is None and est.reason is not None
     assert est.reason.startswith(REASON_TOO_SHORT)
 
@@ -250,7 +250,7 @@ def test_too_few_beats(config: Config) -> None:
     # 3 clicks then silence: the tracker finds too few beats or no steady stream
     x = click_track(bpm=120.0, duration_s=1.2)
     x = np.concatenate([x, np.zeros(2 * SR, dtype=np.float32)])
-    est = estimate_tempo(x, sr=SR, config=config)
+    est = estimate_tempo(x, sr=SR, tempo=config.params.tempo, audio=config.params.audio)
     assert est.estimate_bpm is None and est.reason is not None
     assert est.reason.startswith(REASON_TOO_FEW_BEATS)
     assert est.beat_stability["n_heard_beats"] < 5
@@ -259,7 +259,7 @@ def test_too_few_beats(config: Config) -> None:
 def test_beatless_drone_gives_reason_not_number(config: Config) -> None:
     t = np.arange(10 * SR) / SR
     drone = (0.3 * np.sin(2 * np.pi * 220.0 * t)).astype(np.float32)
-    est = estimate_tempo(drone, sr=SR, config=config)
+    est = estimate_tempo(drone, sr=SR, tempo=config.params.tempo, audio=config.params.audio)
     assert est.estimate_bpm is None and est.reason is not None
     # the DBN still decodes a regular beat stream in a drone; the network does not hear it
     assert est.beat_stability["n_beats"] >= 5 and est.beat_stability["n_heard_beats"] == 0
@@ -277,11 +277,11 @@ def test_noise_and_chord_pad_give_no_number(config: Config, rng: np.random.Gener
         for f in chord:
             pad += 0.1 * env * np.sin(2 * np.pi * f * t)
     for x in (noise, pad.astype(np.float32)):
-        est = estimate_tempo(x, sr=SR, config=config)
+        est = estimate_tempo(x, sr=SR, tempo=config.params.tempo, audio=config.params.audio)
         assert est.estimate_bpm is None and est.precise_bpm is None and est.reason is not None
         assert est.reason.startswith((REASON_TOO_FEW_BEATS, REASON_NO_PULSE))
         assert est.beat_stability["has_pulse"] is False
-        row = score_tempo(est, target_bpm=120.0, tolerance_pct=3.0, config=config)
+        row = score_tempo(est, target_bpm=120.0, tolerance_pct=3.0, tempo=config.params.tempo)
         assert row["credited"] is False
 
 
@@ -291,7 +291,7 @@ def test_pulse_floor_withholds_when_the_network_hears_little(config: Config) -> 
     x = click_track(bpm=120.0, duration_s=30.0)
     t = np.arange(x.size) / SR
     x = np.where(t < 6.0, x, 0.05 * np.sin(2 * np.pi * 220.0 * t)).astype(np.float32)
-    est = estimate_tempo(x, sr=SR, config=config)
+    est = estimate_tempo(x, sr=SR, tempo=config.params.tempo, audio=config.params.audio)
     s = est.beat_stability
     assert s["n_heard_beats"] >= 5 and s["beat_activation"] < float(config.params.tempo.min_beat_activation)
     assert est.estimate_bpm is None and est.reason is not None
@@ -309,7 +309,7 @@ def test_pulse_floor_withholds_when_the_network_hears_little(config: Config) -> 
 def test_gentle_ritardando_gets_an_estimate_within_1pct(
     config: Config, make: Callable[..., np.ndarray], beats: np.ndarray
 ) -> None:
-    est = estimate_tempo(make(beats, duration_s=30.0), sr=SR, config=config)
+    est = estimate_tempo(make(beats, duration_s=30.0), sr=SR, tempo=config.params.tempo, audio=config.params.audio)
     mean = _mean_bpm(beats)
     assert est.estimate_bpm is not None and est.precise_bpm is not None, est.reason
     assert abs(est.estimate_bpm - mean) / mean * 100.0 <= 1.0
@@ -321,21 +321,21 @@ def test_humanised_drums_get_an_estimate_within_1pct(config: Config, bpm: float)
     # +-15 ms of timing spread: the beat stream is unsteady by the stability statistics,
     # and the estimate is still given (the paper reports stability beside the tempo)
     beats = _humanised(bpm, duration_s=30.0, jitter_ms=15.0, seed=1)
-    est = estimate_tempo(drum_pattern_at(beats, duration_s=30.0), sr=SR, config=config)
+    est = estimate_tempo(drum_pattern_at(beats, duration_s=30.0), sr=SR, tempo=config.params.tempo, audio=config.params.audio)
     mean = _mean_bpm(beats)
     assert est.estimate_bpm is not None and est.precise_bpm is not None, est.reason
     assert abs(est.estimate_bpm - mean) / mean * 100.0 <= 1.0
     assert abs(est.precise_bpm - mean) / mean * 100.0 <= 1.0
     assert est.beat_stability["steady"] is False and est.beat_stability["has_pulse"] is True
-    row = score_tempo(est, target_bpm=bpm, tolerance_pct=3.0, config=config)
+    row = score_tempo(est, target_bpm=bpm, tolerance_pct=3.0, tempo=config.params.tempo)
     assert row["credited"] is True
 
 
 def test_estimate_rejects_bad_input(config: Config) -> None:
     with pytest.raises(ParameterError, match="mono"):
-        estimate_tempo(np.zeros((2, SR), dtype=np.float32), sr=SR, config=config)
+        estimate_tempo(np.zeros((2, SR), dtype=np.float32), sr=SR, tempo=config.params.tempo, audio=config.params.audio)
     with pytest.raises(ParameterError, match="NaN"):
-        estimate_tempo(np.full(SR, np.nan, dtype=np.float32), sr=SR, config=config)
+        estimate_tempo(np.full(SR, np.nan, dtype=np.float32), sr=SR, tempo=config.params.tempo, audio=config.params.audio)
 
 
 # ---------------------------------------------------------------- real audio
@@ -343,10 +343,10 @@ def test_estimate_rejects_bad_input(config: Config) -> None:
 
 def test_808_kick_mp3_is_120_bpm(config: Config, realdata: Path) -> None:
     clip = load_clip(realdata / "beatnet" / "808kick120bpm.mp3", config)
-    est = estimate_tempo(clip.samples, sr=clip.sr, config=config)
+    est = estimate_tempo(clip.samples, sr=clip.sr, tempo=config.params.tempo, audio=config.params.audio)
     assert est.estimate_bpm is not None
     assert abs(est.estimate_bpm - 120.0) / 120.0 * 100.0 < 0.5
-    row = score_tempo(est, target_bpm=120.0, tolerance_pct=3.0, config=config)
+    row = score_tempo(est, target_bpm=120.0, tolerance_pct=3.0, tempo=config.params.tempo)
     assert row["credited"] and row["within_pct"]["2"] and row["beat_stability"]["steady"]
     assert est.precise_bpm is not None and abs(est.precise_bpm - 120.0) / 120.0 * 100.0 < 0.5
 
@@ -355,7 +355,7 @@ def test_vocadito_singing_is_estimated_and_flagged_unsteady(config: Config, real
     # solo singing carries a pulse the network hears (median activation ~0.24), so it
     # gets an estimate; its stability statistics say the beat stream is not steady
     clip = load_clip(realdata / "vocadito" / "Audio" / "vocadito_1.wav", config)
-    est = estimate_tempo(clip.samples, sr=clip.sr, config=config)
+    est = estimate_tempo(clip.samples, sr=clip.sr, tempo=config.params.tempo, audio=config.params.audio)
     assert est.estimate_bpm is not None and est.reason is None
     s = est.beat_stability
     assert s["has_pulse"] is True and s["steady"] is False
@@ -399,7 +399,7 @@ def test_click_sweep_50_to_174_within_paper_bound(config: Config) -> None:
     errors = []
     for i, bpm in enumerate(np.arange(50.0, 175.0, 4.3)):
         x = click_track(bpm=float(bpm), duration_s=30.0, offset_s=0.05 + 0.0131 * i)
-        est = estimate_tempo(x, sr=SR, config=config)
+        est = estimate_tempo(x, sr=SR, tempo=config.params.tempo, audio=config.params.audio)
         assert est.estimate_bpm is not None, (bpm, est.reason)
         errors.append(abs(est.estimate_bpm - bpm) / bpm * 100.0)
     assert max(errors) <= bound
@@ -409,8 +409,8 @@ def test_drum_pattern_exact_at_target_at_range_ends(config: Config) -> None:
     # every hit on a beat: the headline estimate is the target itself at 50 and 174 BPM
     bound = float(config.params.tempo.reference_max_error_pct)
     for bpm in (50.0, 174.0):
-        est = estimate_tempo(drum_pattern(bpm=bpm, duration_s=20.0), sr=SR, config=config)
-        row = score_tempo(est, target_bpm=bpm, tolerance_pct=3.0, config=config)
+        est = estimate_tempo(drum_pattern(bpm=bpm, duration_s=20.0), sr=SR, tempo=config.params.tempo, audio=config.params.audio)
+        row = score_tempo(est, target_bpm=bpm, tolerance_pct=3.0, tempo=config.params.tempo)
         assert row["credited"] is True and row["octave_equivalent"] == 1.0
         assert abs(row["estimate_bpm"] - bpm) / bpm * 100.0 <= bound
 
@@ -419,7 +419,7 @@ def test_drum_pattern_exact_at_target_at_range_ends(config: Config) -> None:
 def test_drum_pattern_grid_within_paper_bound(config: Config) -> None:
     bound = float(config.params.tempo.reference_max_error_pct)
     for bpm in config.params.tempo.reference_tempi_bpm:
-        est = estimate_tempo(drum_pattern(bpm=float(bpm), duration_s=30.0), sr=SR, config=config)
+        est = estimate_tempo(drum_pattern(bpm=float(bpm), duration_s=30.0), sr=SR, tempo=config.params.tempo, audio=config.params.audio)
         assert est.estimate_bpm is not None, (bpm, est.reason)
         assert abs(est.estimate_bpm - bpm) / bpm * 100.0 <= bound, (bpm, est.estimate_bpm)
 
@@ -438,7 +438,7 @@ def test_tempo_check_with_renderer(tmp_path: Path) -> None:
 def test_estimate_is_gain_invariant(config: Config) -> None:
     # the beat network's input is level-normalised (tempo.input_loud_level_dbfs)
     x = drum_pattern(bpm=97.3, duration_s=12.0)
-    ests = [estimate_tempo((x * g).astype(np.float32), sr=SR, config=config).estimate_bpm
+    ests = [estimate_tempo((x * g).astype(np.float32), sr=SR, tempo=config.params.tempo, audio=config.params.audio).estimate_bpm
             for g in (1.0, 10 ** (-20 / 20), 10 ** (-40 / 20), 1000.0)]
     assert None not in ests
     assert max(ests) - min(ests) <= 1e-6 * ests[0]
@@ -454,7 +454,7 @@ def test_summary_reports_steady_only_accuracy_beside_the_headline(tmp_path: Path
 
     def clip(name: str, est: float | None, steady: bool) -> dict:
         t = score_tempo(TempoEstimate(est, np.empty(0), None if est else "no pulse: x", {"steady": steady}),
-                        target_bpm=120.0, tolerance_pct=3.0, config=config)
+                        target_bpm=120.0, tolerance_pct=3.0, tempo=config.params.tempo)
         return {"clip": name, "duration_ok": True, "error": None, "tempo": t}
 
     clips = [clip("a.wav", 120.5, True), clip("b.wav", 150.0, True), clip("c.wav", 119.0, False),

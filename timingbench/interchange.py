@@ -316,5 +316,5 @@ def beats_for_mir_eval(
 
     cfg = _config(config)
     clip = clip_from_array(samples, sr, config=cfg)
-    est = estimate_tempo(clip.samples, sr=clip.sr, config=cfg)
+    est = estimate_tempo(clip.samples, sr=clip.sr, tempo=cfg.params.tempo, audio=cfg.params.audio)
     return np.sort(np.asarray(est.beats_s, dtype=np.float64))

@@ -239,12 +239,12 @@ def score_decoded(clip: Clip, ref: ClipRef, prompt: Prompt, config: Config, opts
     if prompt.tempo_bpm is not None:
         from timingbench.detectors.tempo import estimate_tempo, score_tempo
 
-        est = estimate_tempo(bank.samples, sr=bank.sr, config=config)
+        est = estimate_tempo(bank.samples, sr=bank.sr, tempo=config.params.tempo, audio=config.params.audio)
         clip_row["tempo"] = score_tempo(est, target_bpm=prompt.tempo_bpm,
                                         tolerance_pct=(prompt.tempo_tolerance_pct
                                                        if prompt.tempo_tolerance_pct is not None
                                                        else params_of(config, TempoParams).tolerance_pct),
-                                        config=config)
+                                        tempo=config.params.tempo)
     notes = [n for n in (bank.separation_note,) if n]
     return {"events": events, "clip": clip_row, "notes": notes, "evidence": info}
 

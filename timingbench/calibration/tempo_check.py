@@ -223,9 +223,9 @@ def check_references(
     rows: list[dict[str, Any]] = []
     for ref in references:
         t0 = time.perf_counter()
-        est = estimate_tempo(ref.samples, sr=_SR, config=config)
+        est = estimate_tempo(ref.samples, sr=_SR, tempo=config.params.tempo, audio=config.params.audio)
         seconds = time.perf_counter() - t0
-        scored = score_tempo(est, target_bpm=ref.target_bpm, tolerance_pct=tol, config=config)
+        scored = score_tempo(est, target_bpm=ref.target_bpm, tolerance_pct=tol, tempo=config.params.tempo)
         err = (
             None if est.estimate_bpm is None
             else 100.0 * (est.estimate_bpm - ref.rendered_bpm) / ref.rendered_bpm

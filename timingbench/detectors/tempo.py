@@ -35,11 +35,10 @@ import numpy.typing as npt
 import soxr
 
 from timingbench.audio import level_normalised
-from timingbench.config import Config
 from timingbench.convert import frames_to_time
-from timingbench.errors import ConfigError, ParameterError
+from timingbench.errors import ParameterError
 from timingbench.params.analysis import AudioParams
-from timingbench.params.detectors import TempoParams, params_of
+from timingbench.params.detectors import TempoParams
 
 #: Sample rate in Hz the madmom beat networks' spectrogram front end is built for.
 MADMOM_SR = 44100
@@ -97,30 +96,13 @@ class _TrackerParams:
     intra_op_num_threads: int
 
 
-def _tracker_params(config: Config) -> _TrackerParams:
-    params = _TrackerParams(
-        fps=int(params_of(config, TempoParams).beat_fps),
-        min_bpm=float(params_of(config, TempoParams).min_bpm),
-        max_bpm=float(params_of(config, TempoParams).max_bpm),
-        transition_lambda=float(params_of(config, TempoParams).dbn_transition_lambda),
-        observation_lambda=int(params_of(config, TempoParams).dbn_observation_lambda),
-        correct=bool(params_of(config, TempoParams).dbn_correct),
-        refine=str(params_of(config, TempoParams).beat_refine),
-        num_threads=int(params_of(config, TempoParams).num_threads),
-        intra_op_num_threads=int(params_of(config, TempoParams).intra_op_num_threads),
+def _tracker_params(tempo: TempoParams) -> _TrackerParams:
+    return _TrackerParams(
+        fps=tempo.beat_fps, min_bpm=float(tempo.min_bpm), max_bpm=float(tempo.max_bpm),
+        transition_lambda=float(tempo.dbn_transition_lambda), observation_lambda=tempo.dbn_observation_lambda,
+        correct=tempo.dbn_correct, refine=tempo.beat_refine, num_threads=tempo.num_threads,
+        intra_op_num_threads=tempo.intra_op_num_threads,
     )
-    if not 0 < params.min_bpm < params.max_bpm:
-        raise ConfigError(
-            f"tempo.min_bpm ({params.min_bpm}) and tempo.max_bpm ({params.max_bpm}) must "
-            "satisfy 0 < min_bpm < max_bpm"
-        )
-    if params.refine not in ("none", "parabolic"):
-        raise ConfigError(f"tempo.beat_refine must be 'none' or 'parabolic', got {params.refine!r}")
-    if params.fps <= 0 or MADMOM_SR % params.fps:
-        raise ConfigError(f"tempo.beat_fps must divide {MADMOM_SR} Hz, got {params.fps}")
-    if params.num_threads < 1 or params.intra_op_num_threads < 1:
-        raise ConfigError("tempo.num_threads and tempo.intra_op_num_threads must be >= 1")
-    return params
 
 
 @functools.lru_cache(maxsize=4)
@@ -186,7 +168,7 @@ def _refine_peaks(
 
 
 def beat_times(
-    samples: np.ndarray, *, sr: int, config: Config
+    samples: np.ndarray, *, sr: int, tempo: TempoParams, audio: AudioParams
 ) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float64]]:
     """Beat times of a mono signal from madmom's RNN beat processor and DBN decoding.
 
@@ -196,10 +178,11 @@ def beat_times(
         Mono signal in [-1, 1].
     sr : int
         Sample rate of ``samples`` in Hz (resampled to 44.1 kHz when different).
-    config : Config
-        Reads ``tempo.beat_fps``, ``tempo.min_bpm``, ``tempo.max_bpm``,
-        ``tempo.dbn_*``, ``tempo.beat_refine``, ``tempo.num_threads`` and
-        ``tempo.intra_op_num_threads``.
+    tempo : TempoParams
+        The tracker: ``beat_fps``, ``min_bpm``, ``max_bpm``, ``dbn_*``, ``beat_refine``,
+        ``num_threads``, ``intra_op_num_threads`` and ``input_loud_level_dbfs``.
+    audio : AudioParams
+        The level normalisation (``level_frame_s``, ``level_percentile``).
 
     Returns
     -------
@@ -212,17 +195,15 @@ def beat_times(
     ------
     ParameterError
         If ``samples`` is not a finite 1-D float array or ``sr`` is not positive.
-    ConfigError
-        If a tracker constant is disabled or out of range.
     """
     x = _validate_samples(samples, sr)
-    params = _tracker_params(config)
+    params = _tracker_params(tempo)
     if sr != MADMOM_SR:
         x = soxr.resample(x, sr, MADMOM_SR, quality="VHQ").astype(np.float32)
     # madmom's log spectrogram is not gain-invariant: feed it the clip at a fixed loud level
-    x = level_normalised(x, sr=MADMOM_SR, loud_dbfs=params_of(config, TempoParams).input_loud_level_dbfs,
-                         frame_s=params_of(config, AudioParams).level_frame_s,
-                         percentile=params_of(config, AudioParams).level_percentile)
+    x = level_normalised(x, sr=MADMOM_SR, loud_dbfs=tempo.input_loud_level_dbfs,
+                         frame_s=audio.level_frame_s,
+                         percentile=audio.level_percentile)
     rnn = _rnn_processor(params.fps, params.num_threads, params.intra_op_num_threads)
     dbn = _dbn_processor(
         params.fps,
@@ -368,7 +349,7 @@ def beat_stability(
     beats_s: npt.ArrayLike,
     *,
     beat_activation: npt.ArrayLike | None,
-    config: Config,
+    tempo: TempoParams,
 ) -> dict[str, Any]:
     """Beat-to-beat stability statistics, the pulse check and the steady flag.
 
@@ -387,7 +368,7 @@ def beat_stability(
         Beat times in seconds, increasing.
     beat_activation : array_like of float, shape (b,), or None
         RNN activation at each beat (``None`` skips the activation check).
-    config : Config
+    tempo : TempoParams
         Reads ``tempo.ibi_trim_pct``, ``tempo.beat_fps``, ``tempo.min_beats``,
         ``tempo.steady_ibi_tol_pct``, ``tempo.max_ibi_cv``,
         ``tempo.min_steady_run_fraction`` and ``tempo.min_beat_activation`` (the last
@@ -411,12 +392,12 @@ def beat_stability(
         If beats are malformed or the activation has a different length.
     """
     b = np.asarray(beats_s, dtype=np.float64)
-    trim = tuple(float(v) for v in params_of(config, TempoParams).ibi_trim_pct)
+    trim = tuple(float(v) for v in tempo.ibi_trim_pct)
     ibi_kept = trimmed_intervals(b, trim_pct=(trim[0], trim[1]))
     n = int(b.size)
-    min_beats = int(params_of(config, TempoParams).min_beats)
+    min_beats = int(tempo.min_beats)
     act_med: float | None = None
-    min_act = params_of(config, TempoParams).min_beat_activation
+    min_act = tempo.min_beat_activation
     n_heard = n
     if beat_activation is not None:
         act = np.asarray(beat_activation, dtype=np.float64)
@@ -436,8 +417,8 @@ def beat_stability(
         ibi = np.diff(b)
         span_s = float(b[-1] - b[0])
         med = float(np.median(ibi))
-        slack = float(params_of(config, TempoParams).steady_ibi_tol_pct) / 100.0 * med
-        slack += 1.0 / float(params_of(config, TempoParams).beat_fps)
+        slack = float(tempo.steady_ibi_tol_pct) / 100.0 * med
+        slack += 1.0 / float(tempo.beat_fps)
         run_s = _longest_run_s(ibi, np.abs(ibi - med) <= slack)
     fraction = run_s / span_s if span_s > 0 else 0.0
     because: list[str] = []
@@ -446,10 +427,10 @@ def beat_stability(
     if min_act is not None and act_med is not None and act_med < float(min_act):
         because.append(f"beat activation {act_med:.3f} < tempo.min_beat_activation={min_act}")
     has_pulse = not because
-    max_cv = params_of(config, TempoParams).max_ibi_cv
+    max_cv = tempo.max_ibi_cv
     if max_cv is not None and (ibi_cv is None or ibi_cv > float(max_cv)):
         because.append(f"ibi_cv {_fmt(ibi_cv)} > tempo.max_ibi_cv={max_cv}")
-    min_frac = params_of(config, TempoParams).min_steady_run_fraction
+    min_frac = tempo.min_steady_run_fraction
     if min_frac is not None and fraction < float(min_frac):
         because.append(
             f"steady run {fraction:.2f} of the beat span < tempo.min_steady_run_fraction={min_frac}"
@@ -479,7 +460,7 @@ def _longest_run_s(ibi: npt.NDArray[np.float64], ok: npt.NDArray[np.bool_]) -> f
     return best
 
 
-def estimate_tempo(samples: np.ndarray, *, sr: int, config: Config) -> TempoEstimate:
+def estimate_tempo(samples: np.ndarray, *, sr: int, tempo: TempoParams, audio: AudioParams) -> TempoEstimate:
     """Estimate the tempo of a clip, or say why it has none.
 
     Parameters
@@ -488,8 +469,10 @@ def estimate_tempo(samples: np.ndarray, *, sr: int, config: Config) -> TempoEsti
         Mono signal in [-1, 1] (``Clip.samples``).
     sr : int
         Sample rate in Hz.
-    config : Config
-        The ``tempo`` section, plus ``audio.silent_peak_dbfs`` for the silence check.
+    tempo : TempoParams
+        The ``tempo`` section.
+    audio : AudioParams
+        ``silent_peak_dbfs`` for the silence check and the level normalisation.
 
     Returns
     -------
@@ -505,8 +488,6 @@ def estimate_tempo(samples: np.ndarray, *, sr: int, config: Config) -> TempoEsti
     ------
     ParameterError
         If ``samples`` is not a finite 1-D float array or ``sr`` is not positive.
-    ConfigError
-        If a required tempo constant is disabled or out of range.
     """
     x = _validate_samples(samples, sr)
     empty = np.empty(0, dtype=np.float64)
@@ -521,12 +502,12 @@ def estimate_tempo(samples: np.ndarray, *, sr: int, config: Config) -> TempoEsti
         "steady": False,
         "unsteady_because": [],
     }
-    silent_db = float(params_of(config, AudioParams).silent_peak_dbfs)
+    silent_db = float(audio.silent_peak_dbfs)
     peak = float(np.max(np.abs(x))) if x.size else 0.0
     if peak <= 10.0 ** (silent_db / 20.0):
         return TempoEstimate(None, empty, REASON_SILENT, no_beats)
-    min_beats = int(params_of(config, TempoParams).min_beats)
-    max_bpm = float(params_of(config, TempoParams).max_bpm)
+    min_beats = int(tempo.min_beats)
+    max_bpm = float(tempo.max_bpm)
     min_len_s = (min_beats - 1) * 60.0 / max_bpm
     if x.size / float(sr) < min_len_s:
         reason = (
@@ -534,8 +515,8 @@ def estimate_tempo(samples: np.ndarray, *, sr: int, config: Config) -> TempoEsti
             f"at {max_bpm:g} BPM"
         )
         return TempoEstimate(None, empty, reason, no_beats)
-    beats, strength = beat_times(x, sr=sr, config=config)
-    stability = beat_stability(beats, beat_activation=strength, config=config)
+    beats, strength = beat_times(x, sr=sr, tempo=tempo, audio=audio)
+    stability = beat_stability(beats, beat_activation=strength, tempo=tempo)
     n_heard = int(stability["n_heard_beats"])
     if n_heard < min_beats:
         reason = f"{REASON_TOO_FEW_BEATS}: {n_heard} heard beats < tempo.min_beats={min_beats}"
@@ -543,7 +524,7 @@ def estimate_tempo(samples: np.ndarray, *, sr: int, config: Config) -> TempoEsti
     if not stability["has_pulse"]:
         reason = f"{REASON_NO_PULSE}: " + "; ".join(stability["unsteady_because"])
         return TempoEstimate(None, beats, reason, stability)
-    trim = tuple(float(v) for v in params_of(config, TempoParams).ibi_trim_pct)
+    trim = tuple(float(v) for v in tempo.ibi_trim_pct)
     bpm = tempo_from_beats(beats, trim_pct=(trim[0], trim[1]))
     if bpm is None:
         return TempoEstimate(None, beats, REASON_TOO_FEW_BEATS, stability)
@@ -627,7 +608,7 @@ def octave_match(
 
 
 def score_tempo(
-    estimate: TempoEstimate, *, target_bpm: float, tolerance_pct: float, config: Config
+    estimate: TempoEstimate, *, target_bpm: float, tolerance_pct: float, tempo: TempoParams
 ) -> dict[str, Any]:
     """The ``tempo`` object of a ``clips.jsonl`` row (SPEC section 3).
 
@@ -639,7 +620,7 @@ def score_tempo(
         The instructed tempo in BPM.
     tolerance_pct : float
         The prompt's tolerance in percent (the headline criterion; 3 % in v1).
-    config : Config
+    tempo : TempoParams
         Reads ``tempo.ladder_pct``, ``tempo.octave_factors`` and
         ``tempo.compare_decimals``.
 
@@ -665,9 +646,9 @@ def score_tempo(
         raise ParameterError(
             f"tolerance_pct must be a finite percentage >= 0, got {tolerance_pct!r}"
         )
-    ladder = [float(p) for p in params_of(config, TempoParams).ladder_pct]
-    factors = [float(f) for f in params_of(config, TempoParams).octave_factors]
-    decimals = int(params_of(config, TempoParams).compare_decimals)
+    ladder = [float(p) for p in tempo.ladder_pct]
+    factors = [float(f) for f in tempo.octave_factors]
+    decimals = int(tempo.compare_decimals)
     stability = {k: v for k, v in estimate.beat_stability.items()}
     est = estimate.estimate_bpm
     if est is None:

@@ -209,6 +209,27 @@ class TempoParams(Params):
     reference_double_time_bpm: list[float]
 
 
+    def validate(self) -> None:
+        """Check the beat tracker's settings.
+
+        Raises
+        ------
+        ConfigError
+            If ``0 < min_bpm < max_bpm`` fails, ``beat_refine`` is not ``none`` or
+            ``parabolic``, ``beat_fps`` does not divide madmom's 44.1 kHz, or a thread
+            count is below 1.
+        """
+        super().validate()
+        if not 0 < self.min_bpm < self.max_bpm:
+            raise _fail(self, "min_bpm", f"and 'tempo.max_bpm' ({self.max_bpm}) must satisfy 0 < min < max")
+        if self.beat_refine not in ("none", "parabolic"):
+            raise _fail(self, "beat_refine", "must be 'none' or 'parabolic'")
+        if self.beat_fps <= 0 or 44100 % self.beat_fps:
+            raise _fail(self, "beat_fps", "must divide madmom's 44100 Hz")
+        for name in ("num_threads", "intra_op_num_threads"):
+            if getattr(self, name) < 1:
+                raise _fail(self, name, "must be >= 1")
+
 @register
 @dataclass(frozen=True)
 class MixParams(Params):

@@ -18,7 +18,6 @@ def _blocks() -> list[str]:
 
 
 def test_the_examples_run(tmp_path, monkeypatch, capsys):
-    pytest.importorskip("jams", reason="the jams package (a dependency) is not installed")
     monkeypatch.chdir(tmp_path)
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
     blocks = _blocks()

@@ -166,7 +166,8 @@ def test_candidates_outside_the_window_are_not_scored(config, monkeypatch):
     ("stem.persistence_min_span_fraction", 1.5, r"persistence_min_span_fraction' must lie in \[0, 1\]"),
     ("stem.absence_strict_percentile", 101.0, "must be a percentile"),
     ("percussion.absence_guard_s", -0.1, "must not be negative"),
-    ("stem.level_window_s", -1.0, "must be positive"),
+    ("stem.level_window_s", 0.0, "must be positive"),
+    ("stem.level_window_s", -1.0, "level_window_s. field .value. must not be negative"),
 ])
 def test_gate_parameters_are_range_checked(config, key, value, match):
     from timingbench.errors import ConfigError

@@ -29,6 +29,19 @@ _CONSTANTS = [(sec, name, entry) for sec, entries in _PACKAGED["constants"].item
               for name, entry in entries.items()]
 
 
+def _dump(obj: Any) -> str:
+    return yaml.dump(obj, Dumper=getattr(yaml, "CSafeDumper", yaml.SafeDumper), allow_unicode=True, sort_keys=False)
+
+
+def _section_text(sec: str, body: Any) -> str:
+    """One section as it sits under ``constants:`` (indented by two spaces)."""
+    return "".join("  " + line + "\n" for line in _dump({sec: body}).splitlines())
+
+
+#: The packaged sections as YAML text: a fuzzed file re-dumps only the sections it changed.
+_PACKAGED_TEXT = {sec: _section_text(sec, body) for sec, body in _PACKAGED["constants"].items()}
+
+
 def _alias_bomb(levels: int) -> str:
     lines = ['a0: &a0 ["lol", "lol", "lol", "lol", "lol", "lol", "lol", "lol", "lol", "lol"]']
     for k in range(1, levels):
@@ -41,7 +54,9 @@ def config_case(seed: int) -> tuple[bytes, bool, str | None]:
     rng = random.Random(seed)
     picked = rng.sample(_CONSTANTS, rng.randint(1, 6))
     doc: dict[str, Any] = {"version": "fuzz-" + wild_text(rng, 0, 5),
-                           "constants": copy.deepcopy(_PACKAGED["constants"])}
+                           "constants": dict(_PACKAGED["constants"])}
+    for sec in {sec for sec, _, _ in picked}:  # only the sections a mutation may touch are copied
+        doc["constants"][sec] = copy.deepcopy(_PACKAGED["constants"][sec])
     kind = rng.choice(["valid", "field", "field", "unknown", "section", "version", "text", "text"])
     must_load, key = kind == "valid", None
     if kind in ("field", "unknown"):
@@ -61,7 +76,10 @@ def config_case(seed: int) -> tuple[bytes, bool, str | None]:
         doc["constants"][sec] = junk(rng)
     elif kind == "version":
         doc["version"] = junk(rng)
-    text = yaml.dump(doc, Dumper=getattr(yaml, "CSafeDumper", yaml.SafeDumper), allow_unicode=True, sort_keys=False)
+    touched = {sec for sec, _, _ in picked}
+    text = _dump({"version": doc["version"]}) + "constants:\n" + "".join(
+        _section_text(sec, body) if sec in touched else _PACKAGED_TEXT[sec]
+        for sec, body in doc["constants"].items())
     if kind == "text":
         damage = rng.choice(["bytes", "tab", "nest", "bomb", "unhashable", "mixed_keys", "truncate",
                              "duplicate", "garbage", "binary"])

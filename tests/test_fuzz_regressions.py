@@ -194,3 +194,18 @@ def test_config_error_of_a_nested_gate_set_names_its_section(tmp_path: Path) -> 
     p.write_text(yaml.safe_dump(doc), encoding="utf-8")
     with pytest.raises(ConfigError, match="'percussion.absence_after_window_s'"):
         load_config(p)
+
+
+def test_config_relation_error_names_both_constants(tmp_path: Path) -> None:
+    # long profile, seed 107_854_693_639_016: pyin_fmin_hz raised above pyin_fmax_hz was
+    # reported under pyin_fmax_hz alone
+    from timingbench.config import DEFAULT_CONFIG_PATH, load_config
+    from timingbench.errors import ConfigError
+
+    doc = yaml.safe_load(DEFAULT_CONFIG_PATH.read_text(encoding="utf-8"))
+    doc["constants"]["mgbench_baseline"]["pyin_fmin_hz"]["value"] = 1e6
+    p = tmp_path / "c.yaml"
+    p.write_text(yaml.safe_dump(doc), encoding="utf-8")
+    with pytest.raises(ConfigError) as err:
+        load_config(p)
+    assert "mgbench_baseline.pyin_fmin_hz" in str(err.value) and "mgbench_baseline.pyin_fmax_hz" in str(err.value)

@@ -130,7 +130,7 @@ class Params:
         """The dotted configuration keys this class reads (nested sets included)."""
         sec = section or cls.SECTION
         out: list[str] = []
-        hints = typing.get_type_hints(cls)
+        hints = _hints(cls)
         for f in dataclasses.fields(cls):
             sub = _params_type(hints[f.name])
             out.extend(sub.keys(sec) if sub is not None else [f"{sec}.{f.name}"])
@@ -158,7 +158,7 @@ class Params:
             does not allow it, or fails :meth:`validate`.
         """
         sec = section or cls.SECTION
-        hints = typing.get_type_hints(cls)
+        hints = _hints(cls)
         kwargs: dict[str, Any] = {}
         for f in dataclasses.fields(cls):
             tp = hints[f.name]
@@ -215,6 +215,17 @@ def register(cls: type[P]) -> type[P]:
         raise TypeError(f"section {cls.SECTION!r} already has {REGISTRY[cls.SECTION].__name__}")
     REGISTRY[cls.SECTION] = cls
     return cls
+
+
+_HINTS: dict[type, dict[str, Any]] = {}
+
+
+def _hints(cls: type) -> dict[str, Any]:
+    """The resolved field annotations of a params class (resolved once per class)."""
+    hints = _HINTS.get(cls)
+    if hints is None:
+        hints = _HINTS[cls] = typing.get_type_hints(cls)
+    return hints
 
 
 def _params_type(tp: Any) -> type[Params] | None:

@@ -221,7 +221,7 @@ class TempoParams(Params):
         """
         super().validate()
         if not 0 < self.min_bpm < self.max_bpm:
-            raise _fail(self, "min_bpm", f"and 'tempo.max_bpm' ({self.max_bpm}) must satisfy 0 < min < max")
+            raise _fail(self, "min_bpm", f"and '{self.section}.max_bpm' ({self.max_bpm}) must satisfy 0 < min < max")
         if self.beat_refine not in ("none", "parabolic"):
             raise _fail(self, "beat_refine", "must be 'none' or 'parabolic'")
         if self.beat_fps <= 0 or 44100 % self.beat_fps:

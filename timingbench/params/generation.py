@@ -279,7 +279,8 @@ class MgbenchBaselineParams(Params):
             if getattr(self, name) <= 0:
                 raise _fail(sec, name, "must be positive", getattr(self, name))
         if self.pyin_fmax_hz <= self.pyin_fmin_hz:
-            raise _fail(sec, "pyin_fmax_hz", "must be above pyin_fmin_hz", self.pyin_fmax_hz)
+            raise _fail(sec, "pyin_fmax_hz", f"must be above '{sec}.pyin_fmin_hz' ({self.pyin_fmin_hz!r:.40})",
+                        self.pyin_fmax_hz)
         _check_range(sec, "pitch_window_s", self.pitch_window_s, lo=0.0)
 
 
@@ -347,7 +348,8 @@ class PromptsParams(Params):
             raise _fail(sec, "duration_s", "must be positive", self.duration_s)
         tr = self.time_range_s
         if len(tr) != 2 or not 0.0 <= tr[0] < tr[1] <= self.duration_s:
-            raise _fail(sec, "time_range_s", "must satisfy 0 <= low < high <= duration_s", tr)
+            raise _fail(sec, "time_range_s", f"must satisfy 0 <= low < high <= '{sec}.duration_s' "
+                        f"({self.duration_s!r:.40})", tr)
         if self.time_grid_s <= 0:
             raise _fail(sec, "time_grid_s", "must be positive", self.time_grid_s)
         if self.min_sibling_gap_s < 0:

@@ -209,3 +209,17 @@ def test_config_relation_error_names_both_constants(tmp_path: Path) -> None:
     with pytest.raises(ConfigError) as err:
         load_config(p)
     assert "mgbench_baseline.pyin_fmin_hz" in str(err.value) and "mgbench_baseline.pyin_fmax_hz" in str(err.value)
+
+
+@pytest.mark.parametrize("sec,name,value", [("features", "hpss_kernel_bins", 30), ("label", "zoom_px_per_s", [50.0])])
+def test_config_error_names_the_constant_that_broke_the_rule(tmp_path: Path, sec: str, name: str, value: object) -> None:
+    # long profile, seed 75_714_394_125: an even HPSS kernel was reported as 'features.n_fft'
+    from timingbench.config import DEFAULT_CONFIG_PATH, load_config
+    from timingbench.errors import ConfigError
+
+    doc = yaml.safe_load(DEFAULT_CONFIG_PATH.read_text(encoding="utf-8"))
+    doc["constants"][sec][name]["value"] = value
+    p = tmp_path / "c.yaml"
+    p.write_text(yaml.safe_dump(doc), encoding="utf-8")
+    with pytest.raises(ConfigError, match=f"{sec}.{name}"):
+        load_config(p)

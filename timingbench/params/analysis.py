@@ -132,8 +132,11 @@ class FeaturesParams(Params):
         for name in ("hop", "n_fft", "n_mels", "n_mfcc", "hpss_kernel_frames", "hpss_kernel_bins"):
             if getattr(self, name) <= 0:
                 raise ConfigError(f"'features.{name}' must be positive")
-        if self.n_fft % 2 or self.hpss_kernel_frames % 2 == 0 or self.hpss_kernel_bins % 2 == 0:
-            raise ConfigError("'features.n_fft' must be even and the HPSS kernels odd")
+        if self.n_fft % 2:
+            raise ConfigError("'features.n_fft' must be even")
+        for name in ("hpss_kernel_frames", "hpss_kernel_bins"):
+            if getattr(self, name) % 2 == 0:
+                raise ConfigError(f"'features.{name}' must be odd (an HPSS median kernel)")
         if self.n_mfcc < 2:
             raise ConfigError("'features.n_mfcc' must be >= 2 (coefficient 0 is dropped)")
         for name in ("loud_percentile", "floor_percentile"):

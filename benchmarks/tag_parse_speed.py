@@ -31,7 +31,8 @@ from typing import Any
 import numpy as np
 
 from timingbench.config import load_config
-from timingbench.params.benchmarks import TagParams, section_params
+from timingbench.params.base import params_of
+from timingbench.params.benchmarks import TagParams
 from timingbench.suites import span_parse
 from timingbench.suites.tag import answers, evaluate
 
@@ -103,7 +104,7 @@ def main() -> None:
     def baseline_parse(text: str, **_: Any) -> Any:
         return base_parse(text)
 
-    params = section_params(load_config(), TagParams)
+    params = params_of(load_config(), TagParams)
     rng = np.random.default_rng(20260101)
     times: dict[str, list[float]] = {}
     with tempfile.TemporaryDirectory() as tmp:

@@ -19,7 +19,8 @@ from timingbench.errors import ConfigError
 from timingbench.features import compute_bank
 from timingbench.features.semantic import FamilyEvidence
 from timingbench.features.separation import route_percussion, route_percussion_low
-from timingbench.params.detectors import PercussionParams, params_of
+from timingbench.params.base import params_of
+from timingbench.params.detectors import PercussionParams
 from timingbench.prompts import parse_prompt
 from timingbench.render import render_recipe
 from timingbench.scoring import DetectorParams, score_event

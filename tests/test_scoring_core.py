@@ -7,7 +7,8 @@ import pytest
 
 from timingbench.curves import Grid, accent, falling_crossings, rising_crossings
 from timingbench.gates import absence_before, level_change, persistence
-from timingbench.params.detectors import ChanceParams, SearchParams, StemParams, params_of
+from timingbench.params.base import params_of
+from timingbench.params.detectors import ChanceParams, SearchParams, StemParams
 from timingbench.prompts import parse_prompt
 from timingbench.scoring import chance_times, decide, search_window
 from timingbench.verdicts import Candidate

@@ -183,7 +183,7 @@ def _decode_ffmpeg(path: Path, keep_s: float) -> _Head:
 
 
 def _audio_params(config: Config) -> AudioParams:
-    from timingbench.params.detectors import params_of
+    from timingbench.params.base import params_of
 
     return params_of(config, AudioParams)
 

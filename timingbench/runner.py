@@ -27,12 +27,12 @@ from timingbench.errors import TimingbenchError
 from timingbench.executors import Executor, LocalExecutor, TaskFailure
 from timingbench.jsonio import atomic_write_text, read_json, write_json, write_jsonl
 from timingbench.params.analysis import AudioParams, EvidenceParams, SemanticParams
+from timingbench.params.base import params_of
 from timingbench.params.detectors import (
     DurationParams,
     FloorsParams,
     PercussionParams,
     TempoParams,
-    params_of,
 )
 from timingbench.prompts import (
     STEM_FAMILIES,

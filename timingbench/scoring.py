@@ -33,6 +33,7 @@ from timingbench.detectors.stem import detect_stem
 from timingbench.detectors.tonal import detect_tonal
 from timingbench.gates import IdentityParams
 from timingbench.params.analysis import EvidenceParams, SemanticParams
+from timingbench.params.base import params_of
 from timingbench.params.detectors import (
     ChanceParams,
     EnergyParams,
@@ -41,7 +42,6 @@ from timingbench.params.detectors import (
     SearchParams,
     StemParams,
     TonalParams,
-    params_of,
 )
 from timingbench.prompts import STEM_FAMILIES, TONAL_FAMILIES, Event, Prompt
 from timingbench.verdicts import EXEMPT, FAIL, Candidate, EventContext, EventVerdict

@@ -10,7 +10,8 @@ from typing import Any
 from timingbench import __version__
 from timingbench.audio import file_hash
 from timingbench.config import Config
-from timingbench.params.detectors import ChanceParams, TempoParams, params_of
+from timingbench.params.base import params_of
+from timingbench.params.detectors import ChanceParams, TempoParams
 
 #: Version of the results format (SPEC section 3). 2: ``events.jsonl`` rows carry ``evidence``
 #: (gate name -> the statistics that gate thresholded); additive, version 1 readers ignore it.

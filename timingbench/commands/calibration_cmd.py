@@ -23,7 +23,7 @@ from timingbench.commands.score_cmd import add_scoring_options, options_from, pr
 from timingbench.config import Config, load_config
 from timingbench.executors import Executor
 from timingbench.jsonio import write_json, write_jsonl
-from timingbench.params.detectors import params_of
+from timingbench.params.base import params_of
 from timingbench.params.tools import CalibrationParams
 from timingbench.prompts import load_prompts
 

@@ -18,7 +18,7 @@ from timingbench.commands.score_cmd import positive_int
 from timingbench.config import load_config
 from timingbench.convert import round_time
 from timingbench.jsonio import iter_jsonl
-from timingbench.params.detectors import params_of
+from timingbench.params.base import params_of
 from timingbench.params.tools import CalibrationParams
 from timingbench.runner import ScoreOptions, score_folder
 from timingbench.summary import format_table

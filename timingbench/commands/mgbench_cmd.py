@@ -14,7 +14,8 @@ from timingbench.commands.mgbench_gen_cmd import register_actions
 from timingbench.config import load_config
 from timingbench.errors import ParameterError
 from timingbench.jsonio import write_json, write_jsonl
-from timingbench.params.benchmarks import JudgeParams, MgbenchParams, section_params
+from timingbench.params.base import params_of
+from timingbench.params.benchmarks import JudgeParams, MgbenchParams
 from timingbench.suites.judge import verdict_words
 from timingbench.suites.mgbench import (
     LlmSpanExtractor,
@@ -111,8 +112,8 @@ def run_score(args: argparse.Namespace) -> int:
     (outputs are still written), else 0.
     """
     cfg = load_config(args.config)
-    mg = section_params(cfg, MgbenchParams)
-    jp = section_params(cfg, JudgeParams)
+    mg = params_of(cfg, MgbenchParams)
+    jp = params_of(cfg, JudgeParams)
     gt = load_ground_truth(args.gt)
     pred = load_responses(args.pred, gt.rows)
     client = client_from_args(args, jp)

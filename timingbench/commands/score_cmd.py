@@ -10,7 +10,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from timingbench.commands.executor_options import add_executor_options, executor_from_args
 from timingbench.config import load_config
 from timingbench.params.analysis import SemanticParams
-from timingbench.params.detectors import params_of
+from timingbench.params.base import params_of
 from timingbench.runner import ScoreOptions, score_folder
 from timingbench.summary import format_table
 

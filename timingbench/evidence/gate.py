@@ -23,7 +23,7 @@ import numpy as np
 import numpy.typing as npt
 
 from timingbench.params.analysis import EvidenceParams
-from timingbench.params.detectors import params_of
+from timingbench.params.base import params_of
 from timingbench.verdicts import EXEMPT, FAIL, PASS, GateOutcome
 
 if TYPE_CHECKING:

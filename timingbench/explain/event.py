@@ -18,7 +18,8 @@ from timingbench.convert import round_time
 from timingbench.errors import TimingbenchError
 from timingbench.explain.results import ResultsFolder
 from timingbench.explain.thresholds import GateCheck, gate_checks
-from timingbench.params.detectors import SearchParams, params_of
+from timingbench.params.base import params_of
+from timingbench.params.detectors import SearchParams
 from timingbench.prompts import Prompt, load_prompts, match_clips
 from timingbench.runner import ScoreOptions, family_evidence_for
 from timingbench.scoring import run_detector, score_event, search_window

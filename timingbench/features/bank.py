@@ -44,7 +44,7 @@ from timingbench.features import separation as _sep
 from timingbench.features import spectral as _sp
 from timingbench.features.kernels import checkerboard_novelty, hpss_power, weighted_row_sums
 from timingbench.params.analysis import FeaturesParams, SeparationParams
-from timingbench.params.detectors import params_of
+from timingbench.params.base import params_of
 
 T = TypeVar("T")
 F64 = npt.NDArray[np.float64]

@@ -36,7 +36,7 @@ import yaml
 from timingbench.config import Config
 from timingbench.errors import ConfigError, ModelUnavailableError, ParameterError
 from timingbench.params.analysis import SeparationParams
-from timingbench.params.detectors import params_of
+from timingbench.params.base import params_of
 
 SEPARATION_CHOICES = ("auto", "demucs", "dsp", "none")
 STEMS_4 = ("drums", "bass", "vocals", "other")

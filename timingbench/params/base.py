@@ -207,6 +207,22 @@ def record_reads() -> Iterator[set[str]]:
         _RECORDERS.remove(reads)
 
 
+def params_of(config: Config, cls: type[P]) -> P:
+    """``config.params.<section>`` of the parameter set ``cls``, typed as ``cls``.
+
+    Raises
+    ------
+    ConfigError
+        If a constant of the section is missing, mistyped or out of range.
+    TypeError
+        If ``cls`` is not the registered set of its section.
+    """
+    p = getattr(config.params, cls.SECTION)
+    if not isinstance(p, cls):
+        raise TypeError(f"section {cls.SECTION!r} is built as {type(p).__name__}, not {cls.__name__}")
+    return p
+
+
 def register(cls: type[P]) -> type[P]:
     """Class decorator: make ``cls`` the parameter set of its ``SECTION``."""
     if not cls.SECTION:

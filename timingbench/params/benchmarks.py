@@ -9,31 +9,13 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, TypeVar
+from typing import TYPE_CHECKING
 
 from timingbench.errors import ConfigError
 from timingbench.params.base import Params, register
 
 if TYPE_CHECKING:
-    from timingbench.config import Config
-
-P = TypeVar("P", bound=Params)
-
-
-def section_params(config: Config, cls: type[P]) -> P:
-    """``config.params.<section>`` of ``cls`` (built once per configuration), typed as ``cls``.
-
-    Raises
-    ------
-    ConfigError
-        As :meth:`Params.from_config`.
-    TypeError
-        If the section's registered class is not ``cls``.
-    """
-    got = getattr(config.params, cls.SECTION)
-    if not isinstance(got, cls):
-        raise TypeError(f"section {cls.SECTION!r} holds {type(got).__name__}, not {cls.__name__}")
-    return got
+    pass
 
 
 def _fail(params: Params, name: str, why: str) -> ConfigError:

@@ -10,26 +10,10 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from timingbench.errors import ConfigError
-from timingbench.params.base import P, Params, register
+from timingbench.params.base import Params, register
 
 if TYPE_CHECKING:
-    from timingbench.config import Config
-
-
-def params_of(config: Config, cls: type[P]) -> P:
-    """``config.params.<section>`` of the parameter set ``cls``, typed as ``cls``.
-
-    Raises
-    ------
-    ConfigError
-        If a constant of the section is missing, mistyped or out of range.
-    TypeError
-        If ``cls`` is not the registered set of its section.
-    """
-    p = getattr(config.params, cls.SECTION)
-    if not isinstance(p, cls):
-        raise TypeError(f"section {cls.SECTION!r} is built as {type(p).__name__}, not {cls.__name__}")
-    return p
+    pass
 
 
 @register

@@ -18,7 +18,13 @@ from timingbench.evidence.gate import trained_verdict
 from timingbench.evidence.layouts import sample_layout
 from timingbench.evidence.metrics import auc, probes_from_labels
 from timingbench.evidence.model import FamilyNet, NetShape, load_weights, save_weights
-from timingbench.evidence.programs import FAMILIES, PROGRAMS, instrument_spec
+from timingbench.evidence.programs import (
+    CHOIR_FAMILIES,
+    FAMILIES,
+    PROGRAMS,
+    instrument_spec,
+    programs_for,
+)
 from timingbench.evidence.targets import (
     ENTERED,
     IGNORE,
@@ -34,10 +40,13 @@ needs_fluid = pytest.mark.skipif(not FLUID.is_file() or not shutil.which("fluids
                                  reason="FluidSynth and FluidR3_GM are installed by `make setup`")
 
 
-def test_every_family_has_many_programs_and_valid_registers() -> None:
-    assert tuple(PROGRAMS) == FAMILIES
-    for fam, progs in PROGRAMS.items():
-        assert len(progs) >= 4, fam
+@pytest.mark.parametrize("choir_family", CHOIR_FAMILIES)
+def test_every_family_has_many_programs_and_valid_registers(choir_family: str) -> None:
+    table = programs_for(choir_family)
+    assert tuple(PROGRAMS) == tuple(table) == FAMILIES
+    for fam, progs in table.items():
+        # vocals are real singing; they have soundfont programs only when the choirs are vocals
+        assert len(progs) >= (2 if choir_family == "vocals" else 0) if fam == "vocals" else len(progs) >= 4, fam
         for prog in progs:
             for role in prog.roles:
                 spec = instrument_spec(fam, prog, role=role, shift=7)

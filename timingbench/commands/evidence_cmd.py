@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from pathlib import Path
 from typing import Any
 
 from timingbench.config import load_config
 from timingbench.errors import ParameterError
+from timingbench.evidence.programs import CHOIR_FAMILIES, DEFAULT_CHOIR_FAMILY
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -27,7 +27,11 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     m.add_argument("--soundfont", action="append", type=Path, default=None,
                    help="soundfont to render with (repeatable; default: the four training soundfonts)")
     m.add_argument("--test", action="store_true",
-                   help="a test set: no effects, no real singing; the only way to use MuseScore General")
+                   help="a test set: no effects, real singing only from vocadito's test part (before "
+                        "evidence.vocadito_train_from_s); the only way to use MuseScore General")
+    m.add_argument("--choir-family", choices=CHOIR_FAMILIES, default=DEFAULT_CHOIR_FAMILY,
+                   help="family of GM choir aahs / voice oohs (52, 53), sampled voices without words "
+                        f"(default {DEFAULT_CHOIR_FAMILY}; decide on dev figures)")
     m.add_argument("--config", type=Path, default=None, help="configuration YAML")
     m.set_defaults(func=run_make_data)
 
@@ -75,8 +79,9 @@ def run_make_data(args: argparse.Namespace) -> int:
     fonts = [str(s) for s in args.soundfont] if args.soundfont else \
         ([HELD_OUT_SOUNDFONT] if args.test else list(TRAIN_SOUNDFONTS))
     man = make_dataset(args.out, cfg=cfg, n_clips=args.n, seed=args.seed, soundfonts=fonts,
-                       augment=not args.test, allow_held_out=args.test)
-    print(f"wrote {man['n_clips']} clips to {args.out} (soundfonts: {', '.join(Path(s).name for s in fonts)})")
+                       augment=not args.test, allow_held_out=args.test, choir_family=args.choir_family)
+    print(f"wrote {man['n_clips']} clips to {args.out} (recipe {man['recipe']}, choirs: "
+          f"{man['params']['choir_family']}, soundfonts: {', '.join(Path(s).name for s in fonts)})")
     return 0
 
 
@@ -84,20 +89,13 @@ def run_train(args: argparse.Namespace) -> int:
     """Train and write the weights file."""
     import numpy as np
 
-    from timingbench.evidence.dataset import is_held_out, load_dataset
+    from timingbench.evidence.dataset import load_dataset, training_sources
     from timingbench.evidence.model import save_weights
     from timingbench.evidence.train import TrainParams, train_model
 
     cfg = load_config(args.config)
-    mels, labs, sources = [], [], []
-    for folder in [*args.data, args.dev]:
-        man = json.loads((folder / "manifest.json").read_text()) if (folder / "manifest.json").is_file() else {}
-        bad = [s for s in man.get("soundfonts", []) if is_held_out(s)]
-        if bad:
-            raise ParameterError(f"{folder}: rendered with the held-out soundfont {bad[0]}; it may not be "
-                                 "trained on or used to select a model")
-        sources.append({"folder": str(folder), "seed": man.get("seed"), "n_clips": man.get("n_clips"),
-                        "soundfonts": [Path(s).name for s in man.get("soundfonts", [])]})
+    mels, labs = [], []
+    sources = training_sources([*args.data, args.dev])
     for folder in args.data:
         m, lab, _ = load_dataset(folder)
         mels.append(m)
@@ -113,7 +111,7 @@ def run_train(args: argparse.Namespace) -> int:
     args.out.parent.mkdir(parents=True, exist_ok=True)
     meta = {"licence": "MIT (timingbench); trained only on renders of the Debian GM soundfonts listed in "
                        "data and on vocadito (CC BY 4.0)",
-            "train_params": params.__dict__, "data": sources, "curve": curve,
+            "train_params": params.__dict__, "recipe": sources[0]["recipe"], "data": sources, "curve": curve,
             "config_version": cfg.version}
     save_weights(model, args.out, meta=meta)
     from timingbench.evidence.infer import reference_outputs
@@ -126,7 +124,7 @@ def run_train(args: argparse.Namespace) -> int:
 
 def run_eval(args: argparse.Namespace) -> int:
     """Print (and optionally write) the per-family AUC table."""
-    from timingbench.evidence.dataset import load_dataset
+    from timingbench.evidence.dataset import load_dataset, read_manifest
     from timingbench.evidence.evaluate import evaluate_dataset
     from timingbench.evidence.infer import WEIGHTS
     from timingbench.evidence.metrics import format_table
@@ -146,7 +144,11 @@ def run_eval(args: argparse.Namespace) -> int:
             raise ParameterError(f"{path}: cannot load weights ({exc})") from None
     logmel, labels, meta = load_dataset(args.data)
     report = evaluate_dataset(models, logmel, labels, meta, cfg)
+    man = read_manifest(args.data, for_training=False)
     report["data"] = str(args.data)
+    report["recipe"] = {"recipe": man["recipe"], "params": man.get("params", {}),
+                        "real_vocals_part": man.get("real_vocals_part")}
+    print(f"data recipe {man['recipe']}, choirs: {man.get('params', {}).get('choir_family', 'vocals')}")
     print(format_table(report["tables"]))
     print("probes: " + ", ".join(f"{k} {v}" for k, v in sorted(report["n_probes"].items())))
     for name, fa in report["frame_presence_auc"].items():

@@ -16,8 +16,13 @@ To keep FluidSynth's start-up cost out of the loop, the stems of one family unde
 soundfont are rendered as one long MIDI timeline (clips laid end to end with a silent
 gap that lets release tails die out) and cut apart afterwards.
 
-Real singing comes from ``../shared/realdata/vocadito`` (its part after
-``evidence.vocadito_train_from_s`` only: the first vocal entrance is kept for testing).
+Real singing comes from ``../shared/realdata/vocadito``: training and dev sets use its
+part after ``evidence.vocadito_train_from_s``, test sets (``allow_held_out``) only the part
+before it (the first vocal entrance), so no test excerpt is ever trained on.
+
+``manifest.json`` records the recipe (:data:`RECIPE`, the recipe constants, the seed and
+the soundfonts); :func:`read_manifest` refuses a folder of another recipe for training,
+and :func:`make_dataset` refuses to resume into one.
 """
 
 from __future__ import annotations
@@ -40,8 +45,8 @@ import soundfile as sf
 
 from timingbench.config import Config
 from timingbench.errors import ConfigError, ParameterError
-from timingbench.evidence.layouts import ClipLayout, sample_layout
-from timingbench.evidence.programs import FAMILIES
+from timingbench.evidence.layouts import HARD_NEGATIVE_P, ClipLayout, sample_layout
+from timingbench.evidence.programs import DEFAULT_CHOIR_FAMILY, FAMILIES, check_choir_family
 from timingbench.features import spectral as _sp
 from timingbench.params.generation import RenderParams
 from timingbench.render.synth import render_midi
@@ -50,6 +55,11 @@ if TYPE_CHECKING:
     from timingbench.params.analysis import EvidenceParams, FeaturesParams
 
 SR = 44100
+#: Identifier of the data recipe, written into every manifest. 2: vocals are a human voice
+#: (synth voices are synths, the choirs' family is ``choir_family``, real singing is the
+#: positive source), pads / strings / organs are hard negatives of vocals, and test sets
+#: sing vocadito's first part. A manifest without one is recipe 1.
+RECIPE = "evidence-data-2"
 F32 = npt.NDArray[np.float32]
 
 #: Soundfonts (Debian packages) the shipped model is trained on. MuseScore General in any
@@ -72,7 +82,9 @@ def is_held_out(soundfont: str | Path) -> bool:
 
 @dataclass(frozen=True)
 class DataParams:
-    """Data recipe constants (``evidence`` section of the configuration)."""
+    """Data recipe constants (``evidence`` section of the configuration, and the recipe's
+    own choices ``choir_family`` and ``hard_negative_p``: see
+    :func:`~timingbench.evidence.layouts.sample_layout`)."""
 
     clip_s: float
     edge_s: float
@@ -84,17 +96,25 @@ class DataParams:
     hop: int
     n_mels: int
     db_range: float
+    choir_family: str = DEFAULT_CHOIR_FAMILY
+    hard_negative_p: float = HARD_NEGATIVE_P
 
     @classmethod
-    def from_config(cls, cfg: Config) -> DataParams:
-        """Read the recipe from ``evidence.*`` and the bank's STFT from ``features.*``."""
+    def from_config(cls, cfg: Config, *, choir_family: str = DEFAULT_CHOIR_FAMILY) -> DataParams:
+        """Read the recipe from ``evidence.*`` and the bank's STFT from ``features.*``.
+
+        Raises
+        ------
+        ParameterError
+            If ``choir_family`` is not one of the choir families.
+        """
         ev = cast("EvidenceParams", cfg.params.evidence)
         feat = cast("FeaturesParams", cfg.params.features)
         return cls(clip_s=float(ev.clip_s), edge_s=float(ev.edge_s), gap_s=float(ev.render_gap_s),
                    label_present_db=float(ev.label_present_db), real_vocals_p=float(ev.real_vocals_p),
                    vocadito_train_from_s=float(ev.vocadito_train_from_s),
                    n_fft=int(feat.n_fft), hop=int(feat.hop), n_mels=int(feat.n_mels),
-                   db_range=float(feat.db_range))
+                   db_range=float(feat.db_range), choir_family=check_choir_family(choir_family))
 
 
 def log_mel(y: npt.ArrayLike, p: DataParams) -> F32:
@@ -190,8 +210,12 @@ def render_stems(layouts: Sequence[ClipLayout], soundfont: str, p: DataParams,
     return out
 
 
-def load_vocadito_training_part(p: DataParams, path: Path = VOCADITO) -> npt.NDArray[np.float64] | None:
-    """The training part of the vocadito recording (mono 44.1 kHz), or None when it is absent."""
+def load_vocadito(p: DataParams, *, test: bool = False, path: Path = VOCADITO) -> npt.NDArray[np.float64] | None:
+    """A part of the vocadito recording (mono 44.1 kHz), or None when it is absent.
+
+    The training part lies after ``p.vocadito_train_from_s``; with ``test`` the part
+    before it.
+    """
     if not path.is_file():
         return None
     y, sr = sf.read(str(path), dtype="float64", always_2d=True)
@@ -200,7 +224,8 @@ def load_vocadito_training_part(p: DataParams, path: Path = VOCADITO) -> npt.NDA
         import soxr
 
         y = np.asarray(soxr.resample(y, sr, SR), dtype=np.float64)
-    return y[int(p.vocadito_train_from_s * SR):]
+    cut = int(p.vocadito_train_from_s * SR)
+    return y[:cut] if test else y[cut:]
 
 
 def _real_vocals(src: npt.NDArray[np.float64], spans: list[tuple[float, float]], p: DataParams,
@@ -312,19 +337,98 @@ def mix_clip(stems: dict[str, npt.NDArray[np.float64]], layout: ClipLayout, *, a
 # --------------------------------------------------------------------------- data set
 
 
+def read_manifest(folder: Path, *, for_training: bool) -> dict[str, Any]:
+    """The ``manifest.json`` of a data set folder, checked for its use.
+
+    Parameters
+    ----------
+    folder : Path
+        A folder written by :func:`make_dataset`.
+    for_training : bool
+        Training or model selection: the folder must be of this :data:`RECIPE` and
+        rendered without the held-out soundfont.
+
+    Returns
+    -------
+    manifest : dict
+        With ``recipe`` filled in (``"evidence-data-1"`` for a manifest that names none).
+
+    Raises
+    ------
+    ParameterError
+        If the manifest is missing or unreadable, or (``for_training``) the folder is of
+        another recipe or was rendered with the held-out soundfont.
+    """
+    path = folder / "manifest.json"
+    try:
+        man = json.loads(path.read_text())
+    except (OSError, ValueError) as exc:
+        raise ParameterError(f"{folder}: no readable manifest.json ({exc}); make it with "
+                             "`timingbench evidence make-data`") from None
+    man.setdefault("recipe", "evidence-data-1")
+    if for_training:
+        if man["recipe"] != RECIPE:
+            raise ParameterError(f"{folder}: made by data recipe {man['recipe']}, this version trains on "
+                                 f"{RECIPE}; remake it with `timingbench evidence make-data`")
+        bad = [s for s in man.get("soundfonts", []) if is_held_out(s)]
+        if bad:
+            raise ParameterError(f"{folder}: rendered with the held-out soundfont {bad[0]}; it may not be "
+                                 "trained on or used to select a model")
+    return man
+
+
+def training_sources(folders: Sequence[Path]) -> list[dict[str, Any]]:
+    """The recipe records of the training and dev folders of one run, checked together.
+
+    Every folder must pass :func:`read_manifest` for training, and all must share one
+    set of recipe constants (``params``: labels, vocals, hard negatives), so one network
+    never learns two meanings of a family.
+
+    Returns
+    -------
+    sources : list of dict
+        Per folder: ``folder``, ``recipe``, ``seed``, ``n_clips``, ``soundfonts`` (file
+        names), ``params``.
+
+    Raises
+    ------
+    ParameterError
+        As :func:`read_manifest`, or if two folders' recipe constants differ.
+    """
+    sources: list[dict[str, Any]] = []
+    for folder in folders:
+        man = read_manifest(folder, for_training=True)
+        sources.append({"folder": str(folder), "recipe": man["recipe"], "seed": man.get("seed"),
+                        "n_clips": man.get("n_clips"),
+                        "soundfonts": [Path(s).name for s in man.get("soundfonts", [])],
+                        "params": man.get("params", {})})
+    for src in sources[1:]:
+        diff = sorted(k for k in set(src["params"]) | set(sources[0]["params"])
+                      if src["params"].get(k) != sources[0]["params"].get(k))
+        if diff:
+            raise ParameterError(f"{src['folder']} and {sources[0]['folder']} were made with different "
+                                 f"recipe constants ({', '.join(diff)}); train on folders of one recipe")
+    return sources
+
+
 def make_dataset(out: Path, *, cfg: Config, n_clips: int, seed: int, soundfonts: Sequence[str],
                  augment: bool = True, allow_held_out: bool = False, chunk: int = 64,
+                 choir_family: str = DEFAULT_CHOIR_FAMILY,
                  progress: Callable[[int, int], None] | None = None) -> dict[str, Any]:
     """Render, augment and label ``n_clips`` clips into ``out`` (shards ``part-XXXX.npz``).
 
     Clip ``i`` is rendered with ``soundfonts[i % len(soundfonts)]``. A shard already on
-    disk is kept (a killed run resumes). ``manifest.json`` records the recipe.
+    disk is kept (a killed run resumes, when its manifest matches). ``manifest.json``
+    records the recipe: :data:`RECIPE`, :class:`DataParams` (with ``choir_family``), the
+    seed, the soundfonts and the vocadito part sung. A test set (``allow_held_out``)
+    sings only vocadito's test part.
 
     Raises
     ------
     ParameterError
         If a held-out (MuseScore General) soundfont is given without ``allow_held_out``
-        (test sets only), or ``n_clips`` is not positive.
+        (test sets only), ``n_clips`` is not positive, ``choir_family`` is not one of the
+        choir families, or ``out`` holds shards of another recipe, seed or setting.
     ConfigError
         If a soundfont file is missing.
     """
@@ -337,12 +441,15 @@ def make_dataset(out: Path, *, cfg: Config, n_clips: int, seed: int, soundfonts:
         if is_held_out(s) and not allow_held_out:
             raise ParameterError(f"{s}: MuseScore General is the held-out soundfont; it may only be used "
                                  "to make a test set (--test)")
-    p = DataParams.from_config(cfg)
+    p = DataParams.from_config(cfg, choir_family=choir_family)
+    vocals = load_vocadito(p, test=allow_held_out)
+    manifest = {"recipe": RECIPE, "seed": seed, "n_clips": n_clips, "soundfonts": [str(s) for s in soundfonts],
+                "augment": augment, "families": list(FAMILIES), "params": dict(p.__dict__),
+                "real_vocals": vocals is not None,
+                "real_vocals_part": None if vocals is None else ("test" if allow_held_out else "train"),
+                "chunk": chunk}
+    _check_resume(out, manifest)
     out.mkdir(parents=True, exist_ok=True)
-    vocals = load_vocadito_training_part(p) if not allow_held_out else None
-    manifest = {"seed": seed, "n_clips": n_clips, "soundfonts": [str(s) for s in soundfonts],
-                "augment": augment, "families": list(FAMILIES), "params": p.__dict__,
-                "real_vocals": vocals is not None, "chunk": chunk}
     (out / "manifest.json").write_text(json.dumps(manifest, indent=2) + "\n")
     done = 0
     t_start = time.perf_counter()
@@ -353,7 +460,8 @@ def make_dataset(out: Path, *, cfg: Config, n_clips: int, seed: int, soundfonts:
             done += len(idx)
             continue
         layouts = [sample_layout(i, seed=seed, duration_s=p.clip_s, edge_s=p.edge_s,
-                                 real_vocals_p=p.real_vocals_p if vocals is not None else 0.0) for i in idx]
+                                 real_vocals_p=p.real_vocals_p if vocals is not None else 0.0,
+                                 choir_family=p.choir_family, hard_negative_p=p.hard_negative_p) for i in idx]
         mels: list[Any] = []
         labs: list[Any] = []
         meta: list[dict[str, Any]] = []
@@ -370,7 +478,8 @@ def make_dataset(out: Path, *, cfg: Config, n_clips: int, seed: int, soundfonts:
                 meta.append({"index": lay.index, "soundfont": Path(sfont).name, "bpm": round(lay.bpm, 2),
                              "parts": [{"family": q.family, "program": q.program.program, "role": q.role,
                                         "spans": [[round(a, 4), round(b, 4)] for a, b in q.spans],
-                                        "real_vocals": q.real_vocals} for q in lay.parts]})
+                                        "real_vocals": q.real_vocals, "hard_negative": q.hard_negative}
+                                       for q in lay.parts]})
         order = np.argsort([int(m["index"]) for m in meta])
         tmp = shard.with_suffix(".tmp.npz")
         np.savez(tmp, logmel=np.stack([mels[j] for j in order]), labels=np.stack([labs[j] for j in order]),
@@ -383,6 +492,22 @@ def make_dataset(out: Path, *, cfg: Config, n_clips: int, seed: int, soundfonts:
             rate = done / max(time.perf_counter() - t_start, 1e-9)
             print(f"  {done}/{n_clips} clips ({rate:.1f} clips/s)", file=sys.stderr, flush=True)
     return manifest
+
+
+def _check_resume(out: Path, manifest: dict[str, Any]) -> None:
+    """Refuse to add shards to a folder whose shards were made by another recipe or setting."""
+    if not any(out.glob("part-*.npz")):
+        return
+    try:
+        old = json.loads((out / "manifest.json").read_text())
+    except (OSError, ValueError):
+        old = {}
+    old.setdefault("recipe", "evidence-data-1")
+    keys = ("recipe", "seed", "soundfonts", "augment", "params", "real_vocals", "chunk")
+    diff = [k for k in keys if json.dumps(old.get(k), sort_keys=True) != json.dumps(manifest[k], sort_keys=True)]
+    if diff:
+        raise ParameterError(f"{out} holds shards of another data set ({', '.join(diff)} differ; recipe "
+                             f"{old['recipe']}); write to an empty folder")
 
 
 def load_dataset(folder: Path) -> tuple[npt.NDArray[np.float16], npt.NDArray[np.uint8], list[dict[str, Any]]]:

@@ -5,6 +5,10 @@ is a General MIDI program in one role and register, active over one or two spans
 clip, so families enter and leave inside it (the frame labels change over time). Span
 patterns: present throughout (a pre-existing layer), entering, leaving, entering then
 leaving, and a gap in the middle.
+
+Vocals parts are real singing (the vocals family has no soundfont program unless the
+recipe makes the choirs vocals). Clips without vocals often (:data:`HARD_NEGATIVE_P`) hold
+a sustained pad, string or organ part: the sounds most like a voice, labelled not-vocals.
 """
 
 from __future__ import annotations
@@ -13,7 +17,15 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from timingbench.evidence.programs import FAMILIES, PROGRAMS, Program, instrument_spec
+from timingbench.evidence.programs import (
+    DEFAULT_CHOIR_FAMILY,
+    FAMILIES,
+    REAL_SINGING,
+    Program,
+    hard_negative_programs,
+    instrument_spec,
+    programs_for,
+)
 from timingbench.render.arrangement import Grid, Note, generate_part, random_harmony
 
 #: Span patterns and their probabilities.
@@ -21,6 +33,10 @@ PATTERNS = ("whole", "enter", "exit", "enter_exit", "gap")
 PATTERN_P = (0.34, 0.32, 0.14, 0.10, 0.10)
 #: Probabilities of 1..6 families in a clip (sparse to busy).
 N_FAMILIES_P = (0.12, 0.18, 0.22, 0.20, 0.16, 0.12)
+#: Probability that a clip without vocals gets a sustained pad, string or organ part (added,
+#: or in place of a family when the clip already has six; an existing part of its family
+#: is made that program).
+HARD_NEGATIVE_P = 0.5
 
 
 @dataclass
@@ -42,7 +58,10 @@ class PartLayout:
     notes : list of Note
         The generated notes (seconds).
     real_vocals : bool
-        True when the stem is replaced by real singing.
+        True when the stem is real singing (``program`` is then
+        :data:`~timingbench.evidence.programs.REAL_SINGING` and there are no notes).
+    hard_negative : bool
+        True when the hard-negative rule chose this part's program.
     """
 
     family: str
@@ -52,6 +71,7 @@ class PartLayout:
     gain_db: float
     notes: list[Note] = field(default_factory=list)
     real_vocals: bool = False
+    hard_negative: bool = False
 
 
 @dataclass
@@ -79,8 +99,9 @@ def _spans(pattern: str, rng: np.random.Generator, dur: float, edge_s: float) ->
     return [(0.0, a), (b, dur)]  # gap
 
 
-def sample_layout(index: int, *, seed: int, duration_s: float, edge_s: float,
-                  real_vocals_p: float) -> ClipLayout:
+def sample_layout(index: int, *, seed: int, duration_s: float, edge_s: float, real_vocals_p: float,
+                  choir_family: str = DEFAULT_CHOIR_FAMILY,
+                  hard_negative_p: float = HARD_NEGATIVE_P) -> ClipLayout:
     """Draw the layout of clip ``index`` of a data set made with ``seed``.
 
     Parameters
@@ -94,32 +115,66 @@ def sample_layout(index: int, *, seed: int, duration_s: float, edge_s: float,
     edge_s : float
         Entrances and exits lie at least this far from the clip's edges (seconds).
     real_vocals_p : float
-        Probability that a vocals part is real singing instead of a soundfont voice.
+        Probability that a vocals part is real singing instead of a soundfont voice, where
+        the vocals family has soundfont programs (``choir_family="vocals"``); where it has
+        none, every vocals part is real singing. 0 means no real singing is available:
+        such a clip then has no vocals part.
+    choir_family : str
+        Family of the choir programs
+        (:data:`~timingbench.evidence.programs.CHOIR_FAMILIES`).
+    hard_negative_p : float
+        Probability that a clip without vocals gets a sustained pad, string or organ part
+        (:func:`~timingbench.evidence.programs.hard_negative_programs`).
 
     Returns
     -------
     layout : ClipLayout
+
+    Raises
+    ------
+    ParameterError
+        If ``choir_family`` is not one of the choir families.
     """
+    table = programs_for(choir_family)
+    negatives = hard_negative_programs(choir_family)
     rng = np.random.default_rng([int(seed), int(index)])
     k = int(rng.choice(np.arange(1, 7), p=N_FAMILIES_P))
     fams = [FAMILIES[i] for i in sorted(rng.choice(len(FAMILIES), size=k, replace=False))]
+    if "vocals" in fams and not table["vocals"] and real_vocals_p <= 0.0:
+        fams.remove("vocals")  # no voice to sing it
+    forced: dict[str, tuple[Program, str]] = {}
+    hard_draw, hard_pick, hard_slot = float(rng.random()), int(rng.integers(len(negatives))), int(rng.integers(6))
+    if "vocals" not in fams and hard_draw < hard_negative_p:
+        fam, prog, role = negatives[hard_pick]
+        forced[fam] = (prog, role)
+        if fam not in fams:
+            if len(fams) >= len(N_FAMILIES_P):
+                fams.pop(hard_slot % len(fams))
+            fams = sorted([*fams, fam], key=FAMILIES.index)
     bpm = float(rng.uniform(60.0, 160.0))
     grid = Grid(bpm=bpm, origin_s=float(rng.uniform(-1.0, 0.0)), swing=bool(rng.random() < 0.1))
     harmony = random_harmony(rng)
     parts: list[PartLayout] = []
     for fam in fams:
-        progs = PROGRAMS[fam]
-        prog = progs[int(rng.integers(len(progs)))]
-        role = str(prog.roles[int(rng.integers(len(prog.roles)))])
-        spec = instrument_spec(fam, prog, role=role, shift=int(rng.integers(-7, 8)))
+        progs = table[fam]
+        real = fam == "vocals" and (bool(rng.random() < real_vocals_p) or (not progs and real_vocals_p > 0.0))
+        if real:
+            prog, role = REAL_SINGING, REAL_SINGING.roles[0]
+        elif fam in forced:
+            prog, role = forced[fam]
+        else:
+            prog = progs[int(rng.integers(len(progs)))]
+            role = str(prog.roles[int(rng.integers(len(prog.roles)))])
         pattern = PATTERNS[int(rng.choice(len(PATTERNS), p=PATTERN_P))]
         spans = _spans(pattern, rng, duration_s, edge_s)
-        level = float(rng.uniform(0.7, 1.15))
         notes: list[Note] = []
-        for t0, t1 in spans:
-            notes.extend(generate_part(spec, grid=grid, harmony=harmony, rng=rng, t0=t0, t1=t1, level=level))
-        real = fam == "vocals" and bool(rng.random() < real_vocals_p)
-        if not notes and not real:
-            continue
-        parts.append(PartLayout(fam, prog, role, spans, float(rng.uniform(-12.0, 0.0)), notes, real))
+        if not real:
+            spec = instrument_spec(fam, prog, role=role, shift=int(rng.integers(-7, 8)))
+            level = float(rng.uniform(0.7, 1.15))
+            for t0, t1 in spans:
+                notes.extend(generate_part(spec, grid=grid, harmony=harmony, rng=rng, t0=t0, t1=t1, level=level))
+            if not notes:
+                continue
+        parts.append(PartLayout(fam, prog, role, spans, float(rng.uniform(-12.0, 0.0)), notes, real,
+                                hard_negative=fam in forced))
     return ClipLayout(index, duration_s, bpm, parts)

@@ -4,6 +4,13 @@ The training vocabulary of the family evidence model. Each entry is a General MI
 program (0-based; for drum kits the kit program on the percussion channel), the roles
 its part may play (so one program is heard in several articulations) and its playable
 register. These are musical facts of the General MIDI sound set, not thresholds.
+
+``vocals`` means a human voice singing. No General MIDI program sings words, so the
+vocals family has no soundfont program of its own: the voice-like synthesizer patches
+(54 synth voice, 85 voice lead, 91 choir pad) are synths, and choir aahs / voice oohs
+(52, 53), sampled voices without words, belong to the family the data recipe names
+(``choir_family``: :data:`CHOIR_FAMILIES`, default :data:`DEFAULT_CHOIR_FAMILY`), to be
+decided on dev figures. Real singing (vocadito) is the vocals family's positive source.
 """
 
 from __future__ import annotations
@@ -51,13 +58,15 @@ def _r(programs: range | tuple[int, ...], roles: tuple[str, ...], low: int, high
 _KITS = ((0, "rock"), (8, "rock"), (16, "rock"), (24, "electronic"), (25, "electronic"),
          (32, "jazz"), (40, "jazz"), (48, "cinematic"))
 
+#: Every family's programs without the choirs (:func:`programs_for` places them). Vocals
+#: has none: its parts are real singing (or choirs, where the recipe makes them vocals).
 PROGRAMS: dict[str, list[Program]] = {
     "percussion": [Program(p, ("drums",), 0, 0, True, s) for p, s in _KITS]
     + [Program(47, ("timpani",), 36, 55)],
     "bass": _r(range(32, 40), ("bass",), 28, 55) + _r((43,), ("bass",), 28, 50),
     "guitar": _r(range(24, 32), ("comp", "arp", "lead"), 45, 79),
     "piano": _r(range(0, 4), ("comp", "arp", "lead", "stabs"), 36, 96),
-    "vocals": _r((52, 53, 54, 85, 91), ("pad", "lead"), 50, 79),
+    "vocals": [],
     "strings": _r((40, 41, 42, 44, 48, 49, 50, 110), ("pad", "lead", "stabs"), 40, 88)
     + _r((45,), ("arp", "stabs"), 48, 84),
     "brass": _r(range(56, 64), ("stabs", "pad", "lead"), 40, 80),
@@ -65,9 +74,88 @@ PROGRAMS: dict[str, list[Program]] = {
     "keys": _r((4, 5, 6, 7, 16, 17, 18, 19, 20, 21), ("pad", "comp", "arp", "stabs"), 45, 84),
     "plucked": _r((8, 9, 10, 11, 12, 13, 14, 15, 46, 104, 105, 106, 107, 108), ("arp", "stabs", "lead"),
                   52, 96),
-    "synth": _r(tuple(range(80, 85)) + (86, 87), ("lead", "arp", "stabs"), 52, 88)
-    + _r(tuple(range(88, 91)) + (92, 93, 94, 95), ("pad", "stabs"), 45, 81),
+    "synth": _r(tuple(range(80, 88)), ("lead", "arp", "stabs"), 52, 88)
+    + _r(tuple(range(88, 96)), ("pad", "stabs"), 45, 81) + _r((54,), ("pad", "lead"), 50, 79),
 }
+
+
+#: Choir aahs and voice oohs: sampled voices without words, whose family is a recipe option.
+CHOIR_PROGRAMS = (52, 53)
+#: Families the choir programs may be given: sung-word ``vocals`` or a pad-like family.
+CHOIR_FAMILIES = ("vocals", "synth", "strings")
+#: The recipe's default: a text-to-music system's "vocals" are sung words, choirs are pads.
+DEFAULT_CHOIR_FAMILY = "synth"
+#: Sustained pad, string and organ programs that stand where no voice sings: the hard
+#: negatives of the vocals family (see :func:`hard_negative_programs`).
+_HARD_NEGATIVES = {"strings": (40, 41, 42, 44, 48, 49, 50, 110), "keys": (16, 17, 18, 19, 20),
+                   "synth": (54, 85, 88, 89, 90, 91, 92, 93, 94, 95)}
+
+
+#: The program of a part that is real singing, not a soundfont voice (no General MIDI
+#: program: it is never rendered).
+REAL_SINGING = Program(-1, ("lead",), 50, 79)
+_CHOIRS = _r(CHOIR_PROGRAMS, ("pad", "lead"), 50, 79)
+
+
+def check_choir_family(choir_family: str) -> str:
+    """``choir_family`` itself, once it is known to be one of :data:`CHOIR_FAMILIES`.
+
+    Raises
+    ------
+    ParameterError
+        If it is not.
+    """
+    if choir_family not in CHOIR_FAMILIES:
+        raise ParameterError(f"choir family {choir_family!r} is not one of {list(CHOIR_FAMILIES)}")
+    return choir_family
+
+
+def programs_for(choir_family: str = DEFAULT_CHOIR_FAMILY) -> dict[str, list[Program]]:
+    """The program table of a recipe: :data:`PROGRAMS` with the choirs in ``choir_family``.
+
+    Parameters
+    ----------
+    choir_family : str
+        One of :data:`CHOIR_FAMILIES`.
+
+    Returns
+    -------
+    programs : dict of str to list of Program
+        Family -> its programs, in :data:`FAMILIES` order. The vocals list is empty
+        unless ``choir_family`` is ``"vocals"``.
+
+    Raises
+    ------
+    ParameterError
+        If ``choir_family`` is not one of :data:`CHOIR_FAMILIES`.
+    """
+    fam = check_choir_family(choir_family)
+    table = {f: list(progs) for f, progs in PROGRAMS.items()}
+    table[fam] = table[fam] + _CHOIRS
+    return table
+
+
+def hard_negative_programs(choir_family: str = DEFAULT_CHOIR_FAMILY) -> list[tuple[str, Program, str]]:
+    """Sustained pads, strings and organs (family, program, role) that are not vocals.
+
+    Each plays its ``pad`` role where it has one (else its first role). With the
+    choirs outside the vocals family, they are hard negatives too.
+
+    Raises
+    ------
+    ParameterError
+        If ``choir_family`` is not one of :data:`CHOIR_FAMILIES`.
+    """
+    table = programs_for(choir_family)
+    chosen = {f: set(ps) for f, ps in _HARD_NEGATIVES.items()}
+    if choir_family != "vocals":
+        chosen[choir_family] = chosen.get(choir_family, set()) | set(CHOIR_PROGRAMS)
+    out: list[tuple[str, Program, str]] = []
+    for fam in FAMILIES:
+        for prog in table[fam]:
+            if prog.program in chosen.get(fam, ()):
+                out.append((fam, prog, "pad" if "pad" in prog.roles else prog.roles[0]))
+    return out
 
 
 def family_index(family: str) -> int:

@@ -165,12 +165,18 @@ def _old_energy_peaks(seg, start):
 
 
 def _old_evidence_peaks(curve, times, lo_s, hi_s, *, floor, sep_s):
+    """The old evidence peak picker, with the window's edge frames added where the curve climbs out of the window."""
     inside = np.flatnonzero((times >= lo_s) & (times <= hi_s))
     if inside.size == 0:
         return []
-    order = sorted((int(i) for i in inside if curve[i] >= floor
-                    and (i == 0 or curve[i] >= curve[i - 1]) and (i == curve.size - 1 or curve[i] > curve[i + 1])),
-                   key=lambda i: -curve[i])
+    a, b = int(inside[0]), int(inside[-1])
+    cand = {int(i) for i in inside if curve[i] >= floor
+            and (i == 0 or curve[i] >= curve[i - 1]) and (i == curve.size - 1 or curve[i] > curve[i + 1])}
+    if curve[a] >= floor and a > 0 and curve[a - 1] > curve[a]:
+        cand.add(a)
+    if curve[b] >= floor and b + 1 < curve.size and curve[b + 1] > curve[b]:
+        cand.add(b)
+    order = sorted(cand, key=lambda i: (-curve[i], i))
     kept = []
     for i in order:
         if all(abs(times[i] - times[k]) >= sep_s for k in kept):
@@ -229,9 +235,9 @@ def _curves(rng, n=60, dtype=np.float64):
 
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
 def test_replacements_match_the_old_peak_pickers(rng, dtype):
-    from timingbench.detectors.evidence_events import _peaks
     from timingbench.detectors.stem import _local_extrema
     from timingbench.detectors.tonal import _novelty_peaks, _snap_onset
+    from timingbench.identity import change_peaks as _peaks
 
     for x in _curves(rng, dtype=dtype):
         n = x.size

@@ -10,7 +10,6 @@ import pytest
 from timingbench.audio import load_clip
 from timingbench.config import Config
 from timingbench.detectors.percussion import (
-    _family_fall,
     _route_features,
     _train_start,
     percussion_routes,
@@ -19,6 +18,7 @@ from timingbench.errors import ConfigError
 from timingbench.features import compute_bank
 from timingbench.features.semantic import FamilyEvidence
 from timingbench.features.separation import route_percussion, route_percussion_low
+from timingbench.identity import tagger_family_fall
 from timingbench.params.base import params_of
 from timingbench.params.detectors import PercussionParams
 from timingbench.prompts import parse_prompt
@@ -80,6 +80,12 @@ def test_low_route_rejects_bad_constants(kw: dict) -> None:
 
 def _identity(config: Config) -> dict[str, object]:
     return {"params": params_of(config, PercussionParams), "identity": DetectorParams.of(config).identity}
+
+
+def _family_fall(ev: FamilyEvidence, family: str, *, t_s: float, params: PercussionParams,
+                 identity: object) -> tuple[str, dict[str, object]]:
+    return tagger_family_fall(ev, family, t_s=t_s, min_logit_fall=params.identity_min_logit_fall,
+                              semantic=identity.semantic)  # type: ignore[attr-defined]
 
 
 class _DspBank:

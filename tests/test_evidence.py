@@ -14,7 +14,6 @@ from scipy.stats import mannwhitneyu
 from timingbench.config import Config
 from timingbench.errors import ParameterError
 from timingbench.evidence import dataset as ds
-from timingbench.evidence.gate import trained_verdict
 from timingbench.evidence.layouts import sample_layout
 from timingbench.evidence.metrics import auc, probes_from_labels
 from timingbench.evidence.model import FamilyNet, NetShape, load_weights, save_weights
@@ -33,7 +32,8 @@ from timingbench.evidence.targets import (
     change_targets,
     presence_targets,
 )
-from timingbench.features.semantic import FamilyEvidence, family_evidence, family_fall, family_rise
+from timingbench.features.semantic import FamilyEvidence, family_evidence
+from timingbench.identity import family_fall, family_rise, trained_verdict
 
 FLUID = Path("/usr/share/sounds/sf2/FluidR3_GM.sf2")
 needs_fluid = pytest.mark.skipif(not FLUID.is_file() or not shutil.which("fluidsynth"),
@@ -127,8 +127,6 @@ def test_trained_gate_passes_a_clean_entrance_and_vetoes_the_others(config: Conf
     quiet_then_on = np.where(t < 9.0, 0.02, 0.95)
     v, d = family_rise(_trained_ev(entered, quiet_then_on), "strings", candidate_s=9.0, semantic=config.params.semantic, trained=config.params.evidence)
     assert v == "pass" and d["change"] == pytest.approx(0.9)
-    v, d = family_rise(_trained_ev(entered, np.full(n, 0.95)), "strings", candidate_s=9.0, semantic=config.params.semantic, trained=config.params.evidence)
-    assert (v, d["reason"]) == ("fail", "not_quiet_before")
     v, d = family_rise(_trained_ev(np.full(n, 0.02), quiet_then_on), "strings", candidate_s=9.0, semantic=config.params.semantic, trained=config.params.evidence)
     assert (v, d["reason"]) == ("fail", "no_change")
     v, d = family_rise(_trained_ev(entered, quiet_then_on, exempt={"strings": "held_out_auc_below_bar"}),
@@ -146,7 +144,7 @@ def test_gate_exit_verdict_reads_the_left_curve(config: Config) -> None:
                         exempt={}, window_s=0.0464, entered={"strings": np.zeros(n)},
                         left={"strings": np.where(np.abs(t - 9.0) < 0.3, 0.8, 0.0)})
     v, d = trained_verdict(ev, "strings", t_s=9.0, params=config.params.evidence, kind="exit")
-    assert v == "pass" and d["after"] == pytest.approx(0.02)
+    assert v == "pass" and d["change"] == pytest.approx(0.8)
 
 
 class _Bank:
@@ -246,25 +244,3 @@ def test_net_shape_is_stored_with_the_weights(tmp_path: Path) -> None:
         load_weights(tmp_path / "bad.pt")
 
 
-def test_evidence_persistence_and_absence_read_presence_and_skip_disabled_constants(config: Config) -> None:
-    from timingbench.detectors.evidence_events import (
-        presence_absence,
-        presence_persistence,
-        presence_step,
-    )
-
-    n = 400
-    t = np.arange(n) * 0.0464
-    ev = _trained_ev(np.zeros(n), np.where(t < 9.0, 0.02, 0.9))
-    v, d = presence_persistence(ev, "strings", t_s=9.0, clip_end_s=18.0, params=config.params.stem.persistence, present_prob=config.params.evidence.present_prob,
-                                want_present=True)
-    assert v == "pass" and d["held_fraction"] == 1.0
-    v, d = presence_persistence(ev, "strings", t_s=4.0, clip_end_s=18.0, params=config.params.stem.persistence, present_prob=config.params.evidence.present_prob,
-                                want_present=True)
-    assert v == "fail" and d["held_fraction"] == 0.0
-    off = config.with_disabled("evidence.present_prob")
-    assert presence_persistence(ev, "strings", t_s=4.0, clip_end_s=18.0, params=off.params.stem.persistence, present_prob=off.params.evidence.present_prob,
-                                want_present=True)[0] == "pass"
-    assert presence_absence(ev, "strings", t_s=9.0, params=config.params.evidence, entry=True)[0] == "pass"
-    assert presence_absence(ev, "strings", t_s=12.0, params=config.params.evidence, entry=True)[0] == "fail"
-    assert abs(presence_step(ev.curves["strings"], t, 8.2, reach_s=1.5, step_s=1.0, rising=True) - 9.0) < 0.05

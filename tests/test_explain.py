@@ -14,10 +14,10 @@ import soundfile as sf
 from timingbench.cli import main
 from timingbench.config import Config
 from timingbench.curves import Grid
-from timingbench.evidence.gate import trained_verdict
 from timingbench.explain.thresholds import format_checks, gate_checks
 from timingbench.features.semantic import FamilyEvidence
 from timingbench.gates import level_change, persistence
+from timingbench.identity import trained_verdict
 from timingbench.runner import ScoreOptions, score_folder
 
 SR = 44100
@@ -236,19 +236,33 @@ def test_persistence_is_judged_by_the_detectors_own_constant(config: Config, hel
     assert other.constant is None and other.value == ev["held_fraction"]
 
 
-@pytest.mark.parametrize(("change", "before"), [(0.9, 0.02), (0.2, 0.02), (0.9, 0.9)])
-def test_trained_identity_statistics_explain_the_verdict(config: Config, change: float, before: float) -> None:
+@pytest.mark.parametrize("change", [0.9, 0.2])
+def test_trained_identity_statistics_explain_the_verdict(config: Config, change: float) -> None:
     t = np.arange(400) * 0.0464
-    ev = FamilyEvidence(times=t, curves={"strings": np.where(t < 9.0, before, 0.95)}, backend="trained",
+    ev = FamilyEvidence(times=t, curves={"strings": np.where(t < 9.0, 0.02, 0.95)}, backend="trained",
                         exempt={}, window_s=0.0464, entered={"strings": np.where(np.abs(t - 9.0) < 0.3, change, 0.0)},
                         left={"strings": np.zeros(400)})
     verdict, detail = trained_verdict(ev, "strings", t_s=9.0, params=config.params.evidence, kind="entry")
     checks = {c.statistic: c for c in gate_checks({"semantic_family": verdict}, {"semantic_family": detail},
                                                   kind="instrument_entry", detector="tonal", config=config)}
     assert checks["change"].constant == "evidence.entry_min_prob"
-    assert checks["before"].constant == "evidence.quiet_max"
-    assert checks["after"].constant is None  # measured, not thresholded: value only
-    assert (checks["change"].meets and checks["before"].meets) is (verdict == "pass")
+    assert checks["change"].meets is (verdict == "pass")
+
+
+@pytest.mark.parametrize("before", [0.02, 0.9])
+def test_trained_absence_statistics_explain_the_verdict(config: Config, before: float) -> None:
+    from timingbench.identity import presence_absence
+
+    t = np.arange(400) * 0.0464
+    ev = FamilyEvidence(times=t, curves={"strings": np.where(t < 9.0, before, 0.95)}, backend="trained",
+                        exempt={}, window_s=0.0464, entered={"strings": np.zeros(400)},
+                        left={"strings": np.zeros(400)})
+    verdict, detail = presence_absence(ev, "strings", t_s=9.0, params=config.params.evidence, entry=True)
+    checks = {c.statistic: c for c in gate_checks({"absence_before": verdict}, {"absence_before": detail},
+                                                  kind="instrument_entry", detector="stem", config=config)}
+    assert checks["rise"].constant == checks["whole_rise"].constant == "evidence.min_logit_rise"
+    assert checks["sounding"].constant is None  # measured, not thresholded: value only
+    assert all(c.meets is not False for c in checks.values()) is (verdict == "pass")
 
 
 def test_tagger_identity_and_top_level_statistics(config: Config) -> None:

@@ -14,6 +14,7 @@ LAYERS = {
     "timingbench.verdicts": 0,
     "timingbench.curves": 1,
     "timingbench.gates": 2,
+    "timingbench.identity": 2,
     "timingbench.detectors": 3,
     "timingbench.scoring": 4,
     "timingbench.runner": 5,

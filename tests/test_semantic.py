@@ -11,13 +11,8 @@ import pytest
 
 from timingbench.config import Config
 from timingbench.errors import ParameterError
-from timingbench.features.semantic import (
-    INSTRUMENT_FAMILIES,
-    FamilyEvidence,
-    family_evidence,
-    family_rise,
-    timbre_match,
-)
+from timingbench.features.semantic import INSTRUMENT_FAMILIES, FamilyEvidence, family_evidence
+from timingbench.identity import family_rise, timbre_match
 
 HOP = 0.5
 WINDOW = 3.0
@@ -115,7 +110,7 @@ def test_unknown_family_raises(config: Config, bad: str) -> None:
 
 
 def test_rise_is_measured_in_log_odds(config: Config) -> None:
-    from timingbench.features.semantic import logit_rise
+    from timingbench.identity import logit_rise
 
     # 0.01 -> 0.03 is a small absolute rise but triples the odds: the gate passes it
     ev = _evidence({"woodwinds": _step(12.0, 0.01, 0.03)})

@@ -17,23 +17,20 @@ Gates:
 - **persistence** — the new state must hold for a while after the candidate.
 - **level_change** — the level must change by a minimum amount across the candidate.
 - **semantic_family** — the target family's evidence must rise across the candidate and
-  have been quiet before (rejection-only; see :mod:`timingbench.features.semantic`).
+  have been quiet before (rejection-only; the rules live in :mod:`timingbench.identity`).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
 from timingbench.curves import Grid, fraction_true
+from timingbench.identity import IdentityParams, family_fall, family_rise
 from timingbench.params.detectors import AbsenceParams, LevelChangeParams, PersistenceParams
 from timingbench.verdicts import EXEMPT, FAIL, PASS, GateOutcome
-
-if TYPE_CHECKING:
-    from timingbench.params.analysis import EvidenceParams, SemanticParams
 
 Verdict = tuple[GateOutcome, dict[str, Any]]
 FloatArray = npt.NDArray[np.floating[Any]]
@@ -42,22 +39,6 @@ FloatArray = npt.NDArray[np.floating[Any]]
 def _level(x: FloatArray, sl: slice, pct: float) -> float | None:
     seg = x[sl]
     return float(np.percentile(seg, pct)) if seg.size else None
-
-
-@dataclass(frozen=True)
-class IdentityParams:
-    """What the semantic family gates read: the taggers' and the trained evidence's constants.
-
-    Attributes
-    ----------
-    semantic : SemanticParams
-        The ``semantic`` section (musicnn / CLAP evidence).
-    trained : EvidenceParams
-        The ``evidence`` section (the trained evidence network).
-    """
-
-    semantic: SemanticParams
-    trained: EvidenceParams
 
 
 def absence_before(
@@ -202,7 +183,7 @@ def semantic_family(evidence: Any, family: str, *, t_s: float, params: IdentityP
     t_s : float
         Candidate time in seconds.
     params : IdentityParams
-        Passed to :func:`timingbench.features.semantic.family_rise`.
+        Passed to :func:`timingbench.identity.family_rise`.
 
     Returns
     -------
@@ -213,8 +194,6 @@ def semantic_family(evidence: Any, family: str, *, t_s: float, params: IdentityP
     """
     if evidence is None:
         return EXEMPT, {"reason": "model_unavailable"}
-    from timingbench.features.semantic import family_rise
-
     verdict, detail = family_rise(evidence, family, candidate_s=t_s, semantic=params.semantic,
                                   trained=params.trained)
     return verdict, dict(detail)
@@ -224,11 +203,9 @@ def semantic_family_exit(evidence: Any, family: str, *, t_s: float, params: Iden
     """The target family's evidence must show it leaving across the candidate (rejection-only).
 
     ``exempt`` when there is no evidence or the backend does not judge exits
-    (see :func:`timingbench.features.semantic.family_fall`).
+    (see :func:`timingbench.identity.family_fall`).
     """
     if evidence is None:
         return EXEMPT, {"reason": "model_unavailable"}
-    from timingbench.features.semantic import family_fall
-
     verdict, detail = family_fall(evidence, family, candidate_s=t_s, trained=params.trained)
     return verdict, dict(detail)

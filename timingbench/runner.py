@@ -177,7 +177,7 @@ def score_bank(
 def _timbre(evidence: Any, event_id: str, family: str, after_s: float, config: Config) -> dict[str, Any]:
     if evidence is None:
         return {"event_id": event_id, "family": family, "match": None, "reason": "model_unavailable"}
-    from timingbench.features.semantic import timbre_match
+    from timingbench.identity import timbre_match
 
     res = dict(timbre_match(evidence, family, after_s=after_s, semantic=params_of(config, SemanticParams),
                             trained=params_of(config, EvidenceParams)))

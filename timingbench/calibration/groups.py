@@ -51,7 +51,10 @@ def _rate(k: int, n: int) -> float | None:
     return round(k / n, 4) if n else None
 
 
-def _stats(rows: list[dict[str, Any]], scenarios: Mapping[str, str], offset_match_s: float) -> dict[str, Any]:
+def event_counts(rows: Iterable[dict[str, Any]], scenarios: Mapping[str, str], offset_match_s: float) -> dict[str, Any]:
+    """Counts of scored rows: on-time truths and their credits, negatives and their credits, pre-existing targets
+    and their rejections, off-time truths and those located within ``offset_match_s``; the median error (ms)."""
+    rows = list(rows)
     on = [r for r in rows if r["truth_occurred"] and r["truth_onset_s"] is not None
           and abs(r["truth_onset_s"] - r["instructed_s"]) <= r["tolerance_s"] + 1e-9]
     off = [r for r in rows if r["truth_occurred"] and r["truth_onset_s"] is not None and r not in on]
@@ -61,12 +64,22 @@ def _stats(rows: list[dict[str, Any]], scenarios: Mapping[str, str], offset_matc
     located = [r for r in off if r["outcome"] == "off_time" and r["abs_error_to_truth_s"] is not None
                and r["abs_error_to_truth_s"] <= offset_match_s]
     errs = [r["abs_error_to_truth_s"] for r in credited if r["abs_error_to_truth_s"] is not None]
+    return {"n": len(rows), "n_on_time": len(on), "on_time_credited": len(credited), "n_negative": len(neg),
+            "negative_credited": sum(r["outcome"] == "on_time" for r in neg), "n_pre_existing": len(pre),
+            "pre_existing_rejected": sum(r["outcome"] == "none" for r in pre), "n_off_time": len(off),
+            "off_time_located": len(located),
+            "median_error_ms": round(1000 * float(np.median(errs)), 1) if errs else None}
+
+
+def _stats(rows: list[dict[str, Any]], scenarios: Mapping[str, str], offset_match_s: float) -> dict[str, Any]:
+    c = event_counts(rows, scenarios, offset_match_s)
     return {
-        "n": len(rows), "n_on_time": len(on), "on_time_credited": _rate(len(credited), len(on)),
-        "n_negative": len(neg), "negative_credited": _rate(sum(r["outcome"] == "on_time" for r in neg), len(neg)),
-        "n_pre_existing": len(pre), "pre_existing_rejected": _rate(sum(r["outcome"] == "none" for r in pre), len(pre)),
-        "n_off_time": len(off), "off_time_located": _rate(len(located), len(off)),
-        "median_error_ms": round(1000 * float(np.median(errs)), 1) if errs else None,
+        "n": c["n"], "n_on_time": c["n_on_time"], "on_time_credited": _rate(c["on_time_credited"], c["n_on_time"]),
+        "n_negative": c["n_negative"], "negative_credited": _rate(c["negative_credited"], c["n_negative"]),
+        "n_pre_existing": c["n_pre_existing"],
+        "pre_existing_rejected": _rate(c["pre_existing_rejected"], c["n_pre_existing"]),
+        "n_off_time": c["n_off_time"], "off_time_located": _rate(c["off_time_located"], c["n_off_time"]),
+        "median_error_ms": c["median_error_ms"],
     }
 
 

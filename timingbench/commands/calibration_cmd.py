@@ -1,4 +1,4 @@
-"""``timingbench sweep | floors | confusion | gain-check`` (SPEC section 6)."""
+"""``timingbench sweep | floors | confusion | gain-check`` (SPEC section 6) and ``timingbench calibrate evidence``."""
 
 from __future__ import annotations
 
@@ -56,6 +56,22 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p = sub.add_parser("gain-check", help="re-score at -12 and -20 dB; report verdict changes and onset shifts")
     _common(p, out_required=False)
     p.set_defaults(func=run_gain_cmd)
+    p = sub.add_parser("calibrate", help="choose calibrated thresholds on dev corpora only")
+    what = p.add_subparsers(dest="what", required=True, metavar="WHAT")
+    q = what.add_parser("evidence", help="the trained evidence's decision rule and thresholds",
+                        description="Fit the trained family evidence's decision rule and thresholds "
+                                    "(evidence.decision_rule, entry_min_prob, exit_min_prob, min_logit_rise, "
+                                    "quiet_max, present_prob) on dev corpora; refuses validation splits and "
+                                    "MuseScore General renders. Writes them into the configuration with "
+                                    "'calibrated' provenance and the dev figures unless --dry-run.")
+    q.add_argument("--dev", action="append", required=True, type=Path, metavar="DIR",
+                   help="a dev corpus folder (clips/, prompts.jsonl, truth.jsonl; repeatable)")
+    q.add_argument("--config", type=Path, default=None,
+                   help="configuration YAML to read and write (default: the packaged one)")
+    q.add_argument("--rules", default="rise,absolute", help="decision rules to compare (default: rise,absolute)")
+    q.add_argument("--out", type=Path, default=None, help="also write the full report as JSON here")
+    q.add_argument("--dry-run", action="store_true", help="print the table; write no configuration")
+    q.set_defaults(func=run_calibrate_evidence_cmd)
 
 
 def _corpus(args: argparse.Namespace) -> tuple[Corpus, Config]:
@@ -174,4 +190,37 @@ def run_gain_cmd(args: argparse.Namespace) -> int:
             print(f"  {c['event']}: {c['at_0db']} -> {c['at_gain']}")
     if args.out:
         write_json(Path(args.out) / "gain_check.json", rep)
+    return 0
+
+
+def run_calibrate_evidence_cmd(args: argparse.Namespace) -> int:
+    """Fit the evidence decisions on the dev corpora, print the table, write the configuration."""
+    from timingbench.calibration.evidence_fit import (
+        fit,
+        format_report,
+        load_dev_corpora,
+        write_constants,
+    )
+    from timingbench.config import DEFAULT_CONFIG_PATH
+
+    path = Path(args.config) if args.config is not None else DEFAULT_CONFIG_PATH
+    cfg = load_config(path)
+    t0 = time.perf_counter()
+    with progress_bar() as bar:
+        task = bar.add_task("analysing dev corpora", total=None, clip="")
+        devs = load_dev_corpora(args.dev, cfg, progress=lambda d, n, c: bar.update(task, completed=d, total=n, clip=c))
+        bar.update(task, description="fitting")
+        report = fit(devs, cfg, rules=[r.strip() for r in args.rules.split(",") if r.strip()],
+                     progress=lambda d, n, c: bar.update(task, completed=d, total=n, clip=c))
+    print(format_report(report))
+    for d in devs:
+        for err in d.corpus.errors:
+            print(f"error: {err}")
+    if args.out is not None:
+        write_json(args.out, report)
+        print(f"wrote {args.out}")
+    if not args.dry_run:
+        keys = write_constants(path, cfg, report)
+        print(f"wrote {len(keys)} calibrated constants to {path}: {', '.join(keys)}")
+    print(f"({time.perf_counter() - t0:.1f} s)")
     return 0

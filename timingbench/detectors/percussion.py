@@ -10,10 +10,12 @@ underlying accent. Entrance absence is checked on the *unrectified* routed envel
 quiet pre-existing percussion cannot be erased by the rectification.
 
 With the ``trained`` family evidence judging percussion, ``absence_before`` /
-``absence_after`` and ``persistence`` read the percussion family's presence instead of
-the routed envelope (which also carries piano, mallet and guitar attacks), and the
-semantic family gate reads the change head; the rectified onset density still places
-the time (:mod:`timingbench.detectors.evidence_events`).
+``absence_after`` and ``persistence`` read the percussion family's summarised presence
+instead of the routed envelope (which also carries piano, mallet and guitar attacks), and
+the semantic family gate reads the change head (:mod:`timingbench.identity`). Candidates
+then come from the rectified onset density's crossings and from the change head's peaks
+(snapped to an accent of the routed onset), so a kit whose density never crosses its
+hysteresis inside the window is still looked at where the evidence says it came in.
 """
 
 from __future__ import annotations
@@ -26,9 +28,7 @@ import numpy as np
 import numpy.typing as npt
 
 from timingbench.config import digest
-from timingbench.convert import TIME_DECIMALS
 from timingbench.curves import Grid, accent, falling_crossings, moving_average, rising_crossings
-from timingbench.detectors.evidence_events import judges, presence_absence, presence_persistence
 from timingbench.errors import ConfigError
 from timingbench.features.kernels import hpss_power, hysteresis, rectified_onset_density
 from timingbench.gates import (
@@ -39,8 +39,8 @@ from timingbench.gates import (
     level_change,
     persistence,
     semantic_family,
-    semantic_family_exit,
 )
+from timingbench.identity import judges, tagger_family_fall, trained_candidates, trained_gates
 from timingbench.params.detectors import PercussionParams
 from timingbench.verdicts import EXEMPT, FAIL, PASS, Candidate, EventContext, GateVerdict
 
@@ -236,31 +236,26 @@ def detect_percussion(
     """
     out: list[Candidate] = []
     trained = judges(family_evidence, ctx.family)
+    end_s = float(bank.duration_s)
+    first: PercussionCurves | None = None
     for route in percussion_routes(bank, params):
         cur = _memo(bank, ("percussion-curves", route, _curve_reads(params)),
                     lambda route=route: percussion_curves(bank, params, route))
+        first = first or cur
         for cand in _route_candidates(bank, cur, ctx, params):
             if trained:
-                _trained_gates(cand, family_evidence, ctx, params, identity, end_s=float(bank.duration_s))
+                trained_gates(cand, family_evidence, ctx, clip_end_s=end_s, persistence_params=params.persistence,
+                              identity=identity)
             elif route == "low":
                 _identity(cand, family_evidence, ctx, params, identity)
             else:
                 _semantic(cand, family_evidence, ctx, identity, use_semantic and ctx.kind == "instrument_entry")
             out.append(cand)
+    if trained and first is not None:
+        grid = Grid(sr=bank.sr, hop=bank.hop, n_frames=bank.n_frames)
+        out += trained_candidates(first.onset, grid, ctx, family_evidence, persistence_params=params.persistence,
+                                  identity=identity, clip_end_s=end_s)
     return out
-
-
-def _trained_gates(cand: Candidate, evidence: Any, ctx: EventContext, params: PercussionParams,
-                   identity: IdentityParams, *, end_s: float) -> None:
-    """Absence, persistence and identity of a candidate read on the trained percussion evidence."""
-    entry = ctx.kind == "instrument_entry"
-    name = "absence_before" if entry else "absence_after"
-    cand.apply(name, presence_absence(evidence, ctx.family, t_s=cand.time_s, params=identity.trained, entry=entry))
-    cand.apply("persistence", presence_persistence(evidence, ctx.family, t_s=cand.time_s, clip_end_s=end_s,
-                                                   params=params.persistence,
-                                                   present_prob=identity.trained.present_prob, want_present=entry))
-    sem = semantic_family if entry else semantic_family_exit
-    cand.apply("semantic_family", sem(evidence, ctx.family, t_s=cand.time_s, params=identity))
 
 
 def _route_candidates(bank: Any, cur: PercussionCurves, ctx: EventContext, params: PercussionParams) -> list[Candidate]:
@@ -377,46 +372,6 @@ def _identity(cand: Candidate, evidence: Any, ctx: EventContext, params: Percuss
     elif evidence is None:
         v, e = EXEMPT, {"reason": "model_unavailable"}
     else:
-        v, e = _family_fall(evidence, ctx.family, t_s=cand.time_s, params=params, identity=identity)
+        v, e = tagger_family_fall(evidence, ctx.family, t_s=cand.time_s, min_logit_fall=params.identity_min_logit_fall,
+                                 semantic=identity.semantic)
     cand.apply("semantic_family", (PASS if v == PASS else FAIL, e))
-
-
-def _family_fall(evidence: Any, family: str, *, t_s: float, params: PercussionParams,
-                 identity: IdentityParams) -> GateVerdict:
-    """Exit identity: the family's evidence falls in log-odds across ``t_s``.
-
-    Before = median of the windows wholly before the candidate, after = the
-    ``semantic.pre_percentile`` percentile of those wholly after (within
-    ``semantic.context_s``), mirroring the entrance gate. Evidence: ``before``, ``after``,
-    ``fall`` and ``reason``.
-
-    Raises
-    ------
-    ConfigError
-        If ``percussion.identity_min_logit_fall`` is switched off while the low route runs.
-    """
-    from timingbench.features.semantic import logit_rise
-
-    sem = identity.semantic
-    ev: dict[str, Any] = {"before": None, "after": None, "fall": None, "reason": None}
-    if family in evidence.exempt or family not in evidence.curves:
-        ev["reason"] = evidence.exempt.get(family, "not_in_vocabulary")
-        return EXEMPT, ev
-    ctx_s = sem.context_s
-    half = float(evidence.window_s) / 2.0
-    c = np.round(np.asarray(evidence.times, dtype=np.float64), TIME_DECIMALS)
-    pre = (c >= round(t_s - half - ctx_s, TIME_DECIMALS)) & (c <= round(t_s - half, TIME_DECIMALS))
-    post = (c >= round(t_s + half, TIME_DECIMALS)) & (c <= round(t_s + half + ctx_s, TIME_DECIMALS))
-    if not pre.any() or not post.any():
-        ev["reason"] = "insufficient_context"
-        return EXEMPT, ev
-    curve = np.asarray(evidence.curves[family], dtype=np.float64)
-    before = float(np.median(curve[pre]))
-    after = float(np.percentile(curve[post], sem.pre_percentile))
-    fall = logit_rise(after, before, clip=sem.prob_clip)
-    ev.update(before=round(before, 4), after=round(after, 4), fall=round(fall, 4))
-    if params.identity_min_logit_fall is None:
-        raise ConfigError("constant 'percussion.identity_min_logit_fall' is disabled; the low route needs it")
-    ok = fall >= params.identity_min_logit_fall
-    ev["reason"] = None if ok else "no_fall"
-    return (PASS if ok else FAIL), ev

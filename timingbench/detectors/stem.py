@@ -26,8 +26,8 @@ the bed that was already there. Both are found the same way:
    exempt, and the bass identity then rests on the low-harmonic stem alone.
 
 With the ``trained`` family evidence judging the family and no dedicated stem, the
-events are instead presence flips of the family's own evidence
-(:mod:`timingbench.detectors.evidence_events`): a coarse stem's level cannot say which
+events are instead the peaks of the family's change head, judged by its identity rules
+(:func:`timingbench.identity.trained_candidates`): a coarse stem's level cannot say which
 instrument rose. With a dedicated (demucs) stem the level path above is kept and the
 trained evidence adds its semantic gate to entrances and exits.
 """
@@ -47,7 +47,6 @@ from timingbench.curves import (
     strongest_apart,
     window_means,
 )
-from timingbench.detectors.evidence_events import evidence_candidates, judges
 from timingbench.gates import (
     IdentityParams,
     absence_after,
@@ -57,6 +56,7 @@ from timingbench.gates import (
     semantic_family,
     semantic_family_exit,
 )
+from timingbench.identity import judges, trained_candidates
 from timingbench.params.detectors import StemParams
 from timingbench.verdicts import EXEMPT, Candidate, EventContext
 
@@ -158,10 +158,10 @@ def detect_stem(
         name = "other"
     stem = bank.stem(name)
     coarse = name == "other" or getattr(stem, "backend", "dsp") != "demucs"
-    if coarse and judges(family_evidence, ctx.family):
-        return evidence_candidates(bank, ctx, family_evidence, persistence_params=params.persistence,
-                                   identity=identity)
     grid = Grid(sr=bank.sr, hop=bank.hop, n_frames=bank.n_frames)
+    if coarse and judges(family_evidence, ctx.family):
+        return trained_candidates(bank.onset_full, grid, ctx, family_evidence, persistence_params=params.persistence,
+                                  identity=identity, clip_end_s=float(bank.duration_s))
     step_min = params.step_min_db
     env, step = _step_curves(bank, stem, grid, params)
     if step_min is None or env.size == 0:

@@ -12,7 +12,7 @@ For every instrument entrance (exit) of the corpus' prompts with a Layer-1 annot
 Each backend scores the probes with what its gate reads: the trained change head
 (``min(change, 1 - presence on the quiet side)``, as in
 :mod:`timingbench.evidence.evaluate`), or for the taggers the log-odds rise of
-:func:`timingbench.features.semantic.family_rise` (entrances only).
+:func:`timingbench.identity.family_rise` (entrances only).
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any, cast
 from timingbench.annotation_io import load_annotations
 from timingbench.calibration.evaluate import default_prompts_path, load_corpus
 from timingbench.config import Config
-from timingbench.evidence.gate import gate_score
+from timingbench.identity import gate_score
 from timingbench.evidence.metrics import Probe, auc_table
 from timingbench.runner import ScoreOptions
 
@@ -86,10 +86,10 @@ def evaluate_corpus(annotations_path: Path, clips_dir: Path, config: Config, *, 
             return None
         if ev.backend == "trained":
             changes = (ev.entered if pr.kind == "entry" else ev.left)[pr.family]
-            return gate_score(ev.curves[pr.family], changes, ev.times, pr.time_s, config=config, kind=pr.kind)
+            return gate_score(ev.curves[pr.family], changes, ev.times, pr.time_s, params=config.params.evidence, kind=pr.kind)
         if pr.kind != "entry":
             return None
-        from timingbench.features.semantic import family_rise
+        from timingbench.identity import family_rise
 
         _, detail = family_rise(ev, pr.family, candidate_s=pr.time_s, semantic=config.params.semantic,
                                 trained=config.params.evidence)

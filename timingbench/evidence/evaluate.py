@@ -22,7 +22,7 @@ import numpy.typing as npt
 import torch
 
 from timingbench.config import Config
-from timingbench.evidence.gate import change_near, gate_score, side_levels
+from timingbench.identity import array_side_levels, change_near, gate_score
 from timingbench.evidence.metrics import Probe, auc, auc_table, logit, probes_from_labels, round4
 from timingbench.evidence.model import FamilyNet
 from timingbench.evidence.programs import FAMILIES
@@ -58,7 +58,7 @@ def design_scores(pred: dict[str, npt.NDArray[np.float64]], times: npt.NDArray[n
     def presence_rise(pr: Probe) -> float | None:
         curve = pred["presence"][pr.clip, FAMILIES.index(pr.family)]
         quiet = "before" if pr.kind == "entry" else "after"
-        b, a = side_levels(curve, times, pr.time_s, context_s=ctx, guard_s=guard, pct=pct, quiet_side=quiet)
+        b, a = array_side_levels(curve, times, pr.time_s, context_s=ctx, guard_s=guard, pct=pct, quiet_side=quiet)
         if b is None or a is None:
             return None
         return logit(a) - logit(b) if pr.kind == "entry" else logit(b) - logit(a)
@@ -70,7 +70,7 @@ def design_scores(pred: dict[str, npt.NDArray[np.float64]], times: npt.NDArray[n
     def gate(pr: Probe) -> float | None:
         k = FAMILIES.index(pr.family)
         changes = pred["entered" if pr.kind == "entry" else "left"][pr.clip, k]
-        return gate_score(pred["presence"][pr.clip, k], changes, times, pr.time_s, config=cfg, kind=pr.kind)
+        return gate_score(pred["presence"][pr.clip, k], changes, times, pr.time_s, params=cfg.params.evidence, kind=pr.kind)
 
     return {"presence_rise": presence_rise, "change": change, "gate": gate}
 

@@ -78,6 +78,9 @@ RULES: tuple[Rule, ...] = (
     # presence of the trained family evidence (absence gates of evidence-driven candidates)
     Rule("strict", "evidence.quiet_max", "<="),
     Rule("whole", "evidence.quiet_max", "<="),
+    Rule("rise", "evidence.min_logit_rise", ">=", gate="absence_before"),
+    Rule("rise", "evidence.min_logit_rise", ">=", gate="absence_after"),
+    Rule("whole_rise", "evidence.min_logit_rise", ">="),
     # whole-mix detectors
     Rule("quiet_strict", "mix.quiet_min_fraction", ">="),
     Rule("quiet_prefix", "mix.start_prefix_min_fraction", ">="),
@@ -94,8 +97,6 @@ RULES: tuple[Rule, ...] = (
     # family identity: the trained change head and presence, or a tagger's log-odds rise
     Rule("change", "evidence.entry_min_prob", ">=", gate="semantic_family", direction="rise", trained=True),
     Rule("change", "evidence.exit_min_prob", ">=", gate="semantic_family", direction="fall", trained=True),
-    Rule("before", "evidence.quiet_max", "<=", gate="semantic_family", direction="rise", trained=True),
-    Rule("after", "evidence.quiet_max", "<=", gate="semantic_family", direction="fall", trained=True),
     Rule("rise", "semantic.min_logit_rise", ">=", gate="semantic_family", trained=False),
     Rule("before", "semantic.quiet_max", "<=", gate="semantic_family", direction="rise", trained=False),
     Rule("fall", "percussion.identity_min_logit_fall", ">=", gate="semantic_family"),

@@ -5,8 +5,7 @@ Three backends behind one interface:
 - ``trained`` (default, embedded, offline): the project's own family evidence network
   (:mod:`timingbench.evidence`), run on the bank's log-mel every 46.4 ms. Its curves are
   the presence probability per family; it also answers the gate's question directly
-  ("did the family enter / leave across this instant?"), see
-  :mod:`timingbench.evidence.gate`. Families whose held-out entrance AUC is below the
+  ("did the family enter / leave across this instant?"). Families whose held-out entrance AUC is below the
   bar are exempt (``evidence.exempt_families``) and disclosed.
 - ``musicnn`` (embedded, offline): the pretrained MagnaTagATune tagger of
   :mod:`timingbench.features.musicnn`, run on ~3 s windows every ``semantic.hop_s``
@@ -23,9 +22,9 @@ Three backends behind one interface:
 Families the paper exempts because embeddings are unreliable on generated audio
 (``semantic.exempt_families``: synths) are exempt for every backend.
 
-The evidence is used strictly for rejection: :func:`family_rise` can veto a candidate
-but never moves or creates one. :func:`timbre_match` is separate evidence for the
-timbre-match rate and never enters the timing score (paper Sec. IV-F).
+This module only computes the curves. Every decision made with them (the semantic
+family gate, absence and persistence on the trained presence, the timbre match) lives in
+:mod:`timingbench.identity`.
 """
 
 from __future__ import annotations
@@ -43,11 +42,9 @@ import numpy.typing as npt
 
 from timingbench.audio import level_normalised
 from timingbench.config import digest
-from timingbench.convert import TIME_DECIMALS
 from timingbench.errors import ModelUnavailableError, ParameterError
 from timingbench.features.musicnn import WEIGHTS_PATH
-from timingbench.prompts import EVENT_FAMILIES
-from timingbench.verdicts import EXEMPT, FAIL, PASS, GateOutcome
+from timingbench.identity import INSTRUMENT_FAMILIES
 
 if TYPE_CHECKING:
     from timingbench.params.analysis import AudioParams, EvidenceParams, SemanticParams
@@ -56,8 +53,6 @@ _T = TypeVar("_T")
 
 #: Backends understood by :func:`family_evidence`.
 BACKENDS = ("trained", "musicnn", "clap")
-#: Families that carry instrument identity (``mix`` has none).
-INSTRUMENT_FAMILIES = tuple(f for f in EVENT_FAMILIES if f != "mix")
 
 
 
@@ -338,231 +333,3 @@ def _unavailable(window_s: float, why: str) -> FamilyEvidence:
     return FamilyEvidence(times=np.zeros(0), curves={}, backend="clap",
                           exempt={f: "model_unavailable" for f in INSTRUMENT_FAMILIES},
                           window_s=window_s, note=why)
-
-
-# --------------------------------------------------------------------------- decisions
-
-
-def _spans(ev: FamilyEvidence, t_s: float, context_s: float) -> tuple[npt.NDArray[np.bool_], npt.NDArray[np.bool_]]:
-    """Windows lying wholly before / wholly after ``t_s``, within ``context_s`` of it."""
-    half = ev.window_s / 2.0
-    c = np.round(ev.times, TIME_DECIMALS)
-    lo_pre, hi_pre = round(t_s - half - context_s, TIME_DECIMALS), round(t_s - half, TIME_DECIMALS)
-    lo_post, hi_post = round(t_s + half, TIME_DECIMALS), round(t_s + half + context_s, TIME_DECIMALS)
-    return (c >= lo_pre) & (c <= hi_pre), (c >= lo_post) & (c <= hi_post)
-
-
-def _levels(
-    curve: npt.NDArray[np.float64], pre: npt.NDArray[np.bool_], post: npt.NDArray[np.bool_], pct: float,
-    *, after_statistic: str = "median",
-) -> tuple[float, float]:
-    after = curve[post]
-    if after_statistic == "median":
-        return float(np.percentile(curve[pre], pct)), float(np.median(after))
-    if after_statistic == "max":
-        return float(np.percentile(curve[pre], pct)), float(np.max(after))
-    raise ParameterError(f"semantic.after_statistic_by_family: unknown statistic {after_statistic!r}; "
-                         "use 'median' or 'max'")
-
-
-def _family_setting(table: Mapping[str, Any] | None, family: str, default: Any) -> Any:
-    """Per-family override of a gate setting (a ``semantic.*_by_family`` table), else ``default``."""
-    return (table or {}).get(family, default)
-
-
-def logit_rise(before: float, after: float, *, clip: float) -> float:
-    """Rise of evidence in log-odds, probabilities clipped to ``[clip, 1 - clip]``.
-
-    Parameters
-    ----------
-    before, after : float
-        Evidence (probabilities) before and after a candidate.
-    clip : float
-        Clipping bound in (0, 0.5).
-
-    Returns
-    -------
-    rise : float
-        ``logit(after) - logit(before)``.
-
-    Raises
-    ------
-    ParameterError
-        If ``clip`` is not in (0, 0.5).
-    """
-    if not 0.0 < clip < 0.5:
-        raise ParameterError(f"semantic.prob_clip must lie in (0, 0.5), got {clip!r}")
-    b, a = np.clip([before, after], clip, 1.0 - clip)
-    return float(np.log(a / (1.0 - a)) - np.log(b / (1.0 - b)))
-
-
-def _check_family(family: str) -> None:
-    if family not in INSTRUMENT_FAMILIES:
-        raise ParameterError(
-            f"family {family!r} carries no instrument identity; use one of {list(INSTRUMENT_FAMILIES)}"
-        )
-
-
-def _check_candidate(family: str, candidate_s: float) -> None:
-    _check_family(family)
-    if not np.isfinite(candidate_s):
-        raise ParameterError(f"candidate_s must be a finite number of seconds, got {candidate_s!r}")
-
-
-def family_rise(
-    ev: FamilyEvidence, family: str, *, candidate_s: float, semantic: SemanticParams, trained: EvidenceParams
-) -> tuple[GateOutcome, dict[str, Any]]:
-    """Semantic family gate: the family must rise across the candidate and have been quiet before.
-
-    The evidence of the windows lying wholly before the candidate (within
-    ``semantic.context_s``) is summarised by its ``semantic.pre_percentile`` percentile,
-    that of the windows wholly after it by their median. The gate passes when the rise in
-    log-odds (:func:`logit_rise`) is at least ``semantic.min_logit_rise`` and
-    ``before <= semantic.quiet_max``. ``semantic.context_s_by_family`` and
-    ``semantic.after_statistic_by_family`` (``median`` | ``max``) override the context
-    and the after statistic for the families they list; other families keep the rule
-    above. A disabled constant skips its check. The gate is rejection-only: it never
-    moves or creates a detection.
-
-    Parameters
-    ----------
-    ev : FamilyEvidence
-        The clip's evidence (:func:`family_evidence`).
-    family : str
-        SPEC section 1 family of the instructed event.
-    candidate_s : float
-        Candidate time in seconds.
-    semantic, trained : SemanticParams, EvidenceParams
-        The taggers' gate constants; the trained evidence's (``trained`` backend).
-
-    Returns
-    -------
-    verdict : str
-        ``pass`` | ``fail`` | ``exempt``.
-    detail : dict
-        ``backend``, ``before``, ``after`` (probabilities), ``rise`` (log-odds), rounded to
-        4 decimals, and ``reason`` (``no_rise``, ``not_quiet_before``, or the exemption:
-        ``not_in_vocabulary``, ``unreliable_for_generated_audio``, ``model_unavailable``,
-        ``insufficient_context`` when no window lies wholly before or after the candidate).
-
-    Raises
-    ------
-    ParameterError
-        If ``family`` is not an instrument family or ``candidate_s`` is not finite.
-    """
-    _check_candidate(family, candidate_s)
-    if ev.backend == "trained":
-        from timingbench.evidence.gate import trained_verdict
-
-        return trained_verdict(ev, family, t_s=float(candidate_s), params=trained, kind="entry")
-    detail: dict[str, Any] = {"backend": ev.backend, "before": None, "after": None, "rise": None,
-                              "reason": None}
-    if family in ev.exempt or family not in ev.curves:
-        detail["reason"] = ev.exempt.get(family, "not_in_vocabulary")
-        return EXEMPT, detail
-    sec = semantic
-    context_s = float(_family_setting(sec.context_s_by_family, family, sec.context_s))
-    pre, post = _spans(ev, float(candidate_s), context_s)
-    if not pre.any() or not post.any():
-        detail["reason"] = "insufficient_context"
-        return EXEMPT, detail
-    before, after = _levels(ev.curves[family], pre, post, sec.pre_percentile,
-                            after_statistic=str(_family_setting(sec.after_statistic_by_family, family, "median")))
-    rise = logit_rise(before, after, clip=sec.prob_clip)
-    detail.update(before=round(before, 4), after=round(after, 4), rise=round(rise, 4))
-    min_rise, quiet_max = sec.min_logit_rise, sec.quiet_max
-    if min_rise is not None and rise < float(min_rise):
-        detail["reason"] = "no_rise"
-        return FAIL, detail
-    if quiet_max is not None and before > float(quiet_max):
-        detail["reason"] = "not_quiet_before"
-        return FAIL, detail
-    return PASS, detail
-
-
-def family_fall(
-    ev: FamilyEvidence, family: str, *, candidate_s: float, trained: EvidenceParams
-) -> tuple[GateOutcome, dict[str, Any]]:
-    """Semantic family gate for exits: the family must leave across the candidate and stay away.
-
-    Only the ``trained`` backend answers this question (:mod:`timingbench.evidence.gate`);
-    the taggers' evidence is ``exempt`` with reason ``exit_not_judged``.
-
-    Raises
-    ------
-    ParameterError
-        If ``family`` is not an instrument family or ``candidate_s`` is not finite.
-    """
-    _check_candidate(family, candidate_s)
-    if ev.backend != "trained":
-        return EXEMPT, {"backend": ev.backend, "reason": "exit_not_judged"}
-    from timingbench.evidence.gate import trained_verdict
-
-    return trained_verdict(ev, family, t_s=float(candidate_s), params=trained, kind="exit")
-
-
-def timbre_match(
-    ev: FamilyEvidence, family: str, *, after_s: float, semantic: SemanticParams, trained: EvidenceParams
-) -> dict[str, Any]:
-    """Does the layer that appeared at ``after_s`` sound like the requested family?
-
-    Separate from the timing score (paper Sec. IV-F). Among the families the backend can
-    judge, the one whose evidence rises most (in log-odds) across ``after_s`` (same
-    windows and statistics as :func:`family_rise`; against zero evidence when nothing
-    precedes the event) is the observed family; the event matches when it is the requested one.
-
-    Parameters
-    ----------
-    ev : FamilyEvidence
-        The clip's evidence.
-    family : str
-        Requested SPEC section 1 family.
-    after_s : float
-        The event time in seconds (the detection, or the instructed time when none).
-    semantic, trained : SemanticParams, EvidenceParams
-        The ``semantic`` section; the ``evidence`` section for the trained backend.
-
-    Returns
-    -------
-    match : dict
-        ``match`` (bool, or None when the family is exempt or there is no window after
-        the event), ``observed_family``, ``rise`` and ``after`` of the requested family,
-        ``backend`` and ``reason`` (the exemption, or None).
-
-    Raises
-    ------
-    ParameterError
-        If ``family`` is not an instrument family or ``after_s`` is not finite.
-    """
-    _check_family(family)
-    if not np.isfinite(after_s):
-        raise ParameterError(f"after_s must be a finite number of seconds, got {after_s!r}")
-    out: dict[str, Any] = {"match": None, "observed_family": None, "rise": None, "after": None,
-                           "backend": ev.backend, "reason": None}
-    if family in ev.exempt or family not in ev.curves:
-        out["reason"] = ev.exempt.get(family, "not_in_vocabulary")
-        return out
-    if ev.backend == "trained":
-        from timingbench.evidence.gate import observed_entrant
-
-        observed, probs = observed_entrant(ev, t_s=float(after_s), params=trained)
-        if observed is None:
-            out["reason"] = "insufficient_context"
-            return out
-        out.update(match=observed == family, observed_family=observed, entered=probs.get(family))
-        return out
-    pre, post = _spans(ev, float(after_s), semantic.context_s)
-    if not post.any():
-        out["reason"] = "insufficient_context"
-        return out
-    pct, clip = semantic.pre_percentile, semantic.prob_clip
-    score: dict[str, float] = {}
-    for fam, curve in sorted(ev.curves.items()):
-        after = float(np.median(curve[post]))
-        before = float(np.percentile(curve[pre], pct)) if pre.any() else 0.0
-        score[fam] = logit_rise(before, after, clip=clip)
-        if fam == family:
-            out["after"] = round(after, 4)
-    observed = max(score, key=lambda f: (score[f], f == family))
-    out.update(match=observed == family, observed_family=observed, rise=round(score[family], 4))
-    return out

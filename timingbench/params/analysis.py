@@ -354,6 +354,18 @@ class EvidenceParams(Params):
     label_present_min : float
         training target: a family is present over a context when it sounds in at least 60 % of
         its frames (parts rest between phrases) (convention)
+    decision_rule : str
+        how absence and persistence read the summarised presence: 'rise' (on the clip's own
+        scale) or 'absolute' (fixed levels) (calibrated)
+    presence_span_s : float
+        a family's presence is summarised by its running maximum over this span (s) (convention)
+    presence_span_s_by_family : dict[str, Any]
+        per-family span of the presence summary (convention)
+    min_logit_rise : float | None
+        'rise' rule: the least log-odds rise of the summarised presence across a change
+        (calibrated)
+    prob_clip : float
+        probabilities are clipped to [prob_clip, 1 - prob_clip] before log-odds (convention)
     """
 
     SECTION = "evidence"
@@ -383,3 +395,8 @@ class EvidenceParams(Params):
     candidate_separation_s: float
     exempt_families: dict[str, Any]
     label_present_min: float
+    decision_rule: str
+    presence_span_s: float
+    presence_span_s_by_family: dict[str, Any]
+    min_logit_rise: float | None
+    prob_clip: float

@@ -151,11 +151,26 @@ class CalibrationParams(Params):
     offset_match_s : float
         an off-time report is right when its detected onset is within 0.25 s of the annotated
         one (convention)
+    evidence_change_grid : list[float]
+        change-head floors tried by ``calibrate evidence`` (convention)
+    evidence_rise_grid : list[float]
+        log-odds rises tried for the 'rise' rule (convention)
+    evidence_quiet_grid : list[float]
+        quiet-side presence bounds tried (convention)
+    evidence_present_grid : list[float]
+        fixed present levels tried for the 'absolute' rule (convention)
+    evidence_false_credit_cost : float
+        weight of the negative-credit rate in the calibration objective (convention)
     """
 
     SECTION = "calibration"
 
     offset_match_s: float
+    evidence_change_grid: list[float]
+    evidence_rise_grid: list[float]
+    evidence_quiet_grid: list[float]
+    evidence_present_grid: list[float]
+    evidence_false_credit_cost: float
 
     def validate(self) -> None:
         """Check value ranges.

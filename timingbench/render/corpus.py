@@ -4,7 +4,7 @@ A corpus is a list of :class:`ClipSpec`; nothing of it is committed as audio: re
 corpus again gives byte-identical audio and identical truth. A rendered corpus folder
 holds ``clips/<clip_id>.wav``, ``midi/<clip_id>.mid``, ``prompts.jsonl`` (SPEC section 1),
 ``truth.jsonl`` (SPEC section 5 Layer 1), ``observed.jsonl`` (Layer 2: every part's
-entrances) and ``manifest.jsonl`` (one row per clip: recipe,
+entrances) and ``manifest.jsonl`` (one row per clip: split, soundfont file name, recipe,
 seed, scenario and the recipe's meta: delivered times, offsets, bpm, decoys, parts).
 """
 
@@ -106,6 +106,23 @@ def _event_corpus(base_seed: int, *, reps: int) -> list[ClipSpec]:
     return specs
 
 
+#: Families the trained evidence judges (the identity corpus covers these).
+_JUDGED = ("percussion", "bass", "piano", "vocals")
+
+
+def _identity_corpus(base_seed: int, *, reps: int) -> list[ClipSpec]:
+    """Entrances, exits, busy decoys and pre-existing targets of the judged families, ``reps`` times with fresh seeds."""
+    specs: list[ClipSpec] = []
+    seed = base_seed
+    for r in range(reps):
+        for k, fam in enumerate(_JUDGED):
+            for recipe in ("entry_on_time", "entry_off_time", "exit_on_time", "exit_off_time", "busy_decoy",
+                           "pre_existing"):
+                seed += 1
+                specs.append(ClipSpec(recipe, seed, params={"family": fam}, humanize_ms=8.0 if (k + r) % 2 else 0.0))
+    return specs
+
+
 def _demo_corpus() -> list[ClipSpec]:
     items: list[tuple[str, dict[str, Any]]] = [
         ("entry_on_time", {"family": "percussion", "time_s": 6.0}),
@@ -161,6 +178,9 @@ CORPORA: dict[str, CorpusDef] = {
     "validation": CorpusDef("validation", "validation",
                             tuple(_event_corpus(5000, reps=2)),
                             "the same design twice over with different seeds (never tunes anything)"),
+    "dev-identity": CorpusDef("dev-identity", "dev", tuple(_identity_corpus(3000, reps=3)),
+                              "entrances, exits, busy decoys and pre-existing targets of the judged families "
+                              "(percussion, bass, piano, vocals), three seeds each (may influence thresholds)"),
     "demo": CorpusDef("demo", "dev", tuple(_demo_corpus()),
                       "12 short clips spanning every event kind, a negative and an off-time delivery"),
     "tempo": CorpusDef("tempo", "dev", tuple(_tempo_corpus()),
@@ -240,12 +260,24 @@ def render_specs(
     write_jsonl(out_dir / "prompts.jsonl", [c.prompt for c in clips])
     write_jsonl(out_dir / "truth.jsonl", [row for c in clips for row in c.truth])
     write_jsonl(out_dir / "observed.jsonl", [row for c in clips for row in c.observed])
+    sf_name = _soundfont_name(soundfont)
     write_jsonl(out_dir / "manifest.jsonl", [
-        {"clip": c.audio_path.name, "prompt_id": c.clip_id, "scenario": c.scenario,
-         "midi": str(c.midi_path.relative_to(out_dir)),
+        {"clip": c.audio_path.name, "prompt_id": c.clip_id, "scenario": c.scenario, "split": split,
+         "soundfont": sf_name, "midi": str(c.midi_path.relative_to(out_dir)),
          "stems": {k: str(v.relative_to(out_dir)) for k, v in c.stem_paths.items()}, "meta": c.meta}
         for c in clips])
     return clips
+
+
+def _soundfont_name(soundfont: Path | None) -> str:
+    """File name of the soundfont a corpus is rendered with (the configured one when None)."""
+    if soundfont is not None:
+        return Path(soundfont).name
+    from timingbench.config import load_config
+    from timingbench.params.generation import RenderParams
+
+    rp: RenderParams = load_config().params.render  # type: ignore[assignment]
+    return Path(rp.soundfont_path).name
 
 
 def render_corpus(name: str, *, out_dir: Path, jobs: int = 1, progress: bool = True,

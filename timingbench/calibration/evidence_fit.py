@@ -1,0 +1,311 @@
+"""``timingbench calibrate evidence``: choose the trained evidence's decision thresholds on dev corpora only.
+
+For each decision rule of :mod:`timingbench.identity` (``rise``, ``absolute``) every point
+of its grid (``calibration.evidence_*_grid``) re-scores the dev corpora on their cached
+banks and evidence (only detectors and gates re-run) and is judged on the events of the
+families the evidence judges: the objective is
+
+    on-time credited + off-time located - ``calibration.evidence_false_credit_cost`` x negatives credited
+
+(rates; negatives are busy decoys, pre-existing and absent targets). Entrances and exits
+are fitted separately for their change-head floor (``evidence.entry_min_prob`` reads only
+entrances, ``exit_min_prob`` only exits) and jointly for the rule's shared constants. Ties
+go to the stricter point. The rule with the higher objective is kept.
+
+A corpus is refused when any of its truth rows is not ``dev`` or when its manifest says it
+was rendered with a held-out soundfont (MuseScore General, every variant): validation and
+held-out audio never choose a threshold.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import re
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from timingbench.calibration.evaluate import Corpus, load_corpus, score_corpus
+from timingbench.calibration.groups import event_counts, scenarios_from_manifest
+from timingbench.config import Config
+from timingbench.errors import ConfigError, ParameterError
+from timingbench.params.tools import CalibrationParams
+from timingbench.runner import ScoreOptions
+
+#: Soundfonts that may only measure (the held-out set of the evidence model).
+HELD_OUT_SOUNDFONT = re.compile(r"musescore", re.IGNORECASE)
+#: The constants each rule fits besides the change-head floors, with their grid constant.
+RULE_GRIDS: dict[str, tuple[tuple[str, Callable[[CalibrationParams], list[float]]], ...]] = {
+    "rise": (("evidence.min_logit_rise", lambda c: c.evidence_rise_grid),
+             ("evidence.quiet_max", lambda c: c.evidence_quiet_grid)),
+    "absolute": (("evidence.quiet_max", lambda c: c.evidence_quiet_grid),
+                 ("evidence.present_prob", lambda c: c.evidence_present_grid)),
+}
+#: +1 when a larger value is stricter (admits fewer detections), -1 when smaller is.
+STRICTER = {"evidence.entry_min_prob": 1, "evidence.exit_min_prob": 1, "evidence.min_logit_rise": 1,
+            "evidence.quiet_max": -1, "evidence.present_prob": 1}
+KINDS = {"entry": "instrument_entry", "exit": "instrument_exit"}
+
+
+class CalibrationRefused(ParameterError):
+    """A corpus that may not choose thresholds (a validation split or held-out audio)."""
+
+
+@dataclass(frozen=True)
+class DevCorpus:
+    """A dev corpus with its banks, scenarios and the judged events to fit on."""
+
+    root: Path
+    corpus: Corpus
+    scenarios: dict[str, str]
+
+
+def check_dev_corpus(root: Path) -> None:
+    """Refuse a corpus that is not dev-only or was rendered with a held-out soundfont.
+
+    Raises
+    ------
+    CalibrationRefused
+        Naming the file, the row and the field that rule it out.
+    ParameterError
+        If ``root`` holds no ``truth.jsonl``.
+    """
+    truth = root / "truth.jsonl"
+    if not truth.is_file():
+        raise ParameterError(f"{root}: no truth.jsonl; --dev takes a rendered or annotated corpus folder")
+    for n, line in enumerate(truth.read_text(encoding="utf-8").splitlines(), 1):
+        if not line.strip():
+            continue
+        row = json.loads(line)
+        if row.get("split") != "dev":
+            raise CalibrationRefused(
+                f"{truth}:{n}: field 'split' is {row.get('split')!r}: only dev rows may choose thresholds; "
+                "a validation corpus only measures")
+    manifest = root / "manifest.jsonl"
+    if manifest.is_file():
+        for n, line in enumerate(manifest.read_text(encoding="utf-8").splitlines(), 1):
+            if not line.strip():
+                continue
+            row = json.loads(line)
+            sf = str(row.get("soundfont") or "")
+            if HELD_OUT_SOUNDFONT.search(sf):
+                raise CalibrationRefused(
+                    f"{manifest}:{n}: field 'soundfont' is {sf!r}: MuseScore General is held out; "
+                    "it measures, it never chooses a threshold")
+            if row.get("split", "dev") != "dev":
+                raise CalibrationRefused(f"{manifest}:{n}: field 'split' is {row.get('split')!r}: not a dev corpus")
+
+
+def load_dev_corpora(roots: Sequence[Path], config: Config, *,
+                     progress: Callable[[int, int, str], None] | None = None) -> list[DevCorpus]:
+    """Check and analyse every dev corpus once (``--separation dsp``, trained evidence)."""
+    for r in roots:
+        check_dev_corpus(r)
+    opts = ScoreOptions(separation="dsp", semantic_backend="trained")
+    out = []
+    for r in roots:
+        corpus = load_corpus(r / "clips", r / "prompts.jsonl", r / "truth.jsonl", config, opts, progress=progress)
+        out.append(DevCorpus(r, corpus, scenarios_from_manifest(r / "clips")))
+    return out
+
+
+def judged_families(config: Config) -> list[str]:
+    """Instrument families the trained evidence judges (not exempt)."""
+    from timingbench.identity import INSTRUMENT_FAMILIES
+
+    exempt = dict(config.params.evidence.exempt_families or {})
+    return [f for f in INSTRUMENT_FAMILIES if f not in exempt]
+
+
+def fit_events(dev: DevCorpus, families: Iterable[str], kind: str) -> set[tuple[str, str]]:
+    """``(clip, event_id)`` of the annotated ``kind`` events of ``families`` in a dev corpus."""
+    fam = set(families)
+    out = set()
+    for ref in dev.corpus.refs:
+        for ev in dev.corpus.prompts[ref.prompt_id].events:
+            if ev.kind == kind and ev.family in fam and (ref.clip, ev.id) in dev.corpus.truth:
+                out.add((ref.clip, ev.id))
+    return out
+
+
+def rates(rows: Sequence[Mapping[str, Any]], scenarios: Mapping[str, str], *, offset_match_s: float) -> dict[str, Any]:
+    """Counts of scored rows (:func:`timingbench.calibration.groups.event_counts`)."""
+    return event_counts([dict(r) for r in rows], scenarios, offset_match_s)
+
+
+def merge(parts: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
+    """Sum the counts of several :func:`rates` results (the median error is not merged)."""
+    keys = ("n_on_time", "on_time_credited", "n_negative", "negative_credited", "n_pre_existing",
+            "pre_existing_rejected", "n_off_time", "off_time_located")
+    out = {k: 0 for k in keys}
+    for p in parts:
+        for k in keys:
+            out[k] += int(p[k])
+    return out
+
+
+def objective(c: Mapping[str, Any], *, cost: float) -> float:
+    """on-time credited + off-time located - ``cost`` x negatives credited (rates; an empty class adds nothing)."""
+    score = 0.0
+    if c["n_on_time"]:
+        score += c["on_time_credited"] / c["n_on_time"]
+    if c["n_off_time"]:
+        score += c["off_time_located"] / c["n_off_time"]
+    if c["n_negative"]:
+        score -= cost * c["negative_credited"] / c["n_negative"]
+    return score
+
+
+def _strictness(point: Mapping[str, float]) -> tuple[float, ...]:
+    return tuple(STRICTER[k] * float(v) for k, v in sorted(point.items()))
+
+
+def _score_kind(devs: Sequence[DevCorpus], cfg: Config, events: Sequence[set[tuple[str, str]]], *,
+                offset_match_s: float) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    parts, rows_all = [], []
+    for dev, evs in zip(devs, events, strict=True):
+        if not evs:
+            continue
+        rows = score_corpus(dev.corpus, cfg, events=evs, offset_match_s=offset_match_s)
+        parts.append(rates(rows, dev.scenarios, offset_match_s=offset_match_s))
+        rows_all += rows
+    return merge(parts), rows_all
+
+
+def fit(devs: Sequence[DevCorpus], config: Config, *, rules: Sequence[str] = ("rise", "absolute"),
+        progress: Callable[[int, int, str], None] | None = None) -> dict[str, Any]:
+    """Fit every rule's grid on the dev corpora; the report of :func:`run_fit` (module docstring).
+
+    Returns
+    -------
+    report : dict
+        ``rules``: per rule the chosen constants, the objective and the dev counts (per
+        kind and per corpus); ``chosen_rule``; ``families`` (the judged families);
+        ``corpora`` (folders).
+    """
+    cal: CalibrationParams = config.params.calibration  # type: ignore[assignment]
+    cost, match_s = float(cal.evidence_false_credit_cost), float(cal.offset_match_s)
+    fams = judged_families(config)
+    events = {k: [fit_events(d, fams, kind) for d in devs] for k, kind in KINDS.items()}
+    change = [float(v) for v in cal.evidence_change_grid]
+    total = sum(int(np.prod([len(g(cal)) for _, g in RULE_GRIDS.get(r, ())])) for r in rules) * 2 * len(change)
+    done = 0
+    report: dict[str, Any] = {"families": fams, "corpora": [str(d.root) for d in devs], "rules": {}}
+    for rule in rules:
+        if rule not in RULE_GRIDS:
+            raise ParameterError(f"unknown decision rule {rule!r}; use one of {', '.join(RULE_GRIDS)}")
+        names = [k for k, _ in RULE_GRIDS[rule]]
+        grids = [[float(v) for v in g(cal)] for _, g in RULE_GRIDS[rule]]
+        best: tuple[float, tuple[float, ...], dict[str, Any]] | None = None
+        for shared in itertools.product(*grids):
+            base = config.with_value("evidence.decision_rule", rule)
+            for k, v in zip(names, shared, strict=True):
+                base = base.with_value(k, v)
+            per_kind: dict[str, Any] = {}
+            for kind, const in (("entry", "evidence.entry_min_prob"), ("exit", "evidence.exit_min_prob")):
+                top: tuple[float, tuple[float, ...], float, dict[str, Any]] | None = None
+                for v in change:
+                    counts, _ = _score_kind(devs, base.with_value(const, v), events[kind], offset_match_s=match_s)
+                    done += 1
+                    if progress:
+                        progress(done, total, f"{rule} {kind} {const.split('.')[1]}={v}")
+                    key = (round(objective(counts, cost=cost), 9), (STRICTER[const] * v,))
+                    if top is None or key > top[:2]:
+                        top = (key[0], key[1], v, counts)
+                assert top is not None
+                per_kind[kind] = {"constant": const, "value": top[2], "objective": top[0], "counts": top[3]}
+            point = {**dict(zip(names, shared, strict=True)),
+                     **{per_kind[k]["constant"]: per_kind[k]["value"] for k in per_kind}}
+            score = round(per_kind["entry"]["objective"] + per_kind["exit"]["objective"], 9)
+            key2 = (score, _strictness(point))
+            if best is None or key2 > best[:2]:
+                best = (score, key2[1], {"point": point, "per_kind": per_kind})
+        assert best is not None
+        chosen = best[2]
+        cfg = config.with_value("evidence.decision_rule", rule)
+        for k, v in chosen["point"].items():
+            cfg = cfg.with_value(k, v)
+        per_corpus = {}
+        for d in devs:
+            rows = []
+            for kind in KINDS:
+                evs = fit_events(d, fams, KINDS[kind])
+                if evs:
+                    rows += score_corpus(d.corpus, cfg, events=evs, offset_match_s=match_s)
+            per_corpus[str(d.root)] = {f: rates([r for r in rows if r["family"] == f], d.scenarios,
+                                                offset_match_s=match_s) for f in fams}
+        report["rules"][rule] = {"objective": best[0], "constants": chosen["point"],
+                                 "entry": chosen["per_kind"]["entry"]["counts"],
+                                 "exit": chosen["per_kind"]["exit"]["counts"], "per_corpus": per_corpus}
+    report["chosen_rule"] = max(report["rules"], key=lambda r: (report["rules"][r]["objective"], r == "rise"))
+    return report
+
+
+def _pct(k: int, n: int) -> str:
+    return f"{100.0 * k / n:5.1f} % ({k}/{n})" if n else "    - (0)"
+
+
+def format_report(report: Mapping[str, Any]) -> str:
+    """A readable table of every rule's chosen point and its dev figures."""
+    lines = [f"judged families: {', '.join(report['families'])}; dev corpora: {', '.join(report['corpora'])}", ""]
+    head = f"{'rule':<9}{'kind':<6}{'on-time credited':>20}{'negatives credited':>20}{'pre-existing rejected':>23}" \
+           f"{'off-time located':>20}{'objective':>11}"
+    lines += [head, "-" * len(head)]
+    for rule, r in report["rules"].items():
+        for kind in KINDS:
+            c = r[kind]
+            lines.append(f"{rule:<9}{kind:<6}{_pct(c['on_time_credited'], c['n_on_time']):>20}"
+                         f"{_pct(c['negative_credited'], c['n_negative']):>20}"
+                         f"{_pct(c['pre_existing_rejected'], c['n_pre_existing']):>23}"
+                         f"{_pct(c['off_time_located'], c['n_off_time']):>20}{r['objective']:>11.3f}")
+        consts = ", ".join(f"{k.split('.')[1]}={v:g}" for k, v in sorted(r["constants"].items()))
+        lines.append(f"{'':<9}chosen: {consts}")
+    lines.append("")
+    lines.append(f"chosen rule: {report['chosen_rule']}")
+    return "\n".join(lines)
+
+
+def _why(rule: str, key: str, report: Mapping[str, Any]) -> str:
+    r = report["rules"][rule]
+    e, x = r["entry"], r["exit"]
+    corpora = ", ".join(Path(c).name for c in report["corpora"])
+    return (f"chosen by timingbench calibrate evidence on dev corpora only ({corpora}; rule {rule}; judged families "
+            f"{', '.join(report['families'])}): entrances {e['on_time_credited']}/{e['n_on_time']} on-time credited, "
+            f"{e['negative_credited']}/{e['n_negative']} negatives credited; exits {x['on_time_credited']}/"
+            f"{x['n_on_time']} and {x['negative_credited']}/{x['n_negative']}")
+
+
+def write_constants(path: Path, config: Config, report: Mapping[str, Any]) -> list[str]:
+    """Write the chosen rule and its constants into the configuration file, ``calibrated`` with their dev figures.
+
+    Only the lines of the written constants change. Returns the written keys.
+
+    Raises
+    ------
+    ConfigError
+        If a constant's line cannot be found in ``path``.
+    """
+    rule = str(report["chosen_rule"])
+    values: dict[str, Any] = {"evidence.decision_rule": rule, **report["rules"][rule]["constants"]}
+    text = path.read_text(encoding="utf-8")
+    lines = text.splitlines()
+    for key, value in values.items():
+        section, name = key.split(".")
+        try:
+            start = next(i for i, ln in enumerate(lines) if ln.rstrip() == f"  {section}:")
+        except StopIteration:
+            raise ConfigError(f"{path}: no section '{section}' to write {key} into") from None
+        idx = next((i for i in range(start + 1, len(lines))
+                    if lines[i].startswith(f"    {name}:")), None)
+        if idx is None:
+            raise ConfigError(f"{path}: constant '{key}' not found")
+        loosening = config.constants[key].loosening
+        why = _why(rule, key, report).replace('"', "'")
+        loose = f", loosening: {loosening}" if loosening else ""
+        lines[idx] = f"    {name}: {{value: {json.dumps(value)}, provenance: calibrated{loose}, why: \"{why}\"}}"
+    path.write_text("\n".join(lines) + ("\n" if text.endswith("\n") else ""), encoding="utf-8")
+    return list(values)

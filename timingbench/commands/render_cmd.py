@@ -1,10 +1,11 @@
-"""``timingbench render``: reference audio with exact truth (FluidSynth).
+"""``timingbench render``: reference audio with exact truth (FluidSynth, or real recordings).
 
 ::
 
     timingbench render --recipe NAME|all --n N --seed S --out DIR [--duration S] [--gain-db DB]
                        [--param KEY=VALUE ...] [--gain-variants]
     timingbench render --corpus dev|validation|demo|tempo --out DIR [--jobs N] [--stems]
+    timingbench render --corpus real --sources DIR --out DIR [--jobs N] [--stems]
 """
 
 from __future__ import annotations
@@ -20,6 +21,8 @@ from timingbench.config import load_config
 from timingbench.errors import ParameterError
 from timingbench.params.generation import RenderParams
 from timingbench.render.corpus import CORPORA, ClipSpec, ProgressBar, render_specs
+from timingbench.render.pipeline import RenderedClip
+from timingbench.render.real_corpus import REAL_CORPUS, RealClip, render_real_corpus
 from timingbench.render.scenarios import RECIPES
 
 
@@ -27,13 +30,18 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     """Add the ``render`` subcommand."""
     p = sub.add_parser(
         "render",
-        help="render reference clips with exact truth (FluidSynth)",
-        description="Render seeded MIDI arrangements with FluidSynth and write clips, MIDI, "
+        help="render reference clips with exact truth (FluidSynth, or real recordings)",
+        description="Render seeded MIDI arrangements with FluidSynth, or lay real recordings over "
+                    "real recordings at exact sample offsets (--corpus real), and write clips, "
                     "prompts.jsonl (SPEC 1), truth.jsonl (SPEC 5) and manifest.jsonl.",
     )
     what = p.add_mutually_exclusive_group(required=True)
     what.add_argument("--recipe", help=f"recipe name or 'all' ({', '.join(RECIPES)})")
-    what.add_argument("--corpus", choices=sorted(CORPORA), help="a fixed corpus definition")
+    what.add_argument("--corpus", choices=sorted([*CORPORA, "real"]),
+                      help="a fixed corpus definition; 'real' mixes the recordings of --sources")
+    p.add_argument("--sources", type=Path, default=None, metavar="DIR",
+                   help="with --corpus real (required there): the shared/realdata folder holding "
+                        "librosa-data/, vocadito/ and beatnet/")
     p.add_argument("--n", type=int, default=1, help="clips per recipe (with --recipe; default 1)")
     p.add_argument("--seed", type=int, default=0, help="first seed (with --recipe; default 0)")
     p.add_argument("--out", required=True, type=Path, help="output folder")
@@ -76,6 +84,10 @@ def _parse_params(items: list[str]) -> dict[str, Any]:
 
 def run_render(args: argparse.Namespace) -> int:
     """Render what ``args`` asks for; prints the rendering rate (clips/s)."""
+    if args.corpus == "real":
+        return _run_real(args)
+    if args.sources is not None:
+        raise ParameterError("--sources is read only with --corpus real")
     if args.corpus is not None:
         corpus = CORPORA[args.corpus]
         specs = list(corpus.specs)
@@ -100,9 +112,28 @@ def run_render(args: argparse.Namespace) -> int:
     with bar as advance:
         clips = render_specs(specs, out_dir=args.out, split=split, jobs=args.jobs, stems=args.stems,
                              soundfont=args.soundfont, on_done=advance)
-    elapsed = bar.elapsed_s
-    n_rows = sum(len(c.truth) for c in clips)
-    print(f"{len(clips)} clips, {n_rows} truth rows in {elapsed:.1f} s "
-          f"({len(clips) / max(elapsed, 1e-9):.2f} clips/s, jobs={args.jobs}) -> {args.out}",
-          file=sys.stdout)
+    _print_rate(len(clips), sum(len(c.truth) for c in clips), bar.elapsed_s, args)
     return 0
+
+
+def _run_real(args: argparse.Namespace) -> int:
+    """``--corpus real``: mix the recordings of ``--sources``; prints the rendering rate."""
+    if args.sources is None:
+        raise ParameterError("--corpus real needs --sources DIR: the shared/realdata folder holding "
+                             "librosa-data/, vocadito/ and beatnet/")
+    bar = ProgressBar(len(REAL_CORPUS), "render real", enabled=not args.no_progress)
+    with bar as advance:
+        def counted(clip: RealClip) -> None:
+            advance(cast(RenderedClip, clip))  # the bar only counts finished clips
+
+        clips = render_real_corpus(out_dir=args.out, sources_dir=args.sources, specs=REAL_CORPUS,
+                                   jobs=args.jobs, stems=args.stems, on_done=counted)
+    _print_rate(len(clips), sum(len(c.truth) for c in clips), bar.elapsed_s, args)
+    return 0
+
+
+def _print_rate(n_clips: int, n_rows: int, elapsed_s: float, args: argparse.Namespace) -> None:
+    """The last line of every render: clips, truth rows, seconds and clips/s."""
+    print(f"{n_clips} clips, {n_rows} truth rows in {elapsed_s:.1f} s "
+          f"({n_clips / max(elapsed_s, 1e-9):.2f} clips/s, jobs={args.jobs}) -> {args.out}",
+          file=sys.stdout)

@@ -30,10 +30,13 @@ def _write(path: Path, rows: list[dict]) -> None:
 
 
 def test_validation_rows_and_held_out_soundfonts_are_refused(tmp_path: Path) -> None:
+    _write(tmp_path / "truth.jsonl", [{"clip": "b.wav", "event_id": "b/e1", "split": "validation"},
+                                      {"clip": "c.wav", "event_id": "c/e1", "split": "validation"}])
+    with pytest.raises(CalibrationRefused, match=r"truth.jsonl:1: field 'split' is 'validation'"):
+        check_dev_corpus(tmp_path)
     _write(tmp_path / "truth.jsonl", [{"clip": "a.wav", "event_id": "a/e1", "split": "dev"},
                                       {"clip": "b.wav", "event_id": "b/e1", "split": "validation"}])
-    with pytest.raises(CalibrationRefused, match=r"truth.jsonl:2: field 'split' is 'validation'"):
-        check_dev_corpus(tmp_path)
+    assert check_dev_corpus(tmp_path) == 1  # both splits: only the dev row will be scored
     _write(tmp_path / "truth.jsonl", [{"clip": "a.wav", "event_id": "a/e1", "split": "dev"}])
     _write(tmp_path / "manifest.jsonl", [{"clip": "a.wav", "split": "dev", "soundfont": "MuseScore_General_Full.sf3"}])
     with pytest.raises(CalibrationRefused, match=r"manifest.jsonl:1: field 'soundfont'.*held out"):
@@ -61,9 +64,17 @@ def test_fit_chooses_on_dev_and_writes_calibrated_constants(tmp_path: Path, conf
     small = config.with_value("calibration.evidence_change_grid", [0.5, 0.9]) \
         .with_value("calibration.evidence_rise_grid", [1.0]).with_value("calibration.evidence_quiet_grid", [0.7]) \
         .with_value("calibration.evidence_present_grid", [0.5])
+    # a validation row beside the dev rows is never scored
+    truth = (root / "truth.jsonl").read_text(encoding="utf-8").splitlines()
+    val = json.loads(truth[0])
+    (root / "truth.jsonl").write_text("\n".join([json.dumps({**val, "split": "validation"}), *truth[1:]]) + "\n",
+                                      encoding="utf-8")
+    devs = load_dev_corpora([root], small)
+    assert (val["clip"], val["event_id"]) not in devs[0].corpus.truth and len(devs[0].corpus.truth) == 2
+    (root / "truth.jsonl").write_text("\n".join(truth) + "\n", encoding="utf-8")
     devs = load_dev_corpora([root], small)
     report = fit(devs, small)
-    assert set(report["rules"]) == {"rise", "absolute"} and report["chosen_rule"] in report["rules"]
+    assert set(report["rules"]) == {"rise", "change", "absolute"} and report["chosen_rule"] in report["rules"]
     rise = report["rules"]["rise"]
     assert rise["entry"]["n_on_time"] == 1 and rise["entry"]["n_negative"] == 1 and rise["exit"]["n_on_time"] == 1
     assert set(rise["constants"]) == {"evidence.entry_min_prob", "evidence.exit_min_prob", "evidence.min_logit_rise",

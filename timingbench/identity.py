@@ -32,6 +32,9 @@ only windows lying wholly before or after ``t`` count) and ``semantic.context_s`
     context and from the clip's start (end, for exits), must lie at least
     ``evidence.min_logit_rise`` log-odds under the presence on the sounding side; the new
     state holds where the summarised presence stays past the midpoint of the two levels;
+  - ``change`` — absence as under ``rise``; the new state is not checked frame by frame,
+    because the change head's "entered" ("left") already compares the 3 s after the
+    instant with the 3 s before it;
   - ``absolute`` — against fixed levels: the quiet side's presence at most
     ``evidence.quiet_max``, the new state at least ``evidence.present_prob``.
 
@@ -75,7 +78,7 @@ Mask = npt.NDArray[np.bool_]
 #: Families that carry instrument identity (``mix`` has none).
 INSTRUMENT_FAMILIES = tuple(f for f in EVENT_FAMILIES if f != "mix")
 #: The decision rules of the trained evidence (``evidence.decision_rule``).
-DECISION_RULES = ("rise", "absolute")
+DECISION_RULES = ("rise", "change", "absolute")
 
 
 @dataclass(frozen=True)
@@ -309,7 +312,9 @@ def presence_absence(evidence: Any, family: str, *, t_s: float, params: Evidence
     and ``quiet`` may not exceed ``evidence.quiet_max`` (when set). ``absolute`` rule:
     ``quiet`` and ``whole`` at most ``evidence.quiet_max``. A quiet side with no frame
     (the candidate lies within ``guard_s`` of the clip's edge) fails: absence was not
-    measured; a sounding side with no frame fails under the ``rise`` rule.
+    measured, and so does one with less than ``evidence.min_context_s`` of frames (the
+    start of the music is not an entrance over it); a sounding side with no frame fails
+    under the ``rise`` and ``change`` rules.
 
     Evidence: ``strict`` (quiet-side level), ``whole`` (``whole_level`` under the ``rise``
     rule, where it is judged through ``whole_rise``), ``sounding``, ``rise``, ``whole_rise``
@@ -319,7 +324,7 @@ def presence_absence(evidence: Any, family: str, *, t_s: float, params: Evidence
     rule = _rule(params)
     ev: dict[str, Any] = {"strict": _r4(lv.quiet), "whole" if rule == "absolute" else "whole_level": _r4(lv.whole),
                           "sounding": _r4(lv.sounding), "rise": None, "whole_rise": None, "context_s": lv.quiet_s}
-    if lv.quiet is None or lv.whole is None:
+    if lv.quiet is None or lv.whole is None or lv.quiet_s < params.min_context_s:
         return FAIL, ev
     most = params.quiet_max
     if rule == "absolute":
@@ -343,7 +348,8 @@ def presence_persistence(evidence: Any, family: str, *, t_s: float, clip_end_s: 
 
     The share of that span where the summarised presence is on the new side of a level
     must reach ``params.persistence_min_fraction``: the midpoint of the quiet-side and
-    sounding-side levels (``rise`` rule), or ``evidence.present_prob`` (``absolute``).
+    sounding-side levels (``rise`` rule), or ``evidence.present_prob`` (``absolute``);
+    under the ``change`` rule the gate passes (the change head judged the new state).
     ``params`` is the calling detector's persistence set. The gate passes when
     ``persistence_min_fraction`` (or, under ``absolute``, ``present_prob``) is off; it
     fails when less than ``persistence_min_span_fraction`` of the span is left in the clip.
@@ -351,7 +357,7 @@ def presence_persistence(evidence: Any, family: str, *, t_s: float, clip_end_s: 
     """
     dur, need = params.persistence_s, params.persistence_min_fraction
     rule = _rule(trained)
-    if need is None:
+    if need is None or rule == "change":
         return PASS, {"held_fraction": None, "level": None}
     if rule == "absolute":
         if trained.present_prob is None:

@@ -68,7 +68,8 @@ def main() -> int:
         spec = instrument_spec(fam, prog, role=role, shift=0)
         notes = generate_part(spec, grid=grid, harmony=harmony, rng=rng, t0=0.0, t1=DUR, level=0.9)
         parts.append(PartLayout(fam, prog, role, [(0.0, DUR)], 0.0, notes))
-    stems = render_stems([ClipLayout(0, DUR, 96.0, parts)], "/usr/share/sounds/sf2/FluidR3_GM.sf2", p, None)[0]
+    stems = render_stems([ClipLayout(0, DUR, 96.0, parts)], "/usr/share/sounds/sf2/FluidR3_GM.sf2", p, None,
+                         render=cfg.params.render)[0]
     mix = sum(s / (np.max(np.abs(s)) or 1.0) * 10 ** (-8 / 20) for s in stems.values())
     mix = mix + vocals / (np.max(np.abs(vocals)) or 1.0) * 10 ** (-3 / 20)
     sf.write(str(out / "clips" / "vocadito-entry.wav"), 0.7 * mix / np.max(np.abs(mix)), SR, subtype="PCM_24")

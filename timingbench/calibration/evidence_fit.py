@@ -1,6 +1,6 @@
 """``timingbench calibrate evidence``: choose the trained evidence's decision thresholds on dev corpora only.
 
-For each decision rule of :mod:`timingbench.identity` (``rise``, ``absolute``) every point
+For each decision rule of :mod:`timingbench.identity` (``rise``, ``change``, ``absolute``) every point
 of its grid (``calibration.evidence_*_grid``) re-scores the dev corpora on their cached
 banks and evidence (only detectors and gates re-run) and is judged on the events of the
 families the evidence judges: the objective is
@@ -12,9 +12,9 @@ are fitted separately for their change-head floor (``evidence.entry_min_prob`` r
 entrances, ``exit_min_prob`` only exits) and jointly for the rule's shared constants. Ties
 go to the stricter point. The rule with the higher objective is kept.
 
-A corpus is refused when any of its truth rows is not ``dev`` or when its manifest says it
-was rendered with a held-out soundfont (MuseScore General, every variant): validation and
-held-out audio never choose a threshold.
+Only ``dev`` truth rows are scored: a corpus with none is refused, and so is one whose
+manifest says it was rendered with a held-out soundfont (MuseScore General, every
+variant): validation and held-out audio never choose a threshold.
 """
 
 from __future__ import annotations
@@ -29,6 +29,7 @@ from typing import Any
 
 import numpy as np
 
+from timingbench.annotation_io import AnnotationSet, load_annotations
 from timingbench.calibration.evaluate import Corpus, load_corpus, score_corpus
 from timingbench.calibration.groups import event_counts, scenarios_from_manifest
 from timingbench.config import Config
@@ -42,6 +43,8 @@ HELD_OUT_SOUNDFONT = re.compile(r"musescore", re.IGNORECASE)
 RULE_GRIDS: dict[str, tuple[tuple[str, Callable[[CalibrationParams], list[float]]], ...]] = {
     "rise": (("evidence.min_logit_rise", lambda c: c.evidence_rise_grid),
              ("evidence.quiet_max", lambda c: c.evidence_quiet_grid)),
+    "change": (("evidence.min_logit_rise", lambda c: c.evidence_rise_grid),
+               ("evidence.quiet_max", lambda c: c.evidence_quiet_grid)),
     "absolute": (("evidence.quiet_max", lambda c: c.evidence_quiet_grid),
                  ("evidence.present_prob", lambda c: c.evidence_present_grid)),
 }
@@ -64,8 +67,11 @@ class DevCorpus:
     scenarios: dict[str, str]
 
 
-def check_dev_corpus(root: Path) -> None:
-    """Refuse a corpus that is not dev-only or was rendered with a held-out soundfont.
+def check_dev_corpus(root: Path) -> int:
+    """Refuse a corpus with no dev rows or rendered with a held-out soundfont; the number of dev rows.
+
+    A corpus may hold both splits (the real corpus does): only its ``dev`` rows are ever
+    scored by the fit, its ``validation`` rows are left out.
 
     Raises
     ------
@@ -77,27 +83,31 @@ def check_dev_corpus(root: Path) -> None:
     truth = root / "truth.jsonl"
     if not truth.is_file():
         raise ParameterError(f"{root}: no truth.jsonl; --dev takes a rendered or annotated corpus folder")
+    n_dev, first_other = 0, None
     for n, line in enumerate(truth.read_text(encoding="utf-8").splitlines(), 1):
         if not line.strip():
             continue
         row = json.loads(line)
-        if row.get("split") != "dev":
-            raise CalibrationRefused(
-                f"{truth}:{n}: field 'split' is {row.get('split')!r}: only dev rows may choose thresholds; "
-                "a validation corpus only measures")
+        if row.get("split") == "dev":
+            n_dev += 1
+        elif first_other is None:
+            first_other = (n, row.get("split"))
+    if n_dev == 0:
+        n, split = first_other or (0, None)
+        raise CalibrationRefused(
+            f"{truth}:{n}: field 'split' is {split!r}: only dev rows may choose thresholds, and this corpus has none; "
+            "a validation corpus only measures")
     manifest = root / "manifest.jsonl"
     if manifest.is_file():
         for n, line in enumerate(manifest.read_text(encoding="utf-8").splitlines(), 1):
             if not line.strip():
                 continue
-            row = json.loads(line)
-            sf = str(row.get("soundfont") or "")
+            sf = str(json.loads(line).get("soundfont") or "")
             if HELD_OUT_SOUNDFONT.search(sf):
                 raise CalibrationRefused(
                     f"{manifest}:{n}: field 'soundfont' is {sf!r}: MuseScore General is held out; "
                     "it measures, it never chooses a threshold")
-            if row.get("split", "dev") != "dev":
-                raise CalibrationRefused(f"{manifest}:{n}: field 'split' is {row.get('split')!r}: not a dev corpus")
+    return n_dev
 
 
 def load_dev_corpora(roots: Sequence[Path], config: Config, *,
@@ -108,7 +118,10 @@ def load_dev_corpora(roots: Sequence[Path], config: Config, *,
     opts = ScoreOptions(separation="dsp", semantic_backend="trained")
     out = []
     for r in roots:
-        corpus = load_corpus(r / "clips", r / "prompts.jsonl", r / "truth.jsonl", config, opts, progress=progress)
+        ann = load_annotations(r / "truth.jsonl")
+        dev_only = AnnotationSet(layer1=[row for row in ann.layer1 if row.split == "dev"], errors=ann.errors,
+                                 source=ann.source)
+        corpus = load_corpus(r / "clips", r / "prompts.jsonl", dev_only, config, opts, progress=progress)
         out.append(DevCorpus(r, corpus, scenarios_from_manifest(r / "clips")))
     return out
 
@@ -176,7 +189,7 @@ def _score_kind(devs: Sequence[DevCorpus], cfg: Config, events: Sequence[set[tup
     return merge(parts), rows_all
 
 
-def fit(devs: Sequence[DevCorpus], config: Config, *, rules: Sequence[str] = ("rise", "absolute"),
+def fit(devs: Sequence[DevCorpus], config: Config, *, rules: Sequence[str] = ("rise", "change", "absolute"),
         progress: Callable[[int, int, str], None] | None = None) -> dict[str, Any]:
     """Fit every rule's grid on the dev corpora; the report of :func:`run_fit` (module docstring).
 

@@ -68,7 +68,8 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
                    help="a dev corpus folder (clips/, prompts.jsonl, truth.jsonl; repeatable)")
     q.add_argument("--config", type=Path, default=None,
                    help="configuration YAML to read and write (default: the packaged one)")
-    q.add_argument("--rules", default="rise,absolute", help="decision rules to compare (default: rise,absolute)")
+    q.add_argument("--rules", default="rise,change,absolute",
+                   help="decision rules to compare (default: rise,change,absolute)")
     q.add_argument("--out", type=Path, default=None, help="also write the full report as JSON here")
     q.add_argument("--dry-run", action="store_true", help="print the table; write no configuration")
     q.set_defaults(func=run_calibrate_evidence_cmd)

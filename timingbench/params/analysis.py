@@ -356,7 +356,8 @@ class EvidenceParams(Params):
         its frames (parts rest between phrases) (convention)
     decision_rule : str
         how absence and persistence read the summarised presence: 'rise' (on the clip's own
-        scale) or 'absolute' (fixed levels) (calibrated)
+        scale), 'change' (absence on the clip's scale, the change head judging the new state)
+        or 'absolute' (fixed levels) (calibrated)
     presence_span_s : float
         a family's presence is summarised by its running maximum over this span (s) (convention)
     presence_span_s_by_family : dict[str, Any]
@@ -366,6 +367,8 @@ class EvidenceParams(Params):
         (calibrated)
     prob_clip : float
         probabilities are clipped to [prob_clip, 1 - prob_clip] before log-odds (convention)
+    min_context_s : float
+        the least quiet-side context (s) that can show absence (convention)
     """
 
     SECTION = "evidence"
@@ -400,3 +403,4 @@ class EvidenceParams(Params):
     presence_span_s_by_family: dict[str, Any]
     min_logit_rise: float | None
     prob_clip: float
+    min_context_s: float

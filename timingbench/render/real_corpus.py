@@ -610,7 +610,7 @@ def decode_source(sources_dir: Path, key: str, config: Config) -> DecodedSource:
         raise ClipError(f"{path}: real-corpus source {key!r} not found; --sources must be the shared/realdata "
                         "folder (librosa-data/, vocadito/, beatnet/)")
     src = REAL_SOURCES[key]
-    wide = config.with_value("audio.analysis_window_s", max(float(config.value("audio.analysis_window_s")),
+    wide = config.with_value("audio.analysis_window_s", max(float(config.params.audio.analysis_window_s),
                                                             src.segment_s[1] + 30.0))
     clip = load_clip(path, wide)
     x = clip.samples.astype(np.float64)
@@ -1103,8 +1103,8 @@ def render_real_corpus(
         check_spec(s)
     sp = ScenarioParams.from_config(cfg)
     sr_out = int(sp.render.sample_rate_hz)
-    if int(cfg.value("audio.sample_rate_hz")) != sr_out:
-        raise ParameterError(f"audio.sample_rate_hz ({cfg.value('audio.sample_rate_hz')}) must equal "
+    if int(cfg.params.audio.sample_rate_hz) != sr_out:
+        raise ParameterError(f"audio.sample_rate_hz ({cfg.params.audio.sample_rate_hz}) must equal "
                              f"render.sample_rate_hz ({sr_out}) so that no resampling moves a truth sample")
     sources = decode_sources(Path(sources_dir), (k for s in chosen for k in s.source_keys), config=cfg, jobs=jobs)
     out_dir = Path(out_dir)

@@ -119,3 +119,29 @@ def format_groups(report: Mapping[str, Any]) -> str:
                          f"{_p(s['off_time_located'])} ({s['n_off_time']:>3})  "
                          f"{s['median_error_ms'] if s['median_error_ms'] is not None else '-':>8}")
     return "\n".join(lines)
+
+
+def family_report(rows: Iterable[dict[str, Any]], *, exempt: Iterable[str], scenarios: Mapping[str, str],
+                  offset_match_s: float) -> dict[str, Any]:
+    """Per instrument family (``mix`` left out): the :func:`group_report` statistics and whether it is judged."""
+    rows = [r for r in rows if r["family"] != "mix" and r["kind"] in ("instrument_entry", "instrument_exit")]
+    ex = set(exempt)
+    return {f: {"judged": f not in ex,
+                "stats": _stats([r for r in rows if r["family"] == f], scenarios, offset_match_s)}
+            for f in sorted({r["family"] for r in rows}, key=lambda f: (f in ex, f))}
+
+
+def format_families(report: Mapping[str, Any]) -> str:
+    """Text table of :func:`family_report`; exempt families are marked "identity not verified"."""
+    w = 42
+    head = (f"{'family':<{w}}{'on-time cr.':>14}{'neg. cr.':>13}{'pre rej.':>13}{'off located':>14}"
+            f"{'median ms':>11}")
+    lines = [head, "-" * len(head)]
+    for fam, g in report.items():
+        s = g["stats"]
+        label = fam if g["judged"] else f"{fam} (identity not verified)"
+        lines.append(f"{label:<{w}}{_p(s['on_time_credited'])} ({s['n_on_time']:>3}){_p(s['negative_credited'])}"
+                     f" ({s['n_negative']:>3}){_p(s['pre_existing_rejected'])} ({s['n_pre_existing']:>3})"
+                     f"{_p(s['off_time_located'])} ({s['n_off_time']:>3})  "
+                     f"{s['median_error_ms'] if s['median_error_ms'] is not None else '-':>8}")
+    return "\n".join(lines)

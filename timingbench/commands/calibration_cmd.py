@@ -14,7 +14,13 @@ from timingbench.calibration.confusion import confusion_profile, format_confusio
 from timingbench.calibration.evaluate import Corpus, default_prompts_path, load_corpus, score_corpus
 from timingbench.calibration.floors import localization_floors, plot_floors
 from timingbench.calibration.gain import gain_check
-from timingbench.calibration.groups import format_groups, group_report, scenarios_from_manifest
+from timingbench.calibration.groups import (
+    family_report,
+    format_families,
+    format_groups,
+    group_report,
+    scenarios_from_manifest,
+)
 from timingbench.calibration.human_floor import format_annotator_confusion, format_human_floor
 from timingbench.calibration.sweep import format_sweep, run_sweep
 from timingbench.commands.annotations_cmd import human_floor_from_args
@@ -124,7 +130,12 @@ def run_confusion_cmd(args: argparse.Namespace) -> int:
     used = sorted({ev.backend for ev in corpus.evidence.values() if ev is not None}) or ["none"]
     print(f"\nper family group (family evidence: {', '.join(used)}; exempt families apart):")
     print(format_groups(groups))
+    families = family_report(rows, exempt=exempt, scenarios=scenarios_from_manifest(args.clips),
+                             offset_match_s=params_of(cfg, CalibrationParams).offset_match_s)
+    print("\nper instrument family (entrances and exits):")
+    print(format_families(families))
     prof["groups"] = groups
+    prof["families"] = families
     prof["family_evidence"] = {"used": used, "exempt_families": exempt}
     if human is not None:
         print("\n" + format_annotator_confusion(human))

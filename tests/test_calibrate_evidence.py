@@ -78,7 +78,7 @@ def test_fit_chooses_on_dev_and_writes_calibrated_constants(tmp_path: Path, conf
     rise = report["rules"]["rise"]
     assert rise["entry"]["n_on_time"] == 1 and rise["entry"]["n_negative"] == 1 and rise["exit"]["n_on_time"] == 1
     assert set(rise["constants"]) == {"evidence.entry_min_prob", "evidence.exit_min_prob", "evidence.min_logit_rise",
-                                      "evidence.quiet_max"}
+                                      "evidence.quiet_max", "evidence.present_prob"}
     assert "chosen rule:" in format_report(report)
     # writing touches only the fitted constants' lines, which then load with calibrated provenance
     cfg_path = tmp_path / "config.yaml"

@@ -43,7 +43,10 @@ def _ctx(kind: str, family: str, t: float) -> EventContext:
                         window_hi_s=t + 5.0)
 
 
-def test_drum_presence_is_summarised_between_hits(config: Config) -> None:
+@pytest.mark.parametrize("rule", ["rise", "absolute"])
+def test_drum_presence_is_summarised_between_hits(config: Config, rule: str) -> None:
+    config = config.with_value("evidence.decision_rule", rule).with_value("evidence.min_logit_rise", 1.0) \
+        .with_value("evidence.present_prob", 0.5)
     t = np.arange(N) * HOP
     ev = _ev(_hits(t, 9.0))
     pers = config.params.percussion.persistence
@@ -59,6 +62,8 @@ def test_drum_presence_is_summarised_between_hits(config: Config) -> None:
 
 
 def test_rise_rule_reads_the_clips_own_scale(config: Config) -> None:
+    config = config.with_value("evidence.decision_rule", "rise").with_value("evidence.min_logit_rise", 1.0) \
+        .with_value("evidence.present_prob", 0.25)
     t = np.arange(N) * HOP
     ev = _ev(np.where(t < 9.0, 0.01, 0.27), family="bass")  # a real entrance the network gives only 0.27
     v, d = presence_absence(ev, "bass", t_s=9.0, params=config.params.evidence, entry=True)
@@ -66,7 +71,12 @@ def test_rise_rule_reads_the_clips_own_scale(config: Config) -> None:
     v, _ = presence_persistence(ev, "bass", t_s=9.0, clip_end_s=N * HOP, params=config.params.stem.persistence,
                                 trained=config.params.evidence, want_present=True)
     assert v == "pass"
-    absolute = config.with_value("evidence.decision_rule", "absolute")
+    # the fixed present level stays a floor under the rise rule
+    v, d = presence_persistence(ev, "bass", t_s=9.0, clip_end_s=N * HOP, params=config.params.stem.persistence,
+                                trained=config.with_value("evidence.present_prob", 0.5).params.evidence,
+                                want_present=True)
+    assert v == "fail" and d["level"] == 0.5
+    absolute = config.with_value("evidence.decision_rule", "absolute").with_value("evidence.present_prob", 0.5)
     v, _ = presence_persistence(ev, "bass", t_s=9.0, clip_end_s=N * HOP, params=config.params.stem.persistence,
                                 trained=absolute.params.evidence, want_present=True)
     assert v == "fail"  # 0.27 never reaches the fixed present level
@@ -75,6 +85,7 @@ def test_rise_rule_reads_the_clips_own_scale(config: Config) -> None:
 @pytest.mark.parametrize(("before", "after", "verdict"), [(0.6, 0.65, "fail"), (0.3, 0.95, "pass"), (0.02, 0.05, "fail")])
 def test_rise_rule_rejects_a_target_already_there_or_barely_rising(config: Config, before: float, after: float,
                                                                    verdict: str) -> None:
+    config = config.with_value("evidence.decision_rule", "rise").with_value("evidence.min_logit_rise", 1.0)
     t = np.arange(N) * HOP
     ev = _ev(np.where(t < 9.0, before, after), family="vocals")
     assert presence_absence(ev, "vocals", t_s=9.0, params=config.params.evidence, entry=True)[0] == verdict
@@ -91,6 +102,7 @@ def test_whole_clip_scale_rejects_a_return(config: Config) -> None:
 
 
 def test_edges_use_the_context_that_exists(config: Config) -> None:
+    config = config.with_value("evidence.decision_rule", "rise").with_value("evidence.min_logit_rise", 1.0)
     t = np.arange(N) * HOP
     ev = _ev(np.where(t < 1.5, 0.02, 0.9), family="vocals")
     v, d = presence_absence(ev, "vocals", t_s=1.5, params=config.params.evidence, entry=True)
@@ -99,8 +111,9 @@ def test_edges_use_the_context_that_exists(config: Config) -> None:
     ev = _ev(np.where(t < N * HOP - 1.5, 0.9, 0.02), family="vocals")
     v, d = presence_absence(ev, "vocals", t_s=N * HOP - 1.5, params=config.params.evidence, entry=False)
     assert v == "pass" and d["context_s"] < 1.5
-    # nothing before the candidate at all: absence cannot be shown
+    # nothing before the candidate, or less than evidence.min_context_s of it: absence cannot be shown
     assert presence_absence(ev, "vocals", t_s=0.1, params=config.params.evidence, entry=True)[0] == "fail"
+    assert presence_absence(ev, "vocals", t_s=0.9, params=config.params.evidence, entry=True)[0] == "fail"
 
 
 def test_summary_windows_keep_rises_and_falls_in_place() -> None:
@@ -123,6 +136,7 @@ def test_change_peaks_keep_a_peak_at_the_window_edge() -> None:
 
 
 def test_candidates_come_from_the_change_head_and_never_from_nothing(config: Config) -> None:
+    config = config.with_value("evidence.entry_min_prob", 0.7)
     t = np.arange(N) * HOP
     pres = _hits(t, 9.0)
     entered = np.where(np.abs(t - 9.2) < 0.4, 0.96, 0.02)

@@ -22,7 +22,9 @@ only windows lying wholly before or after ``t`` count) and ``semantic.context_s`
   the search window (widened by ``evidence.gate_reach_s``), and the window's own edge
   when the curve is still climbing there, is a candidate; it is refined to the steepest
   step of the summarised presence within ``evidence.refine_s`` (inside the window) and
-  snapped to an onset accent of the mix;
+  snapped to the earliest onset accent within ``evidence.snap_s`` of that step (for an
+  entrance of a family listed in ``evidence.snap_back_s_by_family``, from that long before
+  the step: a kit's presence rises a few frames after its first hit);
 - *whether*: the change head's peak near the candidate is the primary identity evidence
   (gate ``semantic_family``: :func:`trained_verdict`); absence before an entrance
   (after an exit) and persistence of the new state read the summarised presence under
@@ -30,8 +32,9 @@ only windows lying wholly before or after ``t`` count) and ``semantic.context_s`
 
   - ``rise`` — on the clip's own scale: the presence on the quiet side, at the strict
     context and from the clip's start (end, for exits), must lie at least
-    ``evidence.min_logit_rise`` log-odds under the presence on the sounding side; the new
-    state holds where the summarised presence stays past the midpoint of the two levels;
+    ``evidence.min_logit_rise`` log-odds under the presence on the sounding side (and the
+    quiet side at most ``evidence.quiet_max``); the new state holds where the summarised
+    presence stays past the midpoint of the two levels and past ``evidence.present_prob``;
   - ``change`` — absence as under ``rise``; the new state is not checked frame by frame,
     because the change head's "entered" ("left") already compares the 3 s after the
     instant with the 3 s before it;
@@ -348,7 +351,9 @@ def presence_persistence(evidence: Any, family: str, *, t_s: float, clip_end_s: 
 
     The share of that span where the summarised presence is on the new side of a level
     must reach ``params.persistence_min_fraction``: the midpoint of the quiet-side and
-    sounding-side levels (``rise`` rule), or ``evidence.present_prob`` (``absolute``);
+    sounding-side levels, and at least (entering) or at most (leaving)
+    ``evidence.present_prob`` when it is set (``rise`` rule), or ``evidence.present_prob``
+    alone (``absolute``);
     under the ``change`` rule the gate passes (the change head judged the new state).
     ``params`` is the calling detector's persistence set. The gate passes when
     ``persistence_min_fraction`` (or, under ``absolute``, ``present_prob``) is off; it
@@ -366,6 +371,9 @@ def presence_persistence(evidence: Any, family: str, *, t_s: float, clip_end_s: 
     else:
         lv = side_levels(evidence, family, t_s=t_s, params=trained, entry=want_present)
         level = None if lv.quiet is None or lv.sounding is None else 0.5 * (lv.quiet + lv.sounding)
+        if level is not None and trained.present_prob is not None:
+            # entering: at least the fixed present level; leaving: at most it
+            level = max(level, trained.present_prob) if want_present else min(level, trained.present_prob)
     end = min(t_s + dur, clip_end_s)
     if end - t_s < params.persistence_min_span_fraction * dur or level is None:
         return FAIL, {"held_fraction": None, "level": _r4(level)}
@@ -478,7 +486,8 @@ def trained_candidates(onset: npt.ArrayLike, grid: Grid, ctx: EventContext, evid
         t_peak = float(times[i])
         t_step = presence_step(held, times, t_peak, reach_s=sec.refine_s, step_s=sec.step_s, rising=entry,
                                lo_s=lo_w, hi_s=hi_w)
-        f = accent(onset, grid.frame(t_step - snap), grid.frame(t_step + snap) + 1,
+        back = float(dict(sec.snap_back_s_by_family or {}).get(ctx.family, snap)) if entry else snap
+        f = accent(onset, grid.frame(t_step - back), grid.frame(t_step + snap) + 1,
                    rel_height=sec.snap_rel_height, edges="open")
         t = grid.time(f) if f is not None else t_step
         if not lo_w <= t <= hi_w:

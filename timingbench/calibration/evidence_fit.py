@@ -42,7 +42,8 @@ HELD_OUT_SOUNDFONT = re.compile(r"musescore", re.IGNORECASE)
 #: The constants each rule fits besides the change-head floors, with their grid constant.
 RULE_GRIDS: dict[str, tuple[tuple[str, Callable[[CalibrationParams], list[float]]], ...]] = {
     "rise": (("evidence.min_logit_rise", lambda c: c.evidence_rise_grid),
-             ("evidence.quiet_max", lambda c: c.evidence_quiet_grid)),
+             ("evidence.quiet_max", lambda c: c.evidence_quiet_grid),
+             ("evidence.present_prob", lambda c: c.evidence_present_grid)),
     "change": (("evidence.min_logit_rise", lambda c: c.evidence_rise_grid),
                ("evidence.quiet_max", lambda c: c.evidence_quiet_grid)),
     "absolute": (("evidence.quiet_max", lambda c: c.evidence_quiet_grid),

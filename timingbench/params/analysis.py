@@ -369,6 +369,9 @@ class EvidenceParams(Params):
         probabilities are clipped to [prob_clip, 1 - prob_clip] before log-odds (convention)
     min_context_s : float
         the least quiet-side context (s) that can show absence (convention)
+    snap_back_s_by_family : dict[str, Any]
+        per family, how long (s) before the presence step an entrance's accent is looked for
+        (convention)
     """
 
     SECTION = "evidence"
@@ -404,3 +407,4 @@ class EvidenceParams(Params):
     min_logit_rise: float | None
     prob_clip: float
     min_context_s: float
+    snap_back_s_by_family: dict[str, Any]

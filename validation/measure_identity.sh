@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# Instrument entrances and exits: calibrate the trained evidence's decisions on dev corpora, then
+# measure on corpora nothing was tuned on, and draw every remaining judged failure.
+# Usage: validation/measure_identity.sh [WORKDIR] [--calibrate]
+#   WORKDIR (default /tmp/timingbench-corpora) holds the rendered corpora; they are rendered when missing.
+#   --calibrate also re-runs `timingbench calibrate evidence` and writes configs/ (dev corpora only).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+TB=.venv/bin/timingbench
+WORK=${1:-/tmp/timingbench-corpora}
+OUT=validation/reports
+MSG=/usr/share/sounds/sf3/MuseScore_General.sf3
+render() {  # name corpus [extra args]
+  local dir="$WORK/$1"; shift
+  [ -f "$dir/truth.jsonl" ] || $TB render --corpus "$@" --out "$dir" --jobs 2
+}
+render dev dev
+render dev-identity dev-identity
+render dev-identity-timgm dev-identity --soundfont /usr/share/sounds/sf2/TimGM6mb.sf2
+render validation validation
+render validation-msg validation --soundfont "$MSG"   # MuseScore General: held out, measures only
+[ -f "$WORK/real/truth.jsonl" ] || $TB render --corpus real --sources ../shared/realdata --out "$WORK/real"
+
+if [ "${2:-}" = "--calibrate" ]; then
+  $TB calibrate evidence --dev "$WORK/dev" --dev "$WORK/dev-identity" --dev "$WORK/dev-identity-timgm" \
+      --dev "$WORK/real" --out "$OUT/dev/calibrate-evidence.json" | tee "$OUT/dev/calibrate-evidence.txt"
+fi
+
+measure() {  # name corpus-dir [--split S]
+  local name=$1 dir=$2; shift 2
+  mkdir -p "$OUT/identity/$name"
+  $TB confusion --annotations "$dir/truth.jsonl" --clips "$dir/clips" --separation dsp --no-chance "$@" \
+      --out "$OUT/identity/$name" | tee "$OUT/identity/$name/confusion.txt"
+  $TB score "$dir/clips" --prompts "$dir/prompts.jsonl" --out "$WORK/results-$name" --separation dsp \
+      --no-chance > /dev/null 2>&1
+  .venv/bin/python tools/identity_failures.py "$WORK/results-$name" "$dir" "$OUT/identity/$name/failures" "$@" \
+      > /dev/null
+  rm -f "$OUT/identity/$name/confusion_events.jsonl.tmp"
+}
+measure validation-fluidr3 "$WORK/validation"
+measure validation-musescore "$WORK/validation-msg"
+measure real-validation "$WORK/real" --split validation
+$TB gain-check --annotations "$WORK/validation/truth.jsonl" --clips "$WORK/validation/clips" --separation dsp \
+    --families percussion,bass,piano,vocals --out "$OUT/identity/validation-fluidr3" \
+    | tee "$OUT/identity/validation-fluidr3/gain_check.txt"
+.venv/bin/python tools/vocadito_entrance.py "$WORK/vocadito" | tee "$OUT/identity/vocadito.txt"

@@ -23,8 +23,8 @@ from typing import TYPE_CHECKING, Any, cast
 from timingbench.annotation_io import load_annotations
 from timingbench.calibration.evaluate import default_prompts_path, load_corpus
 from timingbench.config import Config
-from timingbench.identity import gate_score
 from timingbench.evidence.metrics import Probe, auc_table
+from timingbench.identity import gate_score
 from timingbench.runner import ScoreOptions
 
 if TYPE_CHECKING:

@@ -22,11 +22,11 @@ import numpy.typing as npt
 import torch
 
 from timingbench.config import Config
-from timingbench.identity import array_side_levels, change_near, gate_score
 from timingbench.evidence.metrics import Probe, auc, auc_table, logit, probes_from_labels, round4
 from timingbench.evidence.model import FamilyNet
 from timingbench.evidence.programs import FAMILIES
 from timingbench.evidence.targets import output_times, presence_targets
+from timingbench.identity import array_side_levels, change_near, gate_score
 
 if TYPE_CHECKING:
     from timingbench.params.analysis import EvidenceParams

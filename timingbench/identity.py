@@ -32,8 +32,8 @@ only windows lying wholly before or after ``t`` count) and ``semantic.context_s`
 
   - ``rise`` — on the clip's own scale: the presence on the quiet side, at the strict
     context and from the clip's start (end, for exits), must lie at least
-    ``evidence.min_logit_rise`` log-odds under the presence on the sounding side (and the
-    quiet side at most ``evidence.quiet_max``); the new state holds where the summarised
+    ``evidence.min_logit_rise`` log-odds under the presence on the sounding side (and both
+    at most ``evidence.quiet_max``); the new state holds where the summarised
     presence stays past the midpoint of the two levels and past ``evidence.present_prob``;
   - ``change`` — absence as under ``rise``; the new state is not checked frame by frame,
     because the change head's "entered" ("left") already compares the 3 s after the
@@ -310,9 +310,10 @@ def trained_verdict(ev: Any, family: str, *, t_s: float, params: EvidenceParams,
 def presence_absence(evidence: Any, family: str, *, t_s: float, params: EvidenceParams, entry: bool) -> GateVerdict:
     """Absence of the family before an entrance (after an exit), on the summarised presence.
 
-    ``rise`` rule: ``logit(sounding) - logit(quiet)`` and ``logit(sounding) - logit(whole)``
-    (probabilities clipped to ``evidence.prob_clip``) must reach ``evidence.min_logit_rise``,
-    and ``quiet`` may not exceed ``evidence.quiet_max`` (when set). ``absolute`` rule:
+    ``rise`` and ``change`` rules: ``logit(sounding) - logit(quiet)`` and
+    ``logit(sounding) - logit(whole)`` (probabilities clipped to ``evidence.prob_clip``) must
+    reach ``evidence.min_logit_rise``, and ``quiet`` and ``whole`` may not exceed
+    ``evidence.quiet_max`` (when set). ``absolute`` rule:
     ``quiet`` and ``whole`` at most ``evidence.quiet_max``. A quiet side with no frame
     (the candidate lies within ``guard_s`` of the clip's edge) fails: absence was not
     measured, and so does one with less than ``evidence.min_context_s`` of frames (the
@@ -341,7 +342,7 @@ def presence_absence(evidence: Any, family: str, *, t_s: float, params: Evidence
     ev.update(rise=round(rise, 4), whole_rise=round(whole_rise, 4))
     need = params.min_logit_rise
     ok = need is None or (rise >= need and whole_rise >= need)
-    ok = ok and (most is None or lv.quiet <= most)
+    ok = ok and (most is None or (lv.quiet <= most and lv.whole <= most))
     return (PASS if ok else FAIL), ev
 
 

@@ -47,11 +47,15 @@ def test_validation_rows_and_held_out_soundfonts_are_refused(tmp_path: Path) -> 
         check_dev_corpus(tmp_path / "missing")
 
 
-def test_objective_weighs_false_credits() -> None:
+def test_objective_caps_false_credits() -> None:
     c = {"n_on_time": 4, "on_time_credited": 4, "n_off_time": 2, "off_time_located": 1,
-         "n_negative": 4, "negative_credited": 1}
-    assert objective(c, cost=3.0) == pytest.approx(1.0 + 0.5 - 0.75)
-    assert objective({**c, "n_negative": 0, "negative_credited": 0}, cost=3.0) == pytest.approx(1.5)
+         "n_negative": 40, "negative_credited": 1}
+    assert objective(c, max_negative_rate=0.03) == (True, pytest.approx(1.5))
+    assert objective({**c, "negative_credited": 2}, max_negative_rate=0.03) == (False, pytest.approx(-0.05))
+    assert objective({**c, "n_negative": 0, "negative_credited": 0}, max_negative_rate=0.03) == (True, 1.5)
+    # any feasible point outranks every infeasible one
+    assert objective({**c, "on_time_credited": 0}, max_negative_rate=0.03) > objective(
+        {**c, "negative_credited": 2}, max_negative_rate=0.03)
 
 
 @needs_fluid

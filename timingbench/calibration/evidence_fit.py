@@ -5,9 +5,11 @@ of its grid (``calibration.evidence_*_grid``) re-scores the dev corpora on their
 banks and evidence (only detectors and gates re-run) and is judged on the events of the
 families the evidence judges: the objective is
 
-    on-time credited + off-time located - ``calibration.evidence_false_credit_cost`` x negatives credited
+    on-time credited + off-time located (rates)
 
-(rates; negatives are busy decoys, pre-existing and absent targets). Entrances and exits
+among the points that credit at most ``calibration.evidence_max_negative_rate`` of the
+negatives (busy decoys, pre-existing and absent targets, speech and animal decoys); when
+no point does, the one crediting the fewest negatives. Entrances and exits
 are fitted separately for their change-head floor (``evidence.entry_min_prob`` reads only
 entrances, ``exit_min_prob`` only exits) and jointly for the rule's shared constants. Ties
 go to the stricter point. The rule with the higher objective is kept.
@@ -162,16 +164,21 @@ def merge(parts: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
     return out
 
 
-def objective(c: Mapping[str, Any], *, cost: float) -> float:
-    """on-time credited + off-time located - ``cost`` x negatives credited (rates; an empty class adds nothing)."""
+def objective(c: Mapping[str, Any], *, max_negative_rate: float) -> tuple[bool, float]:
+    """``(feasible, score)`` of counts: feasible when at most ``max_negative_rate`` of the negatives are credited;
+    the score is on-time credited + off-time located (rates) when feasible, minus the negative-credit rate otherwise.
+
+    Tuples compare feasible points above infeasible ones; an empty class adds nothing.
+    """
+    neg = c["negative_credited"] / c["n_negative"] if c["n_negative"] else 0.0
+    if neg > max_negative_rate + 1e-12:
+        return False, -neg
     score = 0.0
     if c["n_on_time"]:
         score += c["on_time_credited"] / c["n_on_time"]
     if c["n_off_time"]:
         score += c["off_time_located"] / c["n_off_time"]
-    if c["n_negative"]:
-        score -= cost * c["negative_credited"] / c["n_negative"]
-    return score
+    return True, round(score, 9)
 
 
 def _strictness(point: Mapping[str, float]) -> tuple[float, ...]:
@@ -202,7 +209,7 @@ def fit(devs: Sequence[DevCorpus], config: Config, *, rules: Sequence[str] = ("r
         ``corpora`` (folders).
     """
     cal: CalibrationParams = config.params.calibration  # type: ignore[assignment]
-    cost, match_s = float(cal.evidence_false_credit_cost), float(cal.offset_match_s)
+    most, match_s = float(cal.evidence_max_negative_rate), float(cal.offset_match_s)
     fams = judged_families(config)
     events = {k: [fit_events(d, fams, kind) for d in devs] for k, kind in KINDS.items()}
     change = [float(v) for v in cal.evidence_change_grid]
@@ -214,27 +221,28 @@ def fit(devs: Sequence[DevCorpus], config: Config, *, rules: Sequence[str] = ("r
             raise ParameterError(f"unknown decision rule {rule!r}; use one of {', '.join(RULE_GRIDS)}")
         names = [k for k, _ in RULE_GRIDS[rule]]
         grids = [[float(v) for v in g(cal)] for _, g in RULE_GRIDS[rule]]
-        best: tuple[float, tuple[float, ...], dict[str, Any]] | None = None
+        best: tuple[tuple[int, float], tuple[float, ...], dict[str, Any]] | None = None
         for shared in itertools.product(*grids):
             base = config.with_value("evidence.decision_rule", rule)
             for k, v in zip(names, shared, strict=True):
                 base = base.with_value(k, v)
             per_kind: dict[str, Any] = {}
             for kind, const in (("entry", "evidence.entry_min_prob"), ("exit", "evidence.exit_min_prob")):
-                top: tuple[float, tuple[float, ...], float, dict[str, Any]] | None = None
+                top: tuple[tuple[bool, float], tuple[float, ...], float, dict[str, Any]] | None = None
                 for v in change:
                     counts, _ = _score_kind(devs, base.with_value(const, v), events[kind], offset_match_s=match_s)
                     done += 1
                     if progress:
                         progress(done, total, f"{rule} {kind} {const.split('.')[1]}={v}")
-                    key = (round(objective(counts, cost=cost), 9), (STRICTER[const] * v,))
+                    key = (objective(counts, max_negative_rate=most), (STRICTER[const] * v,))
                     if top is None or key > top[:2]:
                         top = (key[0], key[1], v, counts)
                 assert top is not None
                 per_kind[kind] = {"constant": const, "value": top[2], "objective": top[0], "counts": top[3]}
             point = {**dict(zip(names, shared, strict=True)),
                      **{per_kind[k]["constant"]: per_kind[k]["value"] for k in per_kind}}
-            score = round(per_kind["entry"]["objective"] + per_kind["exit"]["objective"], 9)
+            e, x = per_kind["entry"]["objective"], per_kind["exit"]["objective"]
+            score = (int(e[0]) + int(x[0]), round(e[1] + x[1], 9))
             key2 = (score, _strictness(point))
             if best is None or key2 > best[:2]:
                 best = (score, key2[1], {"point": point, "per_kind": per_kind})
@@ -252,10 +260,11 @@ def fit(devs: Sequence[DevCorpus], config: Config, *, rules: Sequence[str] = ("r
                     rows += score_corpus(d.corpus, cfg, events=evs, offset_match_s=match_s)
             per_corpus[str(d.root)] = {f: rates([r for r in rows if r["family"] == f], d.scenarios,
                                                 offset_match_s=match_s) for f in fams}
-        report["rules"][rule] = {"objective": best[0], "constants": chosen["point"],
+        report["rules"][rule] = {"objective": best[0][1], "feasible_kinds": best[0][0], "constants": chosen["point"],
                                  "entry": chosen["per_kind"]["entry"]["counts"],
                                  "exit": chosen["per_kind"]["exit"]["counts"], "per_corpus": per_corpus}
-    report["chosen_rule"] = max(report["rules"], key=lambda r: (report["rules"][r]["objective"], r == "rise"))
+    report["chosen_rule"] = max(report["rules"], key=lambda r: (report["rules"][r]["feasible_kinds"],
+                                                                report["rules"][r]["objective"], r == "rise"))
     return report
 
 

@@ -159,8 +159,8 @@ class CalibrationParams(Params):
         quiet-side presence bounds tried (convention)
     evidence_present_grid : list[float]
         fixed present levels tried for the 'absolute' rule (convention)
-    evidence_false_credit_cost : float
-        weight of the negative-credit rate in the calibration objective (convention)
+    evidence_max_negative_rate : float
+        the most negatives a calibrated point may credit on dev (rate) (convention)
     """
 
     SECTION = "calibration"
@@ -170,7 +170,7 @@ class CalibrationParams(Params):
     evidence_rise_grid: list[float]
     evidence_quiet_grid: list[float]
     evidence_present_grid: list[float]
-    evidence_false_credit_cost: float
+    evidence_max_negative_rate: float
 
     def validate(self) -> None:
         """Check value ranges.

@@ -97,6 +97,8 @@ def test_fit_chooses_on_dev_and_writes_calibrated_constants(tmp_path: Path, conf
     for k, v in report["rules"][report["chosen_rule"]]["constants"].items():
         assert new.constants[k].provenance == "calibrated" and new.constants[k].value == v
         assert "calibrate evidence on dev corpora only" in new.constants[k].why
+    if report["chosen_rule"] == "absolute":  # min_logit_rise is read only by the other rules: said so
+        assert "not read under the calibrated rule absolute" in new.constants["evidence.min_logit_rise"].why
 
 
 def test_cli_refuses_a_validation_corpus(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -314,6 +314,16 @@ def write_constants(path: Path, config: Config, report: Mapping[str, Any]) -> li
     """
     rule = str(report["chosen_rule"])
     values: dict[str, Any] = {"evidence.decision_rule": rule, **report["rules"][rule]["constants"]}
+    whys = {k: _why(rule, k, report) for k in values}
+    # constants only other rules read: the best of those rules' dev points, said to be unread
+    others = sorted((r for r in report["rules"] if r != rule),
+                    key=lambda r: (-report["rules"][r]["feasible_kinds"], -report["rules"][r]["objective"]))
+    for other in others:
+        for k, v in report["rules"][other]["constants"].items():
+            if k not in values:
+                values[k] = v
+                whys[k] = (f"not read under the calibrated rule {rule}; the best dev point of the {other} rule "
+                           f"(timingbench calibrate evidence, dev corpora only)")
     text = path.read_text(encoding="utf-8")
     lines = text.splitlines()
     for key, value in values.items():
@@ -327,7 +337,7 @@ def write_constants(path: Path, config: Config, report: Mapping[str, Any]) -> li
         if idx is None:
             raise ConfigError(f"{path}: constant '{key}' not found")
         loosening = config.constants[key].loosening
-        why = _why(rule, key, report).replace('"', "'")
+        why = whys[key].replace('"', "'")
         loose = f", loosening: {loosening}" if loosening else ""
         lines[idx] = f"    {name}: {{value: {json.dumps(value)}, provenance: calibrated{loose}, why: \"{why}\"}}"
     path.write_text("\n".join(lines) + ("\n" if text.endswith("\n") else ""), encoding="utf-8")

@@ -20,7 +20,9 @@ only windows lying wholly before or after ``t`` count) and ``semantic.context_s`
 - *where* (:func:`trained_candidates`): every local peak of the change head ("entered",
   or "left" for exits) reaching ``evidence.entry_min_prob`` (``exit_min_prob``) inside
   the search window (widened by ``evidence.gate_reach_s``), and the window's own edge
-  when the curve is still climbing there, is a candidate; it is refined to the steepest
+  when the curve is still climbing there, is a candidate, placed at the centre of the
+  peak's run of frames at ``evidence.peak_rel_height`` of its height or more (a clear
+  entrance saturates the head over a plateau around it); it is refined to the steepest
   step of the summarised presence within ``evidence.refine_s`` (inside the window) and
   snapped to the earliest onset accent within ``evidence.snap_s`` of that step (for an
   entrance of a family listed in ``evidence.snap_back_s_by_family``, from that long before
@@ -413,6 +415,22 @@ def change_peaks(curve: F64, times: F64, lo_s: float, hi_s: float, *, floor: flo
     return strongest_apart(curve, np.array(sorted(found), dtype=np.intp), separation=sep_s, positions=times)
 
 
+def peak_centre(curve: F64, times: F64, i: int, *, rel: float) -> float:
+    """Centre (s) of the run of frames around peak ``i`` where ``curve`` stays at ``rel`` of the peak or more.
+
+    The change head answers "entered within the 3 s after, against the 3 s before" for every
+    frame, so a clear entrance gives a plateau near 1 around the true instant; its local
+    maximum can fall anywhere on the plateau, its centre does not.
+    """
+    level = rel * float(curve[i])
+    lo = hi = i
+    while lo > 0 and curve[lo - 1] >= level:
+        lo -= 1
+    while hi + 1 < curve.size and curve[hi + 1] >= level:
+        hi += 1
+    return float(0.5 * (times[lo] + times[hi]))
+
+
 def presence_step(presence: F64, times: F64, t_s: float, *, reach_s: float, step_s: float, rising: bool,
                   lo_s: float = -np.inf, hi_s: float = np.inf) -> float:
     """Instant within ``reach_s`` of ``t_s`` (and inside ``[lo_s, hi_s]``) where the presence steps most.
@@ -484,7 +502,7 @@ def trained_candidates(onset: npt.ArrayLike, grid: Grid, ctx: EventContext, evid
     reach, snap = sec.gate_reach_s, sec.snap_s
     out: list[Candidate] = []
     for i in change_peaks(curve, times, lo_w - reach, hi_w + reach, floor=floor, sep_s=sec.candidate_separation_s):
-        t_peak = float(times[i])
+        t_peak = peak_centre(curve, times, i, rel=sec.peak_rel_height)
         t_step = presence_step(held, times, t_peak, reach_s=sec.refine_s, step_s=sec.step_s, rising=entry,
                                lo_s=lo_w, hi_s=hi_w)
         back = float(dict(sec.snap_back_s_by_family or {}).get(ctx.family, snap)) if entry else snap

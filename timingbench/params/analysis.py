@@ -289,8 +289,9 @@ class EvidenceParams(Params):
         a family sounds in a frame when its stem is within 40 dB of the mix's loudest frame (the
         bank's 80 dB log-mel range halved: clearly audible in the mix) (convention)
     real_vocals_p : float
-        share of vocals parts that are real singing (vocadito) rather than a soundfont voice; no
-        soundfont sings words (convention)
+        share of vocals parts that are real singing (vocadito) where the recipe also has
+        soundfont voices (choirs made vocals); otherwise every vocals part is real singing
+        (convention)
     vocadito_train_from_s : float
         only vocadito after 12 s is trained on; its first vocal entrance (before 12 s) is kept
         for testing (convention)
@@ -369,6 +370,9 @@ class EvidenceParams(Params):
         probabilities are clipped to [prob_clip, 1 - prob_clip] before log-odds (convention)
     min_context_s : float
         the least quiet-side context (s) that can show absence (convention)
+    peak_rel_height : float
+        a change-head peak is placed at the centre of its run of frames at this share of its
+        height or more (convention)
     snap_back_s_by_family : dict[str, Any]
         per family, how long (s) before the presence step an entrance's accent is looked for
         (convention)
@@ -407,4 +411,5 @@ class EvidenceParams(Params):
     min_logit_rise: float | None
     prob_clip: float
     min_context_s: float
+    peak_rel_height: float
     snap_back_s_by_family: dict[str, Any]

@@ -39,6 +39,15 @@ def _jsonl(path: Path) -> list[dict[str, Any]]:
     return [json.loads(x) for x in path.read_text(encoding="utf-8").splitlines() if x.strip()]
 
 
+def _shrink(path: Path) -> None:
+    """Committed plots: three quarters of the size, 96 colours (about a fifth of the bytes)."""
+    from PIL import Image
+
+    im = Image.open(path).convert("RGB")
+    im = im.resize((im.width * 3 // 4, im.height * 3 // 4), Image.Resampling.LANCZOS)
+    im.quantize(colors=96, method=Image.Quantize.MEDIANCUT).save(path, optimize=True)
+
+
 def limit_of(x: Any, truth: dict[str, Any], cfg: Any) -> tuple[str, str]:
     """``(limit, why)`` of one failure (module docstring)."""
     ev, row = x.family_evidence, x.row
@@ -94,6 +103,7 @@ def main() -> None:
         x = explain_event(results, row["clip"], row["event_id"])
         name = f"{Path(row['clip']).stem}__{row['event_id'].split('/')[-1]}.png"
         plot_explanation(x, args.out / name)
+        _shrink(args.out / name)
         limit, why = limit_of(x, tr, cfg)
         n[limit] += 1
         truth_s = "absent" if not occurred else f"{onset:.2f} s"

@@ -40,6 +40,9 @@ measure() {  # name corpus-dir [--split S]
 measure validation-fluidr3 "$WORK/validation"
 measure validation-musescore "$WORK/validation-msg"
 measure real-validation "$WORK/real" --split validation
+mkdir -p "$OUT/identity/real-dev"   # the dev split: calibrated on, reported beside the others
+$TB confusion --annotations "$WORK/real/truth.jsonl" --clips "$WORK/real/clips" --separation dsp --no-chance \
+    --split dev --out "$OUT/identity/real-dev" | tee "$OUT/identity/real-dev/confusion.txt"
 $TB gain-check --annotations "$WORK/validation/truth.jsonl" --clips "$WORK/validation/clips" --separation dsp \
     --families percussion,bass,piano,vocals --out "$OUT/identity/validation-fluidr3" \
     | tee "$OUT/identity/validation-fluidr3/gain_check.txt"

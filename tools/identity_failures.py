@@ -66,10 +66,12 @@ def limit_of(x: Any, truth: dict[str, Any], cfg: Any) -> tuple[str, str]:
     if not truth["occurred"]:
         if shows:
             return "evidence", f"the evidence says {fam} came in where it did not ({stats})"
-        return "decision", f"credited although the evidence at the instructed time does not show it ({stats})"
+        return "decision", (f"credited at {row['detected_s']:.2f} s although the evidence at the instructed time "
+                            f"does not show it ({stats})")
     if shows:
-        return "decision", f"the evidence shows the change but the verdict is {row['outcome']} " \
-                           f"(rejected by {row['rejected_by']}; {stats})"
+        where = f"detected at {row['detected_s']:.2f} s" if row["detected_s"] is not None \
+            else f"rejected by {row['rejected_by']}"
+        return "decision", f"the evidence shows the change but the verdict is {row['outcome']} ({where}; {stats})"
     return "evidence", f"the evidence does not show the change ({stats})"
 
 

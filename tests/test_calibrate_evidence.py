@@ -67,7 +67,7 @@ def test_fit_chooses_on_dev_and_writes_calibrated_constants(tmp_path: Path, conf
     render_specs(specs, out_dir=root, split="dev", soundfont=FLUID)
     small = config.with_value("calibration.evidence_change_grid", [0.5, 0.9]) \
         .with_value("calibration.evidence_rise_grid", [1.0]).with_value("calibration.evidence_quiet_grid", [0.7]) \
-        .with_value("calibration.evidence_present_grid", [0.5])
+        .with_value("calibration.evidence_present_grid", [0.5]).with_value("calibration.evidence_confident_grid", [1.01])
     # a validation row beside the dev rows is never scored
     truth = (root / "truth.jsonl").read_text(encoding="utf-8").splitlines()
     val = json.loads(truth[0])
@@ -82,7 +82,7 @@ def test_fit_chooses_on_dev_and_writes_calibrated_constants(tmp_path: Path, conf
     rise = report["rules"]["rise"]
     assert rise["entry"]["n_on_time"] == 1 and rise["entry"]["n_negative"] == 1 and rise["exit"]["n_on_time"] == 1
     assert set(rise["constants"]) == {"evidence.entry_min_prob", "evidence.exit_min_prob", "evidence.min_logit_rise",
-                                      "evidence.quiet_max", "evidence.present_prob"}
+                                      "evidence.quiet_max", "evidence.present_prob", "evidence.confident_change"}
     assert "chosen rule:" in format_report(report)
     # writing touches only the fitted constants' lines, which then load with calibrated provenance
     cfg_path = tmp_path / "config.yaml"

@@ -160,3 +160,20 @@ def test_unknown_decision_rule_is_a_config_error(config: Config) -> None:
     with pytest.raises(ConfigError, match="evidence.decision_rule"):
         presence_absence(_ev(np.where(t < 9.0, 0.0, 1.0)), "percussion", t_s=9.0, params=bad.params.evidence,
                          entry=True)
+
+
+def test_a_confident_change_head_carries_persistence(config: Config) -> None:
+    t = np.arange(N) * HOP
+    pres = np.where(t < 9.0, 0.01, 0.2)  # a real entrance the network under-reads
+    ev = _ev(pres, entered=np.where(np.abs(t - 9.0) < 0.3, 0.99, 0.0), family="piano")
+    cfg = config.with_value("evidence.decision_rule", "absolute").with_value("evidence.present_prob", 0.35)
+    args = dict(t_s=9.0, clip_end_s=N * HOP, params=cfg.params.stem.persistence, want_present=True)
+    v, d = presence_persistence(ev, "piano", trained=cfg.with_disabled("evidence.confident_change").params.evidence,
+                                **args)
+    assert v == "fail" and "confident_change" not in d
+    v, d = presence_persistence(ev, "piano", trained=cfg.with_value("evidence.confident_change", 0.97).params.evidence,
+                                **args)
+    assert v == "pass" and d["confident_change"] == 0.99
+    v, _ = presence_persistence(ev, "piano", trained=cfg.with_value("evidence.confident_change", 1.01).params.evidence,
+                                **args)
+    assert v == "fail"

@@ -357,7 +357,10 @@ def presence_persistence(evidence: Any, family: str, *, t_s: float, clip_end_s: 
     sounding-side levels, and at least (entering) or at most (leaving)
     ``evidence.present_prob`` when it is set (``rise`` rule), or ``evidence.present_prob``
     alone (``absolute``);
-    under the ``change`` rule the gate passes (the change head judged the new state).
+    under the ``change`` rule the gate passes (the change head judged the new state), and
+    under the others it passes too when the change head's peak within
+    ``evidence.gate_reach_s`` reaches ``evidence.confident_change`` (a change the head is sure
+    of over its 3 s context, on a family whose presence the network under-reads).
     ``params`` is the calling detector's persistence set. The gate passes when
     ``persistence_min_fraction`` (or, under ``absolute``, ``present_prob``) is off; it
     fails when less than ``persistence_min_span_fraction`` of the span is left in the clip.
@@ -388,7 +391,15 @@ def presence_persistence(evidence: Any, family: str, *, t_s: float, clip_end_s: 
     held = summarised(evidence.curves[family], sel, k)
     on = held >= level if want_present else held <= level
     frac = float(on.mean())
-    return (PASS if frac >= need else FAIL), {"held_fraction": round(frac, 3), "level": _r4(level)}
+    ev: dict[str, Any] = {"held_fraction": round(frac, 3), "level": _r4(level)}
+    sure = trained.confident_change
+    if frac < need and sure is not None:
+        ch = change_near((evidence.entered if want_present else evidence.left)[family], times, t_s,
+                         trained.gate_reach_s)
+        ev["confident_change"] = None if ch is None else round(ch, 4)
+        if ch is not None and ch >= sure:
+            return PASS, ev
+    return (PASS if frac >= need else FAIL), ev
 
 
 def _r4(x: float | None) -> float | None:

@@ -45,15 +45,17 @@ HELD_OUT_SOUNDFONT = re.compile(r"musescore", re.IGNORECASE)
 RULE_GRIDS: dict[str, tuple[tuple[str, Callable[[CalibrationParams], list[float]]], ...]] = {
     "rise": (("evidence.min_logit_rise", lambda c: c.evidence_rise_grid),
              ("evidence.quiet_max", lambda c: c.evidence_quiet_grid),
-             ("evidence.present_prob", lambda c: c.evidence_present_grid)),
+             ("evidence.present_prob", lambda c: c.evidence_present_grid),
+             ("evidence.confident_change", lambda c: c.evidence_confident_grid)),
     "change": (("evidence.min_logit_rise", lambda c: c.evidence_rise_grid),
                ("evidence.quiet_max", lambda c: c.evidence_quiet_grid)),
     "absolute": (("evidence.quiet_max", lambda c: c.evidence_quiet_grid),
-                 ("evidence.present_prob", lambda c: c.evidence_present_grid)),
+                 ("evidence.present_prob", lambda c: c.evidence_present_grid),
+                 ("evidence.confident_change", lambda c: c.evidence_confident_grid)),
 }
 #: +1 when a larger value is stricter (admits fewer detections), -1 when smaller is.
 STRICTER = {"evidence.entry_min_prob": 1, "evidence.exit_min_prob": 1, "evidence.min_logit_rise": 1,
-            "evidence.quiet_max": -1, "evidence.present_prob": 1}
+            "evidence.quiet_max": -1, "evidence.present_prob": 1, "evidence.confident_change": 1}
 KINDS = {"entry": "instrument_entry", "exit": "instrument_exit"}
 
 

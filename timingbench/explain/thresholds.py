@@ -81,6 +81,7 @@ RULES: tuple[Rule, ...] = (
     Rule("rise", "evidence.min_logit_rise", ">=", gate="absence_before"),
     Rule("rise", "evidence.min_logit_rise", ">=", gate="absence_after"),
     Rule("whole_rise", "evidence.min_logit_rise", ">="),
+    Rule("confident_change", "evidence.confident_change", ">=", gate="persistence"),
     # whole-mix detectors
     Rule("quiet_strict", "mix.quiet_min_fraction", ">="),
     Rule("quiet_prefix", "mix.start_prefix_min_fraction", ">="),

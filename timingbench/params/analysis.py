@@ -370,6 +370,9 @@ class EvidenceParams(Params):
         probabilities are clipped to [prob_clip, 1 - prob_clip] before log-odds (convention)
     min_context_s : float
         the least quiet-side context (s) that can show absence (convention)
+    confident_change : float | None
+        a change-head peak at least this high passes persistence whatever the presence
+        (calibrated)
     peak_rel_height : float
         a change-head peak is placed at the centre of its run of frames at this share of its
         height or more (convention)
@@ -411,5 +414,6 @@ class EvidenceParams(Params):
     min_logit_rise: float | None
     prob_clip: float
     min_context_s: float
+    confident_change: float | None
     peak_rel_height: float
     snap_back_s_by_family: dict[str, Any]

@@ -157,6 +157,9 @@ class CalibrationParams(Params):
         log-odds rises tried for the 'rise' rule (convention)
     evidence_quiet_grid : list[float]
         quiet-side presence bounds tried (convention)
+    evidence_confident_grid : list[float]
+        change-head levels tried for passing persistence on the head alone (1.01: never)
+        (convention)
     evidence_present_grid : list[float]
         fixed present levels tried for the 'absolute' rule (convention)
     evidence_max_negative_rate : float
@@ -170,6 +173,7 @@ class CalibrationParams(Params):
     evidence_rise_grid: list[float]
     evidence_quiet_grid: list[float]
     evidence_present_grid: list[float]
+    evidence_confident_grid: list[float]
     evidence_max_negative_rate: float
 
     def validate(self) -> None:

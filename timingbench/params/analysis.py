@@ -338,8 +338,8 @@ class EvidenceParams(Params):
         the snapped accent reaches half the strongest onset near the evidence peak (earliest
         such accent) (convention)
     refine_s : float
-        the change head answers over its 3 s context; the entrance is looked for within 1.5 s of
-        its peak, on the presence curve (convention)
+        a change-head candidate is refined to the steepest presence step within this reach (s)
+        of its plateau centre; chosen on the dev corpora (calibrated)
     step_s : float
         the presence step is the mean over the 1 s after minus the 1 s before (convention)
     present_prob : float | None

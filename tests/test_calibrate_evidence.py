@@ -43,6 +43,13 @@ def test_validation_rows_and_held_out_soundfonts_are_refused(tmp_path: Path) -> 
         check_dev_corpus(tmp_path)
     _write(tmp_path / "manifest.jsonl", [{"clip": "a.wav", "split": "dev", "soundfont": "FluidR3_GM.sf2"}])
     check_dev_corpus(tmp_path)  # a dev render of a training soundfont passes
+    (tmp_path / "manifest.jsonl").write_text('{"clip": "a.wav", "soundfont": \n', encoding="utf-8")
+    with pytest.raises(CalibrationRefused, match=r"manifest.jsonl:1: not a JSON object"):
+        check_dev_corpus(tmp_path)  # a soundfont that cannot be read is not assumed innocent
+    (tmp_path / "manifest.jsonl").unlink()
+    (tmp_path / "truth.jsonl").write_text('{"clip": "a.wav", "event_id": "a/e1", "split": "dev"}\nnot json\n',
+                                          encoding="utf-8")
+    assert check_dev_corpus(tmp_path) == 1  # the malformed row is reported when the annotations load
     with pytest.raises(Exception, match="no truth.jsonl"):
         check_dev_corpus(tmp_path / "missing")
 

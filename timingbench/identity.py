@@ -181,6 +181,11 @@ def _hop(times: F64) -> float:
     return float(np.median(np.diff(times))) if times.size > 1 else 1.0
 
 
+def _span_frames(family: str, params: EvidenceParams, times: F64) -> int:
+    """:func:`presence_span_s` in evidence frames (at least one)."""
+    return max(int(round(presence_span_s(family, params) / _hop(times))), 1)
+
+
 def summarised(presence: F64, mask: Mask, frames: int, *, align: str = "centre") -> F64:
     """Running maximum of ``presence`` over ``frames`` frames, taken inside the frames ``mask`` selects.
 
@@ -231,7 +236,7 @@ def side_levels(evidence: Any, family: str, *, t_s: float, params: EvidenceParam
         times = np.asarray(evidence.times, dtype=np.float64)
         pres = np.asarray(evidence.curves[family], dtype=np.float64)
         hop = _hop(times)
-        k = max(int(round(presence_span_s(family, params) / hop)), 1)
+        k = _span_frames(family, params, times)
         pre, post = context_masks(times, t_s, context_s=params.context_s, guard_s=params.guard_s)
         quiet_m, loud_m = (pre, post) if entry else (post, pre)
         c = np.round(times, TIME_DECIMALS)
@@ -333,9 +338,9 @@ def presence_absence(evidence: Any, family: str, *, t_s: float, params: Evidence
     if lv.quiet is None or lv.whole is None or lv.quiet_s < params.min_context_s:
         return FAIL, ev
     most = params.quiet_max
+    bounded = most is None or (lv.quiet <= most and lv.whole <= most)
     if rule == "absolute":
-        ok = most is None or (lv.quiet <= most and lv.whole <= most)
-        return (PASS if ok else FAIL), ev
+        return (PASS if bounded else FAIL), ev
     if lv.sounding is None:
         return FAIL, ev
     clip = params.prob_clip
@@ -343,9 +348,8 @@ def presence_absence(evidence: Any, family: str, *, t_s: float, params: Evidence
     whole_rise = logit_rise(lv.whole, lv.sounding, clip=clip)
     ev.update(rise=round(rise, 4), whole_rise=round(whole_rise, 4))
     need = params.min_logit_rise
-    ok = need is None or (rise >= need and whole_rise >= need)
-    ok = ok and (most is None or (lv.quiet <= most and lv.whole <= most))
-    return (PASS if ok else FAIL), ev
+    risen = need is None or (rise >= need and whole_rise >= need)
+    return (PASS if risen and bounded else FAIL), ev
 
 
 def presence_persistence(evidence: Any, family: str, *, t_s: float, clip_end_s: float, params: PersistenceParams,
@@ -387,8 +391,7 @@ def presence_persistence(evidence: Any, family: str, *, t_s: float, clip_end_s: 
     sel = (times >= t_s) & (times <= end)
     if not sel.any():
         return FAIL, {"held_fraction": None, "level": _r4(level)}
-    k = max(int(round(presence_span_s(family, trained) / _hop(times))), 1)
-    held = summarised(evidence.curves[family], sel, k)
+    held = summarised(evidence.curves[family], sel, _span_frames(family, trained, times))
     on = held >= level if want_present else held <= level
     frac = float(on.mean())
     ev: dict[str, Any] = {"held_fraction": round(frac, 3), "level": _r4(level)}
@@ -506,8 +509,8 @@ def trained_candidates(onset: npt.ArrayLike, grid: Grid, ctx: EventContext, evid
         return []
     times = np.asarray(evidence.times, dtype=np.float64)
     pres = np.asarray(evidence.curves[ctx.family], dtype=np.float64)
-    k = max(int(round(presence_span_s(ctx.family, sec) / _hop(times))), 1)
-    held = summarised(pres, np.ones(pres.size, dtype=bool), k, align="trailing" if entry else "leading")
+    held = summarised(pres, np.ones(pres.size, dtype=bool), _span_frames(ctx.family, sec, times),
+                      align="trailing" if entry else "leading")
     onset = np.asarray(onset, dtype=np.float64)
     lo_w, hi_w = ctx.window_lo_s, ctx.window_hi_s
     reach, snap = sec.gate_reach_s, sec.snap_s

@@ -36,6 +36,7 @@ from timingbench.calibration.evaluate import Corpus, load_corpus, score_corpus
 from timingbench.calibration.groups import event_counts, scenarios_from_manifest
 from timingbench.config import Config
 from timingbench.errors import ConfigError, ParameterError
+from timingbench.jsonio import iter_jsonl
 from timingbench.params.tools import CalibrationParams
 from timingbench.runner import ScoreOptions
 
@@ -89,10 +90,9 @@ def check_dev_corpus(root: Path) -> int:
     if not truth.is_file():
         raise ParameterError(f"{root}: no truth.jsonl; --dev takes a rendered or annotated corpus folder")
     n_dev, first_other = 0, None
-    for n, line in enumerate(truth.read_text(encoding="utf-8").splitlines(), 1):
-        if not line.strip():
-            continue
-        row = json.loads(line)
+    for n, row in iter_jsonl(truth):
+        if not isinstance(row, dict):
+            continue  # a malformed row is reported, with its line, when the annotations load
         if row.get("split") == "dev":
             n_dev += 1
         elif first_other is None:
@@ -104,10 +104,11 @@ def check_dev_corpus(root: Path) -> int:
             "a validation corpus only measures")
     manifest = root / "manifest.jsonl"
     if manifest.is_file():
-        for n, line in enumerate(manifest.read_text(encoding="utf-8").splitlines(), 1):
-            if not line.strip():
-                continue
-            sf = str(json.loads(line).get("soundfont") or "")
+        for n, row in iter_jsonl(manifest):
+            if not isinstance(row, dict):
+                raise CalibrationRefused(f"{manifest}:{n}: not a JSON object ({row}): the soundfont the corpus was "
+                                         "rendered with cannot be checked")
+            sf = str(row.get("soundfont") or "")
             if HELD_OUT_SOUNDFONT.search(sf):
                 raise CalibrationRefused(
                     f"{manifest}:{n}: field 'soundfont' is {sf!r}: MuseScore General is held out; "
@@ -188,15 +189,11 @@ def _strictness(point: Mapping[str, float]) -> tuple[float, ...]:
 
 
 def _score_kind(devs: Sequence[DevCorpus], cfg: Config, events: Sequence[set[tuple[str, str]]], *,
-                offset_match_s: float) -> tuple[dict[str, Any], list[dict[str, Any]]]:
-    parts, rows_all = [], []
-    for dev, evs in zip(devs, events, strict=True):
-        if not evs:
-            continue
-        rows = score_corpus(dev.corpus, cfg, events=evs, offset_match_s=offset_match_s)
-        parts.append(rates(rows, dev.scenarios, offset_match_s=offset_match_s))
-        rows_all += rows
-    return merge(parts), rows_all
+                offset_match_s: float) -> dict[str, Any]:
+    """Merged counts of the ``events`` of every dev corpus scored with ``cfg``."""
+    return merge(rates(score_corpus(dev.corpus, cfg, events=evs, offset_match_s=offset_match_s), dev.scenarios,
+                       offset_match_s=offset_match_s)
+                 for dev, evs in zip(devs, events, strict=True) if evs)
 
 
 def fit(devs: Sequence[DevCorpus], config: Config, *, rules: Sequence[str] = ("rise", "change", "absolute"),
@@ -232,7 +229,7 @@ def fit(devs: Sequence[DevCorpus], config: Config, *, rules: Sequence[str] = ("r
             for kind, const in (("entry", "evidence.entry_min_prob"), ("exit", "evidence.exit_min_prob")):
                 top: tuple[tuple[bool, float], tuple[float, ...], float, dict[str, Any]] | None = None
                 for v in change:
-                    counts, _ = _score_kind(devs, base.with_value(const, v), events[kind], offset_match_s=match_s)
+                    counts = _score_kind(devs, base.with_value(const, v), events[kind], offset_match_s=match_s)
                     done += 1
                     if progress:
                         progress(done, total, f"{rule} {kind} {const.split('.')[1]}={v}")
@@ -254,12 +251,9 @@ def fit(devs: Sequence[DevCorpus], config: Config, *, rules: Sequence[str] = ("r
         for k, v in chosen["point"].items():
             cfg = cfg.with_value(k, v)
         per_corpus = {}
-        for d in devs:
-            rows = []
-            for kind in KINDS:
-                evs = fit_events(d, fams, KINDS[kind])
-                if evs:
-                    rows += score_corpus(d.corpus, cfg, events=evs, offset_match_s=match_s)
+        for i, d in enumerate(devs):
+            evs = events["entry"][i] | events["exit"][i]
+            rows = score_corpus(d.corpus, cfg, events=evs, offset_match_s=match_s) if evs else []
             per_corpus[str(d.root)] = {f: rates([r for r in rows if r["family"] == f], d.scenarios,
                                                 offset_match_s=match_s) for f in fams}
         report["rules"][rule] = {"objective": best[0][1], "feasible_kinds": best[0][0], "constants": chosen["point"],
@@ -294,7 +288,7 @@ def format_report(report: Mapping[str, Any]) -> str:
     return "\n".join(lines)
 
 
-def _why(rule: str, key: str, report: Mapping[str, Any]) -> str:
+def _why(rule: str, report: Mapping[str, Any]) -> str:
     r = report["rules"][rule]
     e, x = r["entry"], r["exit"]
     corpora = ", ".join(Path(c).name for c in report["corpora"])
@@ -316,7 +310,7 @@ def write_constants(path: Path, config: Config, report: Mapping[str, Any]) -> li
     """
     rule = str(report["chosen_rule"])
     values: dict[str, Any] = {"evidence.decision_rule": rule, **report["rules"][rule]["constants"]}
-    whys = {k: _why(rule, k, report) for k in values}
+    whys = {k: _why(rule, report) for k in values}
     # constants only other rules read: the best of those rules' dev points, said to be unread
     others = sorted((r for r in report["rules"] if r != rule),
                     key=lambda r: (-report["rules"][r]["feasible_kinds"], -report["rules"][r]["objective"]))

@@ -107,18 +107,27 @@ def format_groups(report: Mapping[str, Any]) -> str:
     labels = [lab for name, g in report.items()
               for lab in (name, f"  exempt ({', '.join(g['exempt_families'])})")]
     w = max(30, *(len(x) + 1 for x in labels))
-    head = (f"{'group':<{w}}{'on-time cr.':>14}{'neg. cr.':>13}{'pre rej.':>13}{'off located':>14}"
-            f"{'median ms':>11}")
-    lines = [head, "-" * len(head)]
+    lines = _head("group", w)
     for name, g in report.items():
         for label, s in ((name, g["stats"]), (f"  exempt ({', '.join(g['exempt_families'])})", g["exempt_stats"])):
             if s is None or not s["n"]:
                 continue
-            lines.append(f"{label:<{w}}{_p(s['on_time_credited'])} ({s['n_on_time']:>3}){_p(s['negative_credited'])}"
-                         f" ({s['n_negative']:>3}){_p(s['pre_existing_rejected'])} ({s['n_pre_existing']:>3})"
-                         f"{_p(s['off_time_located'])} ({s['n_off_time']:>3})  "
-                         f"{s['median_error_ms'] if s['median_error_ms'] is not None else '-':>8}")
+            lines.append(_stats_line(label, s, w))
     return "\n".join(lines)
+
+
+def _head(first: str, w: int) -> list[str]:
+    head = (f"{first:<{w}}{'on-time cr.':>14}{'neg. cr.':>13}{'pre rej.':>13}{'off located':>14}"
+            f"{'median ms':>11}")
+    return [head, "-" * len(head)]
+
+
+def _stats_line(label: str, s: Mapping[str, Any], w: int) -> str:
+    """One table row of :func:`_stats` rates (in %, counts in brackets)."""
+    return (f"{label:<{w}}{_p(s['on_time_credited'])} ({s['n_on_time']:>3}){_p(s['negative_credited'])}"
+            f" ({s['n_negative']:>3}){_p(s['pre_existing_rejected'])} ({s['n_pre_existing']:>3})"
+            f"{_p(s['off_time_located'])} ({s['n_off_time']:>3})  "
+            f"{s['median_error_ms'] if s['median_error_ms'] is not None else '-':>8}")
 
 
 def family_report(rows: Iterable[dict[str, Any]], *, exempt: Iterable[str], scenarios: Mapping[str, str],
@@ -134,14 +143,8 @@ def family_report(rows: Iterable[dict[str, Any]], *, exempt: Iterable[str], scen
 def format_families(report: Mapping[str, Any]) -> str:
     """Text table of :func:`family_report`; exempt families are marked "identity not verified"."""
     w = 42
-    head = (f"{'family':<{w}}{'on-time cr.':>14}{'neg. cr.':>13}{'pre rej.':>13}{'off located':>14}"
-            f"{'median ms':>11}")
-    lines = [head, "-" * len(head)]
+    lines = _head("family", w)
     for fam, g in report.items():
-        s = g["stats"]
         label = fam if g["judged"] else f"{fam} (identity not verified)"
-        lines.append(f"{label:<{w}}{_p(s['on_time_credited'])} ({s['n_on_time']:>3}){_p(s['negative_credited'])}"
-                     f" ({s['n_negative']:>3}){_p(s['pre_existing_rejected'])} ({s['n_pre_existing']:>3})"
-                     f"{_p(s['off_time_located'])} ({s['n_off_time']:>3})  "
-                     f"{s['median_error_ms'] if s['median_error_ms'] is not None else '-':>8}")
+        lines.append(_stats_line(label, g["stats"], w))
     return "\n".join(lines)

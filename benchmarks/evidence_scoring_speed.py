@@ -40,7 +40,7 @@ def main() -> None:
             if needs_family_evidence(ps.prompts[r.prompt_id], "musicnn")][: args.n]
     cpu: dict[str, float] = {}
     for backend in ("trained", "musicnn"):
-        opts = ScoreOptions(separation="dsp", semantic_backend=backend, chance=False)
+        opts = ScoreOptions(separation="dsp", family_evidence=backend, chance=False)
         # warm the model outside the timing
         clip = load_clip(refs[0].path, cfg)
         family_evidence_for(compute_bank(clip, cfg, separation="dsp"), ps.prompts[refs[0].prompt_id], cfg, opts)

@@ -74,7 +74,7 @@ def cost_model(corpus: Path, n: int) -> dict[str, float]:
     cfg = load_config()
     ps = load_prompts(corpus / "prompts.jsonl")
     refs = match_clips(corpus / "clips", ps.prompts).clips[:n]
-    none = ScoreOptions(separation="dsp", semantic_backend="none")
+    none = ScoreOptions(separation="dsp", family_evidence="none")
     t = time.process_time()
     banks = []
     for ref in refs:

@@ -47,7 +47,7 @@ from timingbench.features import (  # noqa: E402
     clear_memory_cache,
     compute_bank,
     get_bank,
-    kernels,
+    kernels_reference,
     separation,
 )
 from timingbench.features.bank import FeaturesParams, timbre_features  # noqa: E402
@@ -129,8 +129,8 @@ def reference_features(path: Path, p: FeaturesParams) -> dict[str, np.ndarray]:
     mfcc = (mfcc - mfcc.mean(axis=1, keepdims=True)) / mfcc.std(axis=1, keepdims=True)
     chroma = librosa.feature.chroma_stft(S=S**2, sr=sr, tuning=p.chroma_tuning)
     half = int(round(p.novelty_half_s * sr / p.hop))
-    nov_t = kernels.checkerboard_novelty_reference(mfcc, half_frames=half, sigma_frac=p.novelty_taper_sigma)
-    nov_h = kernels.checkerboard_novelty_reference(chroma, half_frames=half, sigma_frac=p.novelty_taper_sigma)
+    nov_t = kernels_reference.checkerboard_novelty_reference(mfcc, half_frames=half, sigma_frac=p.novelty_taper_sigma)
+    nov_h = kernels_reference.checkerboard_novelty_reference(chroma, half_frames=half, sigma_frac=p.novelty_taper_sigma)
     return {"rms": rms, "onset_full": onset(S), "onset_harmonic": onset(H), "onset_percussive": onset(P),
             "novelty_timbre": unit_inner(nov_t, half), "novelty_harmony": unit_inner(nov_h, half),
             "mfcc": mfcc}

@@ -37,7 +37,7 @@ cfg = load_config()
 ps = load_prompts(corpus / "prompts.jsonl")
 refs = [r for r in match_clips(corpus / "clips", ps.prompts).clips
         if needs_family_evidence(ps.prompts[r.prompt_id], "trained")][:n]
-opts = ScoreOptions(separation="dsp", semantic_backend="trained", chance=False)
+opts = ScoreOptions(separation="dsp", family_evidence="trained", chance=False)
 clip = load_clip(refs[0].path, cfg)
 family_evidence_for(compute_bank(clip, cfg, separation="dsp"), ps.prompts[refs[0].prompt_id], cfg, opts)
 c0 = time.process_time()

@@ -31,8 +31,6 @@ from typing import Any
 import numpy as np
 
 from timingbench.config import load_config
-from timingbench.params.base import params_of
-from timingbench.params.benchmarks import TagParams
 from timingbench.suites import span_parse
 from timingbench.suites.tag import answers, evaluate
 
@@ -104,7 +102,7 @@ def main() -> None:
     def baseline_parse(text: str, **_: Any) -> Any:
         return base_parse(text)
 
-    params = params_of(load_config(), TagParams)
+    params = load_config().params.tag
     rng = np.random.default_rng(20260101)
     times: dict[str, list[float]] = {}
     with tempfile.TemporaryDirectory() as tmp:

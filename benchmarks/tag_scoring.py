@@ -40,7 +40,6 @@ import numpy as np
 
 from timingbench.config import load_config
 from timingbench.intervals import generalized_iou, midpoint_errors, union_iou
-from timingbench.params.base import params_of
 from timingbench.params.benchmarks import TagParams
 from timingbench.suites.span_parse import parse_spans
 from timingbench.suites.tag import evaluate, score_queries, summarize
@@ -160,7 +159,7 @@ def main() -> None:
     ap.add_argument("--jobs", type=int, default=2, help="worker processes for the jobs run")
     ap.add_argument("--skip-baseline", action="store_true", help="skip the row-by-row reference")
     args = ap.parse_args()
-    params = params_of(load_config(), TagParams)
+    params = load_config().params.tag
     n_pinned = check_pinned(params)
     rng = np.random.default_rng(20260101)
     runs: dict[str, tuple[list[float], list[float]]] = {}

@@ -211,8 +211,8 @@ def test_annotation_set_text_is_jsonl() -> None:
 
 
 def test_rendered_truth_rows_load_as_they_are(tmp_path: Path) -> None:
-    recipes = pytest.importorskip("timingbench.render.pipeline")
     from timingbench.errors import ConfigError
+    from timingbench.render import pipeline as recipes
 
     try:
         r = recipes.render_recipe("never_delivered", seed=1, out_dir=tmp_path, duration_s=6.0,

@@ -220,9 +220,9 @@ def test_rows_round_trip_and_keep_unknown_keys_in_place():
     row = {"clip": "a.wav", "prompt_id": "a", "sample": 0, "event_id": "a/e1", "kind": "music_end",
            "family": "mix", "instructed_s": 5.0, "tolerance_s": 0.5, "outcome": "off_time",
            "detected_s": 6.0, "error_s": 1.0, "gates": {"level": "pass"}, "rejected_by": None,
-           "evidence": {"level": {"ratio_db": 12.5}}, "detector": "mix", "p_chance": 0.1, "floor_s": None}
+           "gate_stats": {"level": {"ratio_db": 12.5}}, "detector": "mix", "p_chance": 0.1, "floor_s": None}
     ev = timingbench.EventResult.from_dict(row)
-    assert ev.extra["evidence"]["level"]["ratio_db"] == 12.5
+    assert ev.extra["gate_stats"]["level"]["ratio_db"] == 12.5
     assert dumps_row(ev.to_dict()) == dumps_row(row)
     clip = {"clip": "a.wav", "prompt_id": "a", "sample": 0, "duration_s": 6.0, "duration_ok": True,
             "tempo": None, "timbre_match": [{"event_id": "a/e1", "match": None}], "error": None}

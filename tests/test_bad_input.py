@@ -20,7 +20,7 @@ SR = 44100
 
 
 def _opts(tmp: Path) -> ScoreOptions:
-    return ScoreOptions(separation="dsp", semantic_backend="none", chance=False, cache_dir=str(tmp / "cache"))
+    return ScoreOptions(separation="dsp", family_evidence="none", chance=False, cache_dir=str(tmp / "cache"))
 
 
 def _prompt(pid: str, time_s: float = 6.0) -> dict:

@@ -17,7 +17,7 @@ from timingbench.config import load_config
 from timingbench.features import bank_build_count
 from timingbench.runner import ScoreOptions
 
-OPTS = ScoreOptions(separation="dsp", semantic_backend="none", chance=False)
+OPTS = ScoreOptions(separation="dsp", family_evidence="none", chance=False)
 
 
 @pytest.fixture(scope="module")

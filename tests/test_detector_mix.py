@@ -71,7 +71,7 @@ def test_cut_is_placed_within_a_frame(tmp_path: Path, config: Config,
     bank = _bank(tmp_path, y, config, name="cut")
     got = _passing(run_detector(bank, _ctx("music_end", 17.0), config))
     assert len(got) == 1
-    assert got[0].evidence["edge"] == "cut"
+    assert got[0].stats["edge"] == "cut"
     np.testing.assert_allclose(got[0].time_s, t_cut, atol=0.012)
 
 
@@ -103,7 +103,7 @@ def test_fade_point_is_23_db_down(tmp_path: Path, config: Config, rng: np.random
     bank = _bank(tmp_path, y * g, config, name="fade")
     point = f0 + length * float(config.params.mix.fade_point_below_loud_db) / depth
     got = _passing(run_detector(bank, _ctx("music_end", point), config))
-    assert got and {c.evidence["edge"] for c in got} == {"fade"}
+    assert got and {c.stats["edge"] for c in got} == {"fade"}
     # the decaying bursts of the tail may cross the silence line twice: both read one fade
     np.testing.assert_allclose([c.time_s for c in got], point, atol=0.15)
 
@@ -120,7 +120,7 @@ def test_final_hit_that_rings_out_is_the_edge(tmp_path: Path, config: Config,
     y[n0 : n0 + tt.size] += chord
     bank = _bank(tmp_path, y, config, name="hit")
     got = _passing(run_detector(bank, _ctx("music_end", t_hit), config))
-    assert len(got) == 1 and got[0].evidence["edge"] == "accent"
+    assert len(got) == 1 and got[0].stats["edge"] == "accent"
     np.testing.assert_allclose(got[0].time_s, t_hit, atol=0.03)
 
 

@@ -19,7 +19,6 @@ from timingbench.features import compute_bank
 from timingbench.features.semantic import FamilyEvidence
 from timingbench.features.separation import route_percussion, route_percussion_low
 from timingbench.identity import tagger_family_fall
-from timingbench.params.base import params_of
 from timingbench.params.detectors import PercussionParams
 from timingbench.prompts import parse_prompt
 from timingbench.render import render_recipe
@@ -79,7 +78,7 @@ def test_low_route_rejects_bad_constants(kw: dict) -> None:
 
 
 def _identity(config: Config) -> dict[str, object]:
-    return {"params": params_of(config, PercussionParams), "identity": DetectorParams.of(config).identity}
+    return {"params": config.params.percussion, "identity": DetectorParams.of(config).identity}
 
 
 def _family_fall(ev: FamilyEvidence, family: str, *, t_s: float, params: PercussionParams,
@@ -94,9 +93,9 @@ class _DspBank:
 
 def test_low_route_is_read_only_when_enabled(config: Config) -> None:
     on = config.with_value("percussion.route_low_hz", 40.0)
-    assert percussion_routes(_DspBank(), params_of(on, PercussionParams)) == ("high", "low")
+    assert percussion_routes(_DspBank(), on.params.percussion) == ("high", "low")
     off = config.with_disabled("percussion.route_low_hz")
-    assert percussion_routes(_DspBank(), params_of(off, PercussionParams)) == ("high",)
+    assert percussion_routes(_DspBank(), off.params.percussion) == ("high",)
 
 
 def _evidence(curve: list[float]) -> FamilyEvidence:

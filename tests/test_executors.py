@@ -23,7 +23,7 @@ from timingbench.errors import ParameterError
 from timingbench.executors import FAULT_ENV, LocalExecutor, RayExecutor, RayOptions
 from timingbench.runner import PARTS, ScoreOptions, score_folder
 
-OPTS = ScoreOptions(separation="dsp", semantic_backend="none")
+OPTS = ScoreOptions(separation="dsp", family_evidence="none")
 REPO = Path(timingbench.__file__).resolve().parent.parent
 
 
@@ -55,7 +55,7 @@ def faults(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @pytest.fixture(scope="module")
 def ray_cluster(faults: Path):
     """A local Ray instance on loopback with 2 CPUs, shared by every Ray test here."""
-    ray = pytest.importorskip("ray")
+    import ray
     if ray.is_initialized():
         ray.shutdown()
     path = os.pathsep.join(p for p in (str(REPO), os.environ.get("PYTHONPATH", "")) if p)

@@ -60,7 +60,7 @@ def scored(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     clips, prompts = _clips(root)
     cache = root / "cache"
     score_folder(clips, prompts, root / "results", load_config(),
-                 opts=ScoreOptions(separation="dsp", semantic_backend="none", cache_dir=str(cache), chance=False))
+                 opts=ScoreOptions(separation="dsp", family_evidence="none", cache_dir=str(cache), chance=False))
     return {"root": root, "results": root / "results", "cache": cache, "clips": clips, "prompts": prompts}
 
 

@@ -100,28 +100,28 @@ def test_rms_level_of_known_sine(config: Config) -> None:
 def test_known_events_are_where_they_were_placed(scene_bank: FeatureBank) -> None:
     b = scene_bank
     # music starts at 2 s: the level jumps from the noise floor
-    assert b.rms_db[b.frame_of(1.5)] < b.loudness.loud_level_db - 60
-    assert b.rms_db[b.frame_of(2.5)] > b.loudness.loud_level_db - 10
+    assert b.rms_db[b.grid.frame(1.5)] < b.loudness.loud_level_db - 60
+    assert b.rms_db[b.grid.frame(2.5)] > b.loudness.loud_level_db - 10
     assert b.loudness.floor_db < b.loudness.loud_level_db - 60
     # clicks from 5 s: the percussive onset peaks at the hit (within a frame), not the harmonic one
-    k = b.frame_of(6.0)
+    k = b.grid.frame(6.0)
     win = slice(k - 10, k + 10)
     assert abs(int(np.argmax(b.onset_percussive[win])) + k - 10 - k) <= 1
     assert b.onset_percussive[k - 1:k + 2].max() > 5 * b.onset_harmonic[k - 1:k + 2].max()
     # before the clicks the percussive level is far below the harmonic level
-    j = b.frame_of(4.0)
+    j = b.grid.frame(4.0)
     assert b.percussive_rms_db[j] < b.harmonic_rms_db[j] - 20
     # the 80 Hz bass sits in the "low" band, not in "high"
     assert b.bands_db["low"][j] > b.bands_db["high"][j] + 30
     # the chord change at 8 s is the strongest harmony novelty after the start transient
-    c = b.frame_of(8.0)
-    after = slice(b.frame_of(6.5), b.frame_of(10.5))
+    c = b.grid.frame(8.0)
+    after = slice(b.grid.frame(6.5), b.grid.frame(10.5))
     assert abs(int(np.argmax(b.novelty_harmony[after])) + after.start - c) <= 3
     assert float(np.max(b.novelty)) == pytest.approx(1.0)
 
 
 def test_equals_librosa_composition(config: Config, rng: np.random.Generator) -> None:
-    librosa = pytest.importorskip("librosa")
+    import librosa
     y, _ = scene(rng, dur=4.0)
     y32 = y.astype(np.float32)
     b = compute_bank(make_clip(y32), config, separation="none")

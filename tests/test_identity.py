@@ -147,7 +147,7 @@ def test_candidates_come_from_the_change_head_and_never_from_nothing(config: Con
     ctx = _ctx("instrument_entry", "percussion", 9.0)
     (cand,) = trained_candidates(onset, grid, ctx, _ev(pres, entered), persistence_params=config.params.percussion.persistence,
                                  identity=ident, clip_end_s=N * HOP)
-    assert abs(cand.time_s - 9.0) < 0.02 and cand.rejected_by is None, (cand.gates, cand.evidence)
+    assert abs(cand.time_s - 9.0) < 0.02 and cand.rejected_by is None, (cand.gates, cand.stats)
     none = trained_candidates(onset, grid, ctx, _ev(pres, np.full(N, 0.1)),
                               persistence_params=config.params.percussion.persistence, identity=ident,
                               clip_end_s=N * HOP)

@@ -9,6 +9,7 @@ from hypothesis import strategies as st
 
 from timingbench.errors import ParameterError
 from timingbench.features import kernels as k
+from timingbench.features import kernels_reference as kr
 
 
 @pytest.mark.parametrize("shape", [(3, 1), (4, 7), (5, 200), (2, 31)])
@@ -17,7 +18,7 @@ from timingbench.features import kernels as k
 def test_running_median_equals_reference(rng: np.random.Generator, shape: tuple[int, int], size: int, axis: int) -> None:
     x = rng.standard_normal(shape).astype(np.float32)
     got = k.running_median(x, size=size, axis=axis)
-    ref = k.running_median_reference(x, size=size, axis=axis)
+    ref = kr.running_median_reference(x, size=size, axis=axis)
     assert got.dtype == np.float32
     np.testing.assert_array_equal(got, ref)
 
@@ -28,12 +29,12 @@ def test_running_median_equals_scipy_median_filter(rng: np.random.Generator, siz
     for axis in (0, 1):
         if x.shape[axis] >= size // 2:
             np.testing.assert_array_equal(k.running_median(x, size=size, axis=axis),
-                                          k.running_median_scipy(x, size=size, axis=axis))
+                                          kr.running_median_scipy(x, size=size, axis=axis))
 
 
 def test_running_median_with_ties_and_1d(rng: np.random.Generator) -> None:
     x = rng.integers(0, 4, size=300).astype(np.float64)  # many equal values
-    np.testing.assert_array_equal(k.running_median(x, size=7), k.running_median_reference(x, size=7))
+    np.testing.assert_array_equal(k.running_median(x, size=7), kr.running_median_reference(x, size=7))
 
 
 @pytest.mark.parametrize("shape", [(64, 50), (65, 50), (200, 129), (1025, 40)])
@@ -43,14 +44,14 @@ def test_running_median_across_lane_blocks(rng: np.random.Generator, shape: tupl
     x = rng.integers(0, 6, size=shape).astype(np.float32) * np.float32(0.25)
     x[:, ::7] = 0.0
     np.testing.assert_array_equal(k.running_median(x, size=31, axis=axis),
-                                  k.running_median_reference(x, size=31, axis=axis))
+                                  kr.running_median_reference(x, size=31, axis=axis))
 
 
 def test_running_median_float64_line_shorter_than_window(rng: np.random.Generator) -> None:
     x = rng.standard_normal((3, 9))
     got = k.running_median(x, size=31, axis=1)
     assert got.dtype == np.float64
-    np.testing.assert_array_equal(got, k.running_median_reference(x, size=31, axis=1))
+    np.testing.assert_array_equal(got, kr.running_median_reference(x, size=31, axis=1))
 
 
 @pytest.mark.parametrize("size", [0, 2, 4, -1])
@@ -68,7 +69,7 @@ def test_hpss_power_equals_librosa(rng: np.random.Generator) -> None:
     mag = np.abs(rng.standard_normal((120, 90))).astype(np.float32)
     mag[:, 40:45] = 0.0  # columns where both medians vanish
     h, p = k.hpss_power(mag, kernel_frames=31, kernel_bins=31, power=2.0)
-    hr, pr = k.hpss_power_reference(mag, kernel_frames=31, kernel_bins=31, power=2.0)
+    hr, pr = kr.hpss_power_reference(mag, kernel_frames=31, kernel_bins=31, power=2.0)
     np.testing.assert_allclose(h, hr, rtol=1e-5, atol=1e-7)
     np.testing.assert_allclose(p, pr, rtol=1e-5, atol=1e-7)
 
@@ -104,8 +105,8 @@ def test_weighted_row_sums_equals_matmul(rng: np.random.Generator, dtype: type, 
     w[:, 40:90] = 0.0  # skipped rows
     got = k.weighted_row_sums(x, weights=w)
     assert x.dtype == dtype and got.dtype == np.float64 and got.shape == (n_out, 77)
-    np.testing.assert_allclose(got, k.weighted_row_sums_reference(x, weights=w), rtol=1e-12, atol=1e-12)
-    np.testing.assert_allclose(k.weighted_row_sums(x, weights=w[0]), k.weighted_row_sums_reference(x, weights=w[0]),
+    np.testing.assert_allclose(got, kr.weighted_row_sums_reference(x, weights=w), rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(k.weighted_row_sums(x, weights=w[0]), kr.weighted_row_sums_reference(x, weights=w[0]),
                                rtol=1e-12, atol=1e-12)
 
 
@@ -119,7 +120,7 @@ def test_checkerboard_novelty_equals_full_ssm(rng: np.random.Generator, half: in
     x = rng.standard_normal((12, 150))
     x[:, 60:70] = 0.0  # silent frames have zero similarity
     got = k.checkerboard_novelty(x, half_frames=half, sigma_frac=0.5)
-    ref = k.checkerboard_novelty_reference(x, half_frames=half, sigma_frac=0.5)
+    ref = kr.checkerboard_novelty_reference(x, half_frames=half, sigma_frac=0.5)
     np.testing.assert_allclose(got, ref, rtol=1e-9, atol=1e-9)
 
 
@@ -146,7 +147,7 @@ def test_rectified_onset_density_equals_convolution(rng: np.random.Generator, wi
     x = np.abs(rng.standard_normal(400)) * 2.0
     np.testing.assert_allclose(
         k.rectified_onset_density(x, window_frames=window, floor=floor),
-        k.rectified_onset_density_reference(x, window_frames=window, floor=floor),
+        kr.rectified_onset_density_reference(x, window_frames=window, floor=floor),
         atol=1e-12,
     )
 
@@ -185,7 +186,7 @@ def test_hysteresis_rejects_inverted_thresholds() -> None:
 def test_hysteresis_matches_reference(values: list[float], high: float, gap: float) -> None:
     x = np.array(values, dtype=float)
     np.testing.assert_array_equal(k.hysteresis(x, high=high, low=high - gap),
-                                  k.hysteresis_reference(x, high=high, low=high - gap))
+                                  kr.hysteresis_reference(x, high=high, low=high - gap))
 
 
 @settings(max_examples=200, deadline=None)
@@ -193,7 +194,7 @@ def test_hysteresis_matches_reference(values: list[float], high: float, gap: flo
 def test_run_lengths_matches_reference(values: list[bool]) -> None:
     m = np.array(values, dtype=bool)
     got = k.run_lengths(m)
-    ref = k.run_lengths_reference(m)
+    ref = kr.run_lengths_reference(m)
     for a, b in zip(got, ref, strict=True):
         np.testing.assert_array_equal(a, b)
     assert int(got[1].sum()) == m.size

@@ -44,7 +44,7 @@ def corpus(tmp_path_factory) -> Path:
 
 def _run(corpus: Path, out: Path, jobs: int = 1, **kw) -> runner.RunResult:
     return score_folder(corpus / "clips", corpus / "prompts.jsonl", out, _cfg(),
-                        opts=ScoreOptions(separation="dsp", semantic_backend="none", **kw), jobs=jobs)
+                        opts=ScoreOptions(separation="dsp", family_evidence="none", **kw), jobs=jobs)
 
 
 def _cfg():
@@ -68,13 +68,13 @@ def test_outputs_follow_spec(corpus, tmp_path):
         assert e["rejected_by"] is None or e["gates"][e["rejected_by"]] == "fail"
         assert 0.0 <= e["p_chance"] <= 1.0
         # evidence: the statistics of the gates the verdict rests on, keyed by gate name
-        assert set(e["evidence"]) <= set(e["gates"]) - {"detection"}
+        assert set(e["gate_stats"]) <= set(e["gates"]) - {"detection"}
         if e["rejected_by"] not in (None, "detection"):
-            assert e["rejected_by"] in e["evidence"]
-        for stats in e["evidence"].values():
+            assert e["rejected_by"] in e["gate_stats"]
+        for stats in e["gate_stats"].values():
             for v in stats.values():
                 assert v is None or isinstance(v, (str, bool)) or v == round(v, 4)
-    assert summary["results_format"] == 2
+    assert summary["results_format"] == 3
     assert summary["unmatched"] == ["stray.wav"]
     assert summary["missing"] == ["never-made"]
     assert [x["clip"] for x in summary["errors"]] == ["broken__1.wav"]
@@ -138,7 +138,7 @@ def test_changed_config_is_rescored(corpus, tmp_path, monkeypatch):
     monkeypatch.setattr(runner, "score_clip", lambda ref, *a, **k: calls.append(ref.clip) or real(ref, *a, **k))
     cfg = _cfg().with_value("search.default_tolerance_s", 0.4)
     score_folder(corpus / "clips", corpus / "prompts.jsonl", out, cfg,
-                 opts=ScoreOptions(separation="dsp", semantic_backend="none"))
+                 opts=ScoreOptions(separation="dsp", family_evidence="none"))
     assert len(calls) == 5
 
 
@@ -159,7 +159,7 @@ def test_gain_copies_give_identical_verdicts(corpus, tmp_path):
     for k, g in enumerate((0.0, -12.0, -20.0), start=1):
         sf.write(clips / f"{prompt_id}__{k}.wav", x * np.float32(10 ** (g / 20)), sr, subtype="FLOAT")
     res = score_folder(clips, corpus / "prompts.jsonl", tmp_path / "r", _cfg(),
-                       opts=ScoreOptions(separation="dsp", semantic_backend="none", chance=False))
+                       opts=ScoreOptions(separation="dsp", family_evidence="none", chance=False))
     outcomes = {e["outcome"] for e in res.events}
     detected = [e["detected_s"] for e in res.events]
     assert len(outcomes) == 1
@@ -178,7 +178,7 @@ def _summary_of(tmp_path, events, *, chance=True):
     clips = [{"clip": "a.wav", "duration_ok": True, "error": None, "tempo": None}]
     prompts = tmp_path / "p.jsonl"
     prompts.write_text("{}\n")
-    opts = SimpleNamespace(separation="dsp", semantic_backend="none", chance=chance, disabled_gates=())
+    opts = SimpleNamespace(separation="dsp", family_evidence="none", chance=chance, disabled_gates=())
     return build_summary(events, clips, config=load_config(None), opts=opts, unmatched=[], missing=[],
                          prompt_errors=[], parts=[], prompts_path=str(prompts))
 

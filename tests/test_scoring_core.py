@@ -7,15 +7,14 @@ import pytest
 
 from timingbench.curves import Grid, accent, falling_crossings, rising_crossings
 from timingbench.gates import absence_before, level_change, persistence
-from timingbench.params.base import params_of
-from timingbench.params.detectors import ChanceParams, SearchParams, StemParams
+from timingbench.params.detectors import StemParams
 from timingbench.prompts import parse_prompt
 from timingbench.scoring import chance_times, decide, search_window
 from timingbench.verdicts import Candidate
 
 
 def _stem(config) -> StemParams:
-    return params_of(config, StemParams)
+    return config.params.stem
 
 
 def _prompt(times):
@@ -44,7 +43,7 @@ def _prompt(times):
 )
 def test_search_window(config, times, index, expected):
     p = _prompt(times)
-    assert search_window(p.events, index, params=params_of(config, SearchParams), analysed_s=30.0) == pytest.approx(expected)
+    assert search_window(p.events, index, params=config.params.search, analysed_s=30.0) == pytest.approx(expected)
 
 
 def test_decide_prefers_nearest_passing_candidate():
@@ -73,7 +72,7 @@ def test_tolerance_edges_are_inclusive(t, outcome):
 
 
 def test_chance_times_are_seeded_and_avoid_the_instruction(config):
-    chance = params_of(config, ChanceParams)
+    chance = config.params.chance
     a = chance_times(clip="x.wav", event_id="e", instructed_s=6.0, lo_s=0.0, hi_s=30.0, params=chance)
     b = chance_times(clip="x.wav", event_id="e", instructed_s=6.0, lo_s=0.0, hi_s=30.0, params=chance)
     c = chance_times(clip="y.wav", event_id="e", instructed_s=6.0, lo_s=0.0, hi_s=30.0, params=chance)

@@ -105,7 +105,7 @@ def test_dsp_stems_route_drums_and_bass(config: Config, rng: np.random.Generator
     assert b.stems_available() == ("drums", "bass", "other")
     drums, bass = b.stem("drums"), b.stem("bass")
     assert drums.backend == "dsp" and drums.model == "hpss"
-    before, after = b.frame_of(2.0), b.frame_of(4.0)
+    before, after = b.grid.frame(2.0), b.grid.frame(4.0)
     # drums are absent before 3 s and present after, relative to their own loud level
     assert drums.envelope_db[before] < drums.loud_level_db - 20
     assert drums.envelope_db[after] > drums.loud_level_db - 10

@@ -426,7 +426,6 @@ def test_drum_pattern_grid_within_paper_bound(config: Config) -> None:
 
 @pytest.mark.slow
 def test_tempo_check_with_renderer(tmp_path: Path) -> None:
-    pytest.importorskip("timingbench.render.pipeline")
     main(["tempo-check", "--source", "render", "--out", str(tmp_path), "--tempi", "50,143.7,174",
           "--kinds", "click,drums"])
     summary = json.loads((tmp_path / "tempo-check.json").read_text())["summary"]
@@ -461,7 +460,7 @@ def test_summary_reports_steady_only_accuracy_beside_the_headline(tmp_path: Path
              clip("d.wav", None, False)]
     prompts = tmp_path / "p.jsonl"
     prompts.write_text("{}\n")
-    opts = SimpleNamespace(separation="dsp", semantic_backend="none", chance=False, disabled_gates=())
+    opts = SimpleNamespace(separation="dsp", family_evidence="none", chance=False, disabled_gates=())
     summary = build_summary([], clips, config=config, opts=opts, unmatched=[], missing=[],
                             prompt_errors=[], parts=[], prompts_path=str(prompts))
     tempo = summary["tempo"]

@@ -15,13 +15,9 @@ The names are imported on first use, so ``import timingbench`` stays fast.
 from __future__ import annotations
 
 from importlib import import_module
-from importlib.metadata import PackageNotFoundError, version
 from typing import TYPE_CHECKING, Any
 
-try:
-    __version__ = version("timingbench")
-except PackageNotFoundError:  # running from a source tree without installation
-    __version__ = "0.0.0+unknown"
+from timingbench.version import __version__
 
 #: Public name -> the module that defines it.
 _LAZY = {

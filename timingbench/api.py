@@ -30,15 +30,16 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, fields
 from pathlib import Path
 from types import MappingProxyType
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 import numpy.typing as npt
 
-from timingbench.audio import Clip, load_clip
+from timingbench.audio import Clip, check_duration, clip_from_frames, head_length
+from timingbench.choices import FAMILY_EVIDENCE_CHOICES, SEPARATIONS
 from timingbench.config import DEFAULT_CONFIG_PATH, Config
 from timingbench.config import load_config as _load_config_file
-from timingbench.errors import ClipError, ParameterError, PromptError, TimingbenchError
+from timingbench.errors import ClipError, ParameterError, PromptError
 from timingbench.packaged import DEFAULT_PROMPTS_PATH
 from timingbench.prompts import (
     ClipRef,
@@ -50,6 +51,9 @@ from timingbench.prompts import (
 )
 from timingbench.prompts import load_prompts as _load_prompts_file
 from timingbench.verdicts import Outcome
+
+if TYPE_CHECKING:  # the runner is imported on first use, so that ``import timingbench.api`` stays fast
+    from timingbench.runner import ScoreOptions
 
 __all__ = [
     "ClipResult",
@@ -63,8 +67,6 @@ __all__ = [
 ]
 
 
-SEPARATIONS = ("auto", "demucs", "dsp", "none")
-FAMILY_EVIDENCE = ("trained", "musicnn", "clap", "none")
 
 #: Channels a 2-D ``samples`` array may have; more means the axes are probably swapped.
 MAX_CHANNELS = 64
@@ -418,9 +420,10 @@ def _choice(name: str, value: str, allowed: Sequence[str]) -> None:
 def clip_from_array(samples: npt.ArrayLike, sr: int, *, config: Config, name: str = "<memory>") -> Clip:
     """Turn an array into the :class:`~timingbench.audio.Clip` that decoding a file of it gives.
 
-    Mirrors :func:`timingbench.audio.load_clip` step by step (cut to the analysis window
-    plus 0.1 s, mean over channels in float64, soxr VHQ resampling, float32), so that the
-    array read back from a file scores exactly as the file does.
+    Checks the array as :func:`timingbench.audio.load_clip` checks a file, then hands its
+    leading frames (as float32, what decoding gives) to the same
+    :func:`timingbench.audio.clip_from_frames`, so that the array read back from a file
+    scores exactly as the file does.
 
     Parameters
     ----------
@@ -447,9 +450,8 @@ def clip_from_array(samples: npt.ArrayLike, sr: int, *, config: Config, name: st
         ``samples`` is empty, shorter than ``audio.min_duration_s``, holds NaN or inf, or
         is silent in the analysis window.
     """
-    from timingbench.params.analysis import AudioParams
 
-    ap = cast(AudioParams, config.params.audio)
+    ap = config.params.audio
     if isinstance(sr, bool) or not isinstance(sr, numbers.Integral | float) or isinstance(sr, float) and (
             not math.isfinite(sr) or sr != int(sr)):
         raise ParameterError(f"sr: expected a whole number of Hz, got {sr!r}")
@@ -476,60 +478,31 @@ def clip_from_array(samples: npt.ArrayLike, sr: int, *, config: Config, name: st
         raise ParameterError(f"samples: shape {arr.shape} looks like (channels, n); pass samples.T "
                              "(the layout is (n, channels), as soundfile.read returns)")
     n_frames, channels = arr.shape
-    duration_s = n_frames / float(rate)
-    if duration_s < ap.min_duration_s:
-        raise ClipError(f"samples: too short to analyse ({n_frames} samples at {rate} Hz = "
-                        f"{duration_s * 1000:.2f} ms; audio.min_duration_s is {ap.min_duration_s * 1000:g} ms)")
+    check_duration(n_frames, rate, ap, label="samples")
     finite = np.isfinite(arr)
     if not finite.all():
         bad = int(np.count_nonzero(~finite))
         first = int(np.argmin(finite.all(axis=1)))
         raise ClipError(f"samples: {bad} non-finite values (NaN or inf), the first at frame {first} "
                         f"({first / rate:.3f} s)")
-    import soxr
-
-    keep = int(np.ceil((ap.analysis_window_s + 0.1) * rate))
-    head = np.asarray(arr[:keep], dtype=np.float32)  # decoding gives float32 frames
-    mono = head.mean(axis=1, dtype=np.float64)
-    if rate != ap.sample_rate_hz:
-        mono = soxr.resample(mono, rate, ap.sample_rate_hz, quality="VHQ")
-    n_keep = min(len(mono), int(round(ap.analysis_window_s * ap.sample_rate_hz)))
-    mono32 = np.ascontiguousarray(mono[:n_keep], dtype=np.float32)
-    peak = float(np.max(np.abs(mono32))) if mono32.size else 0.0
-    if peak <= 10 ** (ap.silent_peak_dbfs / 20.0):
-        raise ClipError(f"samples: silent audio (peak below {ap.silent_peak_dbfs:.0f} dBFS in the analysis window)")
+    head = np.asarray(arr[:head_length(rate, ap)], dtype=np.float32)
     digest = hashlib.sha256(np.ascontiguousarray(head).tobytes())
     digest.update(f"{rate}:{channels}:{n_frames}".encode())
-    return Clip(path=Path(name), samples=mono32, sr=ap.sample_rate_hz, duration_s=duration_s,
-                source_sr=rate, source_channels=channels, content_hash=digest.hexdigest()[:16])
+    return clip_from_frames(head, rate, n_frames=n_frames, path=Path(name), content_hash=digest.hexdigest()[:16],
+                            audio=ap, label="samples")
 
 
-@dataclass(frozen=True)
-class _Run:
-    """What one scoring call asked for (picklable: it travels to worker processes)."""
+def _options(separation: str, family_evidence: str, chance: bool, demucs_repo: str | Path | None,
+             clap_dir: str | Path | None, cache_dir: str | Path | None, *, use_cache: bool) -> ScoreOptions:
+    """The runner's options of one API call (checks the choices)."""
+    from timingbench.runner import ScoreOptions
 
-    config: Config
-    separation: str
-    family_evidence: str
-    demucs_repo: str | None
-    clap_dir: str | None
-    chance: bool
-    cache_dir: str | None
-
-    def options(self) -> Any:
-        from timingbench.runner import ScoreOptions
-
-        return ScoreOptions(separation=self.separation, demucs_repo=self.demucs_repo,
-                            cache_dir=self.cache_dir, semantic_backend=self.family_evidence,
-                            clap_dir=self.clap_dir, chance=self.chance)
-
-
-def _score_part(clip: Clip, ref: ClipRef, prompt: Prompt, run: _Run) -> dict[str, Any]:
-    """The part :func:`timingbench.runner.score_clip` makes, from a decoded clip (the bank is
-    computed in memory unless a cache folder was asked for)."""
-    from timingbench.runner import score_decoded
-
-    return score_decoded(clip, ref, prompt, run.config, run.options(), use_cache=run.cache_dir is not None)
+    _choice("separation", separation, SEPARATIONS)
+    _choice("family_evidence", family_evidence, FAMILY_EVIDENCE_CHOICES)
+    return ScoreOptions(separation=separation, family_evidence=family_evidence, chance=bool(chance),
+                        demucs_repo=None if demucs_repo is None else str(demucs_repo),
+                        clap_dir=None if clap_dir is None else str(clap_dir),
+                        cache_dir=None if cache_dir is None else str(cache_dir), use_cache=use_cache)
 
 
 def _json_form(obj: Any) -> Any:
@@ -545,7 +518,7 @@ def _result(part: Mapping[str, Any], config: Config) -> ClipResult:
     clip_row = _json_form(part["clip"])
     events = [_json_form(e) for e in part["events"]]
     return ClipResult.from_dict(clip_row, events, notes=part.get("notes", ()),
-                                exempt=(part.get("evidence") or {}).get("exempt") or {},
+                                exempt=(part.get("family_evidence") or {}).get("exempt") or {},
                                 config_version=config.version, config_hash=config.content_hash)
 
 
@@ -610,8 +583,8 @@ def score_audio(
     >>> res.events[0].outcome, res.events[0].error_s  # doctest: +SKIP
     ('on_time', 0.012)
     """
-    _choice("separation", separation, SEPARATIONS)
-    _choice("family_evidence", family_evidence, FAMILY_EVIDENCE)
+    opts = _options(separation, family_evidence, chance, demucs_repo, clap_dir, cache_dir,
+                    use_cache=cache_dir is not None)
     cfg = _config(config)
     p = _prompt(prompt)
     name = clip if clip is not None else p.id
@@ -620,30 +593,14 @@ def score_audio(
     k = parse_clip_name(name)[1] if sample is None else sample
     if isinstance(k, bool) or not isinstance(k, int) or k < 0:
         raise ParameterError(f"sample: expected a whole number >= 0, got {sample!r}")
+    from timingbench.runner import score_decoded
+
     decoded = clip_from_array(samples, sr, config=cfg, name=name)
-    run = _Run(cfg, separation, family_evidence, None if demucs_repo is None else str(demucs_repo),
-               None if clap_dir is None else str(clap_dir), bool(chance),
-               None if cache_dir is None else str(cache_dir))
     ref = ClipRef(name, Path(name), p.id, k)
-    return _result(_score_part(decoded, ref, p, run), cfg)
+    return _result(score_decoded(decoded, ref, p, cfg, opts), cfg)
 
 
 # ----------------------------------------------------------------------------- folders
-
-
-def _folder_work(item: tuple[ClipRef, Prompt, _Run]) -> dict[str, Any]:
-    """Decode and score one file of a folder (a worker's task); never raises for a bad clip."""
-    from timingbench.runner import error_part
-
-    ref, prompt, run = item
-    try:
-        part = _score_part(load_clip(ref.path, run.config), ref, prompt, run)
-    except TimingbenchError as exc:
-        msg = str(exc)
-        if str(ref.path) not in msg:
-            msg = f"{ref.path}: {msg}"
-        part = error_part(ref, prompt, run.config, run.options(), msg)
-    return part
 
 
 def score_folder(
@@ -687,23 +644,20 @@ def score_folder(
     PromptError
         The prompt file cannot be read or ``clips_dir`` is not a folder.
     """
-    from timingbench.summary import build_summary
-
-    _choice("separation", separation, SEPARATIONS)
-    _choice("family_evidence", family_evidence, FAMILY_EVIDENCE)
+    opts = _options(separation, family_evidence, chance, demucs_repo, clap_dir, cache_dir,
+                    use_cache=out is not None or cache_dir is not None)
     if isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1:
         raise ParameterError(f"jobs: expected a whole number >= 1, got {jobs!r}")
+    from timingbench.executors import LocalExecutor
+    from timingbench.runner import assemble, score_refs
+    from timingbench.runner import score_folder as run_folder
+
     cfg = _config(config)
-    run = _Run(cfg, separation, family_evidence, None if demucs_repo is None else str(demucs_repo),
-               None if clap_dir is None else str(clap_dir), bool(chance),
-               None if cache_dir is None else str(cache_dir))
     if out is not None:
         if isinstance(prompts, PromptSet):
             raise ParameterError("prompts: with out=, pass the prompt file's path (summary.json records it)")
-        from timingbench.runner import score_folder as run_folder
-
         res = run_folder(clips_dir, DEFAULT_PROMPTS_PATH if prompts is None else prompts, out, cfg,
-                         opts=run.options(), jobs=jobs, progress=progress)
+                         opts=opts, jobs=jobs, progress=progress)
         by_clip: dict[str, list[dict[str, Any]]] = {}
         for e in res.events:
             by_clip.setdefault(e["clip"], []).append(e)
@@ -712,31 +666,15 @@ def score_folder(
                       for c in res.clips)
         return FolderResult(clips, MappingProxyType(res.summary), res.out_dir)
 
-    from timingbench.executors import LocalExecutor, TaskFailure
-    from timingbench.runner import error_part
-
     ps = prompts if isinstance(prompts, PromptSet) else load_prompts(prompts)
     match = match_clips(clips_dir, ps.prompts)
-    work = [(ref, ps.prompts[ref.prompt_id], run) for ref in match.clips]
-    parts: list[dict[str, Any] | None] = [None] * len(work)
+    items = [(ref, ps.prompts[ref.prompt_id]) for ref in match.clips]
+    parts: list[dict[str, Any]] = [{}] * len(items)
     if progress:
-        progress(0, len(work), "")
-    done = 0
-    for i, part in LocalExecutor(jobs).imap(_folder_work, work, label=lambda w: w[0].clip):
-        ref = work[i][0]
-        if isinstance(part, TaskFailure):
-            part = error_part(ref, work[i][1], cfg, run.options(),
-                              f"{ref.path}: failed on {part.attempts} attempts ({part.error})")
+        progress(0, len(items), "")
+    for done, (i, part, _) in enumerate(score_refs(items, cfg, opts, LocalExecutor(jobs)), start=1):
         parts[i] = part
-        done += 1
         if progress:
-            progress(done, len(work), ref.clip)
-    ordered = [p for p in parts if p is not None]
-    events = [row for p in ordered for row in p["events"]]
-    clip_rows = [p["clip"] for p in ordered]
-    summary = build_summary(
-        events, clip_rows, config=cfg, opts=run.options(), unmatched=match.unmatched,
-        missing=match.missing, prompt_errors=[str(e) for e in ps.errors], parts=ordered,
-        prompts_path=ps.source, clips_dir=str(clips_dir),
-    )
-    return FolderResult(tuple(_result(p, cfg) for p in ordered), MappingProxyType(_json_form(summary)), None)
+            progress(done, len(items), items[i][0].clip)
+    _, _, summary = assemble(parts, match, ps, cfg, opts, prompts_path=ps.source, clips_dir=str(clips_dir))
+    return FolderResult(tuple(_result(p, cfg) for p in parts), MappingProxyType(_json_form(summary)), None)

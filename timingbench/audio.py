@@ -24,6 +24,8 @@ from timingbench.errors import ClipError
 from timingbench.params.analysis import AudioParams
 
 AUDIO_EXTENSIONS = (".wav", ".flac", ".ogg", ".mp3", ".m4a", ".aac", ".opus", ".aiff", ".aif")
+#: Seconds decoded past the analysis window, so that the resampler's edge falls outside it.
+RESAMPLE_MARGIN_S = 0.1
 
 
 @dataclass(frozen=True)
@@ -183,9 +185,8 @@ def _decode_ffmpeg(path: Path, keep_s: float) -> _Head:
 
 
 def _audio_params(config: Config) -> AudioParams:
-    from timingbench.params.base import params_of
 
-    return params_of(config, AudioParams)
+    return config.params.audio
 
 
 def load_clip(path: str | Path, config: Config) -> Clip:
@@ -221,47 +222,83 @@ def load_clip(path: str | Path, config: Config) -> Clip:
     if p.stat().st_size == 0:
         raise ClipError(f"{p}: empty file (0 bytes)")
     ap = _audio_params(config)
-    target_sr = ap.sample_rate_hz
-    window_s = ap.analysis_window_s
-    # cut before resampling (plus a margin for the resampler's edge) to bound the cost
-    keep_s = window_s + 0.1
     try:
-        head = _decode_soundfile(p, keep_s)
+        head = _decode_soundfile(p, ap.analysis_window_s + RESAMPLE_MARGIN_S)
     except (sf.LibsndfileError, RuntimeError, TypeError):
-        head = _decode_ffmpeg(p, keep_s)
-    sr, channels, n_frames = head.sr, head.channels, head.n_frames
+        head = _decode_ffmpeg(p, ap.analysis_window_s + RESAMPLE_MARGIN_S)
+    sr, n_frames = head.sr, head.n_frames
     min_sr = ap.min_sample_rate_hz
     if sr < min_sr:
         raise ClipError(f"{p}: sample rate {sr} Hz is below audio.min_sample_rate_hz ({min_sr} Hz)")
     if n_frames == 0 or len(head.data) == 0:
         raise ClipError(f"{p}: zero-length audio (no samples)")
-    duration_s = n_frames / float(sr)
-    min_s = ap.min_duration_s
-    if duration_s < min_s:
-        raise ClipError(f"{p}: too short to analyse ({n_frames} samples at {sr} Hz = {duration_s * 1000:.2f} ms; "
-                        f"audio.min_duration_s is {min_s * 1000:g} ms)")
+    check_duration(n_frames, sr, ap, label=str(p))
     data = head.data
     if not np.all(np.isfinite(data)):
         bad = int(np.count_nonzero(~np.isfinite(data)))
         raise ClipError(f"{p}: {bad} non-finite samples (NaN or inf) in the analysis window")
-    mono = data.mean(axis=1, dtype=np.float64)
+    return clip_from_frames(data, sr, n_frames=n_frames, path=p, content_hash=file_hash(p), audio=ap)
+
+
+def head_length(sr: int, audio: AudioParams) -> int:
+    """Frames of a ``sr``-Hz source that :func:`clip_from_frames` needs: the analysis window
+    plus :data:`RESAMPLE_MARGIN_S` for the resampler's edge."""
+    return int(np.ceil((audio.analysis_window_s + RESAMPLE_MARGIN_S) * sr))
+
+
+def check_duration(n_frames: int, sr: int, audio: AudioParams, *, label: str) -> None:
+    """Raise :class:`ClipError` (naming ``label``) when ``n_frames`` at ``sr`` Hz is shorter
+    than ``audio.min_duration_s``."""
+    duration_s = n_frames / float(sr)
+    if duration_s < audio.min_duration_s:
+        raise ClipError(f"{label}: too short to analyse ({n_frames} samples at {sr} Hz = "
+                        f"{duration_s * 1000:.2f} ms; audio.min_duration_s is {audio.min_duration_s * 1000:g} ms)")
+
+
+def clip_from_frames(
+    frames: npt.NDArray[np.float32], sr: int, *, n_frames: int, path: Path, content_hash: str,
+    audio: AudioParams, label: str | None = None,
+) -> Clip:
+    """The :class:`Clip` of decoded frames: mono, resampled, cut to the analysis window.
+
+    The one place a decoded source (a file by :func:`load_clip`, an array by
+    :func:`timingbench.api.score_audio`) becomes the analysis signal.
+
+    Parameters
+    ----------
+    frames : ndarray of float32, shape (n, channels)
+        The source's leading frames (at least :func:`head_length` of them when it has that
+        many), finite, full scale [-1, 1].
+    sr : int
+        Source sample rate, Hz.
+    n_frames : int
+        The source's whole length in frames (``duration_s = n_frames / sr``).
+    path : Path
+        The clip's path (or name); errors name it.
+    content_hash : str
+        Identity of the source's content (the feature cache's key).
+    audio : AudioParams
+        Reads ``sample_rate_hz``, ``analysis_window_s`` and ``silent_peak_dbfs``.
+    label : str, optional
+        What errors name (default: ``path``).
+
+    Raises
+    ------
+    ClipError
+        If the analysis window is silent.
+    """
+    target_sr = audio.sample_rate_hz
+    mono = frames.mean(axis=1, dtype=np.float64)
     if sr != target_sr:
         mono = soxr.resample(mono, sr, target_sr, quality="VHQ")
-    n_keep = min(len(mono), int(round(window_s * target_sr)))
+    n_keep = min(len(mono), int(round(audio.analysis_window_s * target_sr)))
     mono32 = np.ascontiguousarray(mono[:n_keep], dtype=np.float32)
     peak = float(np.max(np.abs(mono32))) if mono32.size else 0.0
-    silent_db = ap.silent_peak_dbfs
+    silent_db = audio.silent_peak_dbfs
     if peak <= 10 ** (silent_db / 20.0):
-        raise ClipError(f"{p}: silent audio (peak below {silent_db:.0f} dBFS in the analysis window)")
-    return Clip(
-        path=p,
-        samples=mono32,
-        sr=target_sr,
-        duration_s=duration_s,
-        source_sr=sr,
-        source_channels=channels,
-        content_hash=file_hash(p),
-    )
+        raise ClipError(f"{label or path}: silent audio (peak below {silent_db:.0f} dBFS in the analysis window)")
+    return Clip(path=path, samples=mono32, sr=target_sr, duration_s=n_frames / float(sr), source_sr=sr,
+                source_channels=frames.shape[1], content_hash=content_hash)
 
 
 def level_normalised(

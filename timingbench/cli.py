@@ -12,8 +12,8 @@ import importlib
 import sys
 from collections.abc import Sequence
 
-from timingbench import __version__
 from timingbench.errors import TimingbenchError
+from timingbench.version import __version__
 
 #: Modules that register subcommands, in the order they appear in ``--help``.
 COMMAND_MODULES = (

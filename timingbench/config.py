@@ -31,7 +31,7 @@ import yaml
 
 from timingbench.errors import ConfigError
 from timingbench.packaged import data_path
-from timingbench.params.base import ParamSet
+from timingbench.params.sets import ParamSet
 
 PROVENANCES = ("convention", "calibrated", "few_shot")
 LOOSENING = ("increase", "decrease")

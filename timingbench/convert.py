@@ -146,6 +146,42 @@ def seconds_to_frame_count(duration_s: float, *, sr: float, hop: int) -> int:
     return max(1, int(round(duration_s * float(sr) / hop)))
 
 
+def frame_span(t0_s: float, t1_s: float, *, sr: float, hop: int, n_frames: int) -> slice:
+    """The frames whose centres lie in ``[t0_s, t1_s)``, clipped to ``[0, n_frames]``.
+
+    Parameters
+    ----------
+    t0_s, t1_s : float
+        Start and end of the span, seconds.
+    sr : float
+        Sample rate in Hz.
+    hop : int
+        Hop length in samples.
+    n_frames : int
+        Frames on the grid.
+
+    Returns
+    -------
+    span : slice
+        ``slice(a, b)`` with ``a <= b`` (empty when the span misses the grid).
+    """
+    a = min(max(int(np.floor(t0_s * sr / hop + 1e-9)), 0), n_frames)
+    b = min(max(int(np.ceil(t1_s * sr / hop - 1e-9)), 0), n_frames)
+    return slice(a, max(a, b))
+
+
+def frame_rate_hz(*, sr: float, hop: int) -> float:
+    """Frames per second of the grid (``sr / hop``)."""
+    _check_grid(sr, hop)
+    return sr / hop
+
+
+def frame_period_s(*, sr: float, hop: int) -> float:
+    """Seconds between two frames of the grid (``hop / sr``)."""
+    _check_grid(sr, hop)
+    return hop / sr
+
+
 def round_time(t: npt.ArrayLike) -> npt.NDArray[np.float64]:
     """Round seconds to :data:`TIME_DECIMALS` decimals before a tolerance comparison."""
     return np.asarray(np.round(np.asarray(t, dtype=np.float64), TIME_DECIMALS), dtype=np.float64)

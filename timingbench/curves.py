@@ -32,7 +32,7 @@ from typing import Any, Literal
 import numpy as np
 import numpy.typing as npt
 
-from timingbench.convert import frames_to_time, time_to_frames
+from timingbench.convert import frame_span, frames_to_time, seconds_to_frame_count, time_to_frames
 
 F64 = npt.NDArray[np.float64]
 PeakEdges = Literal["open", "interior", "neighbours"]
@@ -65,13 +65,11 @@ class Grid:
 
     def frames(self, duration_s: float) -> int:
         """Whole number of frames (at least 1) spanning ``duration_s``."""
-        return max(1, int(round(duration_s * self.sr / self.hop)))
+        return seconds_to_frame_count(duration_s, sr=self.sr, hop=self.hop)
 
     def span(self, t0_s: float, t1_s: float) -> slice:
         """Slice of frames covering ``[t0_s, t1_s)``, clipped to the grid."""
-        a = min(max(int(np.floor(t0_s * self.sr / self.hop + 1e-9)), 0), self.n)
-        b = min(max(int(np.ceil(t1_s * self.sr / self.hop - 1e-9)), 0), self.n)
-        return slice(a, max(a, b))
+        return frame_span(t0_s, t1_s, sr=self.sr, hop=self.hop, n_frames=self.n)
 
     def time(self, frame: int | float) -> float:
         """Seconds of a (possibly fractional) frame index."""

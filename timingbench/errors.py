@@ -34,3 +34,11 @@ class AnnotationError(TimingbenchError, ValueError):
 
 class ModelUnavailableError(TimingbenchError):
     """Model weights (demucs, CLAP, ...) are not present locally and cannot be downloaded."""
+
+
+class MemoKeyError(RuntimeError):
+    """A memoised computation read a constant its key lacks (:mod:`timingbench.memo`).
+
+    A bug in the package, not bad input: deliberately not a :class:`TimingbenchError`, so
+    the runner does not turn it into a clip's error row and carry on.
+    """

@@ -37,9 +37,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
+from timingbench.choices import EXECUTORS
 from timingbench.errors import ParameterError
 
-EXECUTORS = ("local", "ray")
 FAULT_ENV = "TIMINGBENCH_FAULT_DIR"
 
 

@@ -30,9 +30,8 @@ import numpy.typing as npt
 from timingbench.curves import Grid, fraction_true
 from timingbench.identity import IdentityParams, family_fall, family_rise
 from timingbench.params.detectors import AbsenceParams, LevelChangeParams, PersistenceParams
-from timingbench.verdicts import EXEMPT, FAIL, PASS, GateOutcome
+from timingbench.verdicts import EXEMPT, FAIL, PASS, GateVerdict
 
-Verdict = tuple[GateOutcome, dict[str, Any]]
 FloatArray = npt.NDArray[np.floating[Any]]
 
 
@@ -43,7 +42,7 @@ def _level(x: FloatArray, sl: slice, pct: float) -> float | None:
 
 def absence_before(
     env_db: FloatArray, grid: Grid, *, t_s: float, ref_db: float, params: AbsenceParams
-) -> Verdict:
+) -> GateVerdict:
     """Absence before an entrance at two scales.
 
     Parameters
@@ -90,7 +89,7 @@ def absence_levels(
 
 def judge_absence_before(
     levels: tuple[float | None, float | None] | None, *, ref_db: float, params: AbsenceParams
-) -> Verdict:
+) -> GateVerdict:
     """The absence-before verdict on measured levels (:func:`absence_levels`) against the thresholds."""
     ev: dict[str, Any] = {"strict_db": None, "whole_db": None}
     if levels is None:
@@ -110,7 +109,7 @@ def judge_absence_before(
 
 def absence_after(
     env_db: FloatArray, grid: Grid, *, t_s: float, ref_db: float, clip_end_s: float, params: AbsenceParams,
-) -> Verdict:
+) -> GateVerdict:
     """Sustained absence after an exit.
 
     Reads ``absence_guard_s``, ``absence_after_window_s``, ``absence_strict_below_ref_db``
@@ -131,7 +130,7 @@ def absence_after(
 def persistence(
     present: npt.NDArray[np.bool_], grid: Grid, *, t_s: float, clip_end_s: float,
     want_present: bool, params: PersistenceParams,
-) -> Verdict:
+) -> GateVerdict:
     """The new state (present after an entrance, absent after an exit) must hold.
 
     Reads ``persistence_s``, ``persistence_min_fraction`` (None: the gate passes) and
@@ -153,7 +152,7 @@ def persistence(
 
 def level_change(
     env_db: FloatArray, grid: Grid, *, t_s: float, rising: bool, params: LevelChangeParams
-) -> Verdict:
+) -> GateVerdict:
     """The level must rise (entrances) or fall (exits) across the candidate.
 
     Compares the mean level (dB) over ``level_window_s`` after the candidate with the
@@ -171,7 +170,7 @@ def level_change(
     return (PASS if ok else FAIL), {"change_db": round(change, 2)}
 
 
-def semantic_family(evidence: Any, family: str, *, t_s: float, params: IdentityParams) -> Verdict:
+def semantic_family(evidence: Any, family: str, *, t_s: float, params: IdentityParams) -> GateVerdict:
     """The target family's evidence must rise across the candidate (rejection-only).
 
     Parameters
@@ -199,7 +198,7 @@ def semantic_family(evidence: Any, family: str, *, t_s: float, params: IdentityP
     return verdict, dict(detail)
 
 
-def semantic_family_exit(evidence: Any, family: str, *, t_s: float, params: IdentityParams) -> Verdict:
+def semantic_family_exit(evidence: Any, family: str, *, t_s: float, params: IdentityParams) -> GateVerdict:
     """The target family's evidence must show it leaving across the candidate (rejection-only).
 
     ``exempt`` when there is no evidence or the backend does not judge exits

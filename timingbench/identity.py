@@ -63,6 +63,7 @@ from scipy.ndimage import maximum_filter1d
 from timingbench.convert import TIME_DECIMALS
 from timingbench.curves import Grid, accent, local_peaks, strongest_apart, window_means
 from timingbench.errors import ConfigError, ParameterError
+from timingbench.memo import memoised
 from timingbench.prompts import EVENT_FAMILIES
 from timingbench.verdicts import (
     EXEMPT,
@@ -158,10 +159,6 @@ def _check_candidate(family: str, candidate_s: float) -> None:
         raise ParameterError(f"candidate_s must be a finite number of seconds, got {candidate_s!r}")
 
 
-def _memo(evidence: Any, key: tuple[Any, ...], fn: Any) -> Any:
-    memo = getattr(evidence, "memo", None)
-    return fn() if memo is None else memo(key, fn)
-
 
 # --------------------------------------------------------------------------- trained evidence
 
@@ -205,6 +202,11 @@ def summarised(presence: F64, mask: Mask, frames: int, *, align: str = "centre")
     return np.asarray(win.max(axis=1), dtype=np.float64)
 
 
+#: The constants :func:`side_levels` reads (its memo key).
+SIDE_LEVEL_READS = ("context_s", "guard_s", "quiet_percentile", "whole_percentile", "presence_span_s",
+                    "presence_span_s_by_family")
+
+
 @dataclass(frozen=True)
 class SideLevels:
     """What the trained rules read around a candidate (probabilities; None when a side is empty).
@@ -232,7 +234,7 @@ class SideLevels:
 
 def side_levels(evidence: Any, family: str, *, t_s: float, params: EvidenceParams, entry: bool) -> SideLevels:
     """The quiet-side, sounding-side and whole-clip levels of ``family`` around ``t_s`` (:class:`SideLevels`)."""
-    def compute() -> SideLevels:
+    def compute(params: EvidenceParams) -> SideLevels:
         times = np.asarray(evidence.times, dtype=np.float64)
         pres = np.asarray(evidence.curves[family], dtype=np.float64)
         hop = _hop(times)
@@ -249,9 +251,7 @@ def side_levels(evidence: Any, family: str, *, t_s: float, params: EvidenceParam
             whole=float(np.percentile(whole, params.whole_percentile)) if whole.size else None,
             quiet_s=round(float(quiet_m.sum()) * hop, 4), sounding_s=round(float(loud_m.sum()) * hop, 4))
 
-    return _memo(evidence, ("side-levels", family, entry, t_s, params.context_s, params.guard_s,  # type: ignore[no-any-return]
-                            params.quiet_percentile, params.whole_percentile, presence_span_s(family, params)),
-                 compute)
+    return memoised(evidence, "side-levels", params, SIDE_LEVEL_READS, compute, family, entry, t_s)
 
 
 def array_side_levels(presence: F64, times: F64, t_s: float, *, context_s: float, guard_s: float,
@@ -527,7 +527,7 @@ def trained_candidates(onset: npt.ArrayLike, grid: Grid, ctx: EventContext, evid
             t, f = t_step, None
         if not lo_w <= t <= hi_w:
             continue
-        cand = Candidate(t, evidence={"evidence_peak_s": round(t_peak, 4), "presence_step_s": round(t_step, 4),
+        cand = Candidate(t, stats={"evidence_peak_s": round(t_peak, 4), "presence_step_s": round(t_step, 4),
                                       "change": round(float(curve[i]), 4), "snapped": f is not None})
         trained_gates(cand, evidence, ctx, clip_end_s=clip_end_s, persistence_params=persistence_params,
                       identity=identity)

@@ -27,17 +27,16 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from timingbench.config import Config
 from timingbench.errors import ConfigError, ParameterError, PromptError
-from timingbench.params.generation import PromptsParams
 from timingbench.prompts import EVENT_FAMILIES, MIX_KINDS, PROMPT_FAMILIES, parse_prompt
 
 if TYPE_CHECKING:
-    from timingbench.params.detectors import SearchParams, TempoParams
+    pass
 
 # Short kind codes used by the plan below.
 _KIND = {
@@ -225,7 +224,7 @@ def settings_from_config(config: Config) -> GeneratorSettings:
         If ``prompts.instrument_families`` names a family the schema does not target
         (ranges are checked by :meth:`PromptsParams.validate`).
     """
-    p = cast(PromptsParams, config.params.prompts)
+    p = config.params.prompts
     fams = tuple(p.instrument_families)
     bad = [f for f in fams if f not in EVENT_FAMILIES or f == "mix"]
     if bad or not fams:
@@ -241,8 +240,8 @@ def settings_from_config(config: Config) -> GeneratorSettings:
         min_sibling_gap_s=p.min_sibling_gap_s,
         time_grid_s=p.time_grid_s,
         bpm_choices=tuple(int(b) for b in p.bpm_choices),
-        tempo_tolerance_pct=float(cast("TempoParams", config.params.tempo).tolerance_pct),
-        tolerance_s=float(cast("SearchParams", config.params.search).default_tolerance_s),
+        tempo_tolerance_pct=float(config.params.tempo.tolerance_pct),
+        tolerance_s=float(config.params.search.default_tolerance_s),
     )
 
 

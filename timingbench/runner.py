@@ -13,43 +13,37 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from timingbench import __version__
 from timingbench.audio import Clip, file_hash, load_clip
 from timingbench.config import Config, digest
 from timingbench.errors import TimingbenchError
 from timingbench.executors import Executor, LocalExecutor, TaskFailure
 from timingbench.jsonio import atomic_write_text, read_json, write_json, write_jsonl
-from timingbench.params.analysis import AudioParams, EvidenceParams, SemanticParams
-from timingbench.params.base import params_of
-from timingbench.params.detectors import (
-    DurationParams,
-    FloorsParams,
-    PercussionParams,
-    TempoParams,
-)
 from timingbench.prompts import (
     STEM_FAMILIES,
     TONAL_FAMILIES,
+    ClipMatch,
     ClipRef,
     Prompt,
+    PromptSet,
     load_prompts,
     match_clips,
 )
 from timingbench.runlock import RunLock
 from timingbench.scoring import detector_name, event_tolerance, needs_family_evidence, score_event
 from timingbench.summary import RESULTS_FORMAT
+from timingbench.version import __version__
 
 PARTS = ".parts"
 ROUND = 6
-#: Decimals of the numbers in an event's ``evidence`` object (levels in dB, fractions, seconds).
-EVIDENCE_DECIMALS = 4
+#: Decimals of the numbers in an event's ``gate_stats`` object (levels in dB, fractions, seconds).
+GATE_STATS_DECIMALS = 4
 
 
 @dataclass(frozen=True)
@@ -59,10 +53,13 @@ class ScoreOptions:
     separation: str = "auto"
     demucs_repo: str | None = None
     cache_dir: str | None = None
-    semantic_backend: str = "trained"
+    family_evidence: str = "trained"
     clap_dir: str | None = None
     chance: bool = True
     disabled_gates: tuple[str, ...] = ()
+    #: Read and write the feature cache (``cache_dir``, default ``~/.cache/timingbench``);
+    #: False keeps the bank in memory and writes nothing (results are the same).
+    use_cache: bool = True
 
 
 @dataclass
@@ -82,21 +79,17 @@ def _r(x: float | None) -> float | None:
 
 def floor_of(family: str, config: Config) -> float | None:
     """The family's published localization floor in seconds (``floors.<family>_s``; None when unlisted)."""
-    f = params_of(config, FloorsParams)
-    by_family = {"percussion": f.percussion_s, "bass": f.bass_s, "guitar": f.guitar_s, "piano": f.piano_s,
-                 "vocals": f.vocals_s, "strings": f.strings_s, "brass": f.brass_s, "woodwinds": f.woodwinds_s,
-                 "keys": f.keys_s, "plucked": f.plucked_s, "synth": f.synth_s, "mix": f.mix_s}
-    return by_family.get(family)
+    return config.params.floors.of(family)
 
 
-def gate_evidence(gates: dict[str, str], evidence: dict[str, Any]) -> dict[str, Any]:
-    """The ``evidence`` object of an ``events.jsonl`` row: gate name -> the values it measured.
+def gate_stats(gates: dict[str, str], stats: dict[str, Any]) -> dict[str, Any]:
+    """The ``gate_stats`` object of an ``events.jsonl`` row: gate name -> the values it measured.
 
     Every gate that recorded statistics contributes them (numbers rounded to
-    :data:`EVIDENCE_DECIMALS`; a non-finite number is written as null, JSON has no infinity).
+    :data:`GATE_STATS_DECIMALS`; a non-finite number is written as null, JSON has no infinity).
     Gates without statistics (``detection``) are left out.
     """
-    return {g: _json_numbers(evidence[g]) for g in gates if isinstance(evidence.get(g), dict)}
+    return {g: _json_numbers(stats[g]) for g in gates if isinstance(stats.get(g), dict)}
 
 
 def _json_numbers(x: Any) -> Any:
@@ -110,21 +103,21 @@ def _json_numbers(x: Any) -> Any:
         v = float(x)
         if not math.isfinite(v):
             return None
-        return int(x) if isinstance(x, int | np.integer) else round(v, EVIDENCE_DECIMALS)
+        return int(x) if isinstance(x, int | np.integer) else round(v, GATE_STATS_DECIMALS)
     return str(x)
 
 
 def family_evidence_for(bank: Any, prompt: Prompt, config: Config, opts: ScoreOptions) -> tuple[Any, dict[str, Any]]:
     """Family evidence of the clip (None when the prompt needs none or no backend runs)."""
-    low_route = params_of(config, PercussionParams).route_low_hz is not None
-    if opts.semantic_backend == "none" or not needs_family_evidence(prompt, opts.semantic_backend,
+    low_route = config.params.percussion.route_low_hz is not None
+    if opts.family_evidence == "none" or not needs_family_evidence(prompt, opts.family_evidence,
                                                                     percussion_low_route=low_route):
         return None, {"backend": None}
     from timingbench.features.semantic import family_evidence
 
-    ev = family_evidence(bank, sr=bank.sr, semantic=params_of(config, SemanticParams),
-                         trained=params_of(config, EvidenceParams), audio=params_of(config, AudioParams),
-                         backend=opts.semantic_backend, clap_dir=Path(opts.clap_dir) if opts.clap_dir else None)
+    ev = family_evidence(bank, sr=bank.sr, semantic=config.params.semantic,
+                         trained=config.params.evidence, audio=config.params.audio,
+                         backend=opts.family_evidence, clap_dir=Path(opts.clap_dir) if opts.clap_dir else None)
     return ev, {"backend": ev.backend, "exempt": dict(ev.exempt)}
 
 
@@ -156,22 +149,31 @@ def score_bank(
             "gates": verdict.gates, "rejected_by": verdict.rejected_by,
             "detector": detector_name(ev), "p_chance": _r(p_chance),
             "floor_s": floor_of(ev.family, config),
-            "evidence": gate_evidence(verdict.gates, verdict.evidence),
+            "gate_stats": gate_stats(verdict.gates, verdict.stats),
         })
         if ev.kind == "instrument_entry" and (ev.family in TONAL_FAMILIES or (
                 ev.family in STEM_FAMILIES and (evidence_info or {}).get("backend") == "trained")):
             timbre.append(_timbre(family_evidence, ev.id, ev.family,
                                   verdict.detected_s if verdict.detected_s is not None else ev.time_s, config))
-    tol = params_of(config, DurationParams).tolerance_s
-    clip_row = {
-        "clip": ref.clip, "prompt_id": prompt.id, "sample": ref.sample,
-        "duration_s": _r(bank.clip_duration_s),
-        "duration_ok": bool(abs(bank.clip_duration_s - prompt.duration_s) <= tol + 1e-9),
-        "tempo": None, "timbre_match": timbre or None, "error": None,
-        "separation": bank.separation_backend,
-        "family_evidence": (evidence_info or {}).get("backend"),
-    }
-    return rows, clip_row
+    tol = config.params.duration.tolerance_s
+    return rows, clip_row(
+        ref, prompt, duration_s=_r(bank.clip_duration_s),
+        duration_ok=bool(abs(bank.clip_duration_s - prompt.duration_s) <= tol + 1e-9),
+        timbre_match=timbre or None, separation=bank.separation_backend,
+        family_evidence=(evidence_info or {}).get("backend"))
+
+
+def clip_row(ref: ClipRef, prompt: Prompt, *, duration_s: float | None = None, duration_ok: bool | None = None,
+             tempo: dict[str, Any] | None = None, timbre_match: list[dict[str, Any]] | None = None,
+             error: str | None = None, separation: str | None = None,
+             family_evidence: str | None = None) -> dict[str, Any]:
+    """A ``clips.jsonl`` row: every key in the order the runner writes it, scored or not.
+
+    A clip that could not be scored gets the same keys, with ``error`` set and the rest null.
+    """
+    return {"clip": ref.clip, "prompt_id": prompt.id, "sample": ref.sample, "duration_s": duration_s,
+            "duration_ok": duration_ok, "tempo": tempo, "timbre_match": timbre_match, "error": error,
+            "separation": separation, "family_evidence": family_evidence}
 
 
 def _timbre(evidence: Any, event_id: str, family: str, after_s: float, config: Config) -> dict[str, Any]:
@@ -179,8 +181,8 @@ def _timbre(evidence: Any, event_id: str, family: str, after_s: float, config: C
         return {"event_id": event_id, "family": family, "match": None, "reason": "model_unavailable"}
     from timingbench.identity import timbre_match
 
-    res = dict(timbre_match(evidence, family, after_s=after_s, semantic=params_of(config, SemanticParams),
-                            trained=params_of(config, EvidenceParams)))
+    res = dict(timbre_match(evidence, family, after_s=after_s, semantic=config.params.semantic,
+                            trained=config.params.evidence))
     return {"event_id": event_id, "family": family, **res}
 
 
@@ -203,8 +205,7 @@ def score_clip(ref: ClipRef, prompt: Prompt, config: Config, opts: ScoreOptions)
         return error_part(ref, prompt, config, opts, msg)
 
 
-def score_decoded(clip: Clip, ref: ClipRef, prompt: Prompt, config: Config, opts: ScoreOptions, *,
-                  use_cache: bool = True) -> dict[str, Any]:
+def score_decoded(clip: Clip, ref: ClipRef, prompt: Prompt, config: Config, opts: ScoreOptions) -> dict[str, Any]:
     """Analyse and score one decoded clip: the part :func:`score_clip` makes, without its key.
 
     Parameters
@@ -213,14 +214,11 @@ def score_decoded(clip: Clip, ref: ClipRef, prompt: Prompt, config: Config, opts
         The decoded clip (:func:`timingbench.audio.load_clip` or an in-memory array).
     ref, prompt, config, opts
         As for :func:`score_clip`.
-    use_cache : bool
-        Read and write the feature cache (``opts.cache_dir``); when False the bank is
-        computed in memory and nothing is written.
 
     Returns
     -------
     part : dict
-        ``{"events": [...], "clip": {...}, "notes": [...], "evidence": {...}}``.
+        ``{"events": [...], "clip": {...}, "notes": [...], "family_evidence": {...}}``.
 
     Raises
     ------
@@ -229,7 +227,7 @@ def score_decoded(clip: Clip, ref: ClipRef, prompt: Prompt, config: Config, opts
     """
     from timingbench.features import compute_bank, get_bank
 
-    if use_cache:
+    if opts.use_cache:
         bank = get_bank(clip, config, separation=opts.separation, demucs_repo=opts.demucs_repo,
                         cache_dir=opts.cache_dir)
     else:
@@ -243,17 +241,71 @@ def score_decoded(clip: Clip, ref: ClipRef, prompt: Prompt, config: Config, opts
         clip_row["tempo"] = score_tempo(est, target_bpm=prompt.tempo_bpm,
                                         tolerance_pct=(prompt.tempo_tolerance_pct
                                                        if prompt.tempo_tolerance_pct is not None
-                                                       else params_of(config, TempoParams).tolerance_pct),
+                                                       else config.params.tempo.tolerance_pct),
                                         tempo=config.params.tempo)
     notes = [n for n in (bank.separation_note,) if n]
-    return {"events": events, "clip": clip_row, "notes": notes, "evidence": info}
+    return {"events": events, "clip": clip_row, "notes": notes, "family_evidence": info}
 
 
 def error_part(ref: ClipRef, prompt: Prompt, config: Config, opts: ScoreOptions, msg: str) -> dict[str, Any]:
     """The part of a clip that could not be scored: no events, a clip row carrying ``error``."""
-    row = {"clip": ref.clip, "prompt_id": prompt.id, "sample": ref.sample, "duration_s": None,
-           "duration_ok": None, "tempo": None, "timbre_match": None, "error": msg}
-    return {"key": part_key(ref, prompt, config, opts), "events": [], "clip": row, "notes": [], "evidence": {}}
+    return {"key": part_key(ref, prompt, config, opts), "events": [], "clip": clip_row(ref, prompt, error=msg),
+            "notes": [], "family_evidence": {}}
+
+
+def score_refs(
+    items: Sequence[tuple[ClipRef, Prompt]], config: Config, opts: ScoreOptions, executor: Executor,
+) -> Iterator[tuple[int, dict[str, Any], bool]]:
+    """Score clips on an executor, yielding each part as it finishes.
+
+    Yields
+    ------
+    index : int
+        Position of the clip in ``items``.
+    part : dict
+        What :func:`score_clip` returned, or the :func:`error_part` of a clip whose worker
+        died on every attempt.
+    finished : bool
+        False for such a failed clip (its part is not to be kept: a later run tries again).
+    """
+    work = [(ref, prompt, config, opts) for ref, prompt in items]
+    for i, part in executor.imap(_work, work, label=lambda w: w[0].clip):
+        if isinstance(part, TaskFailure):
+            ref, prompt = items[i]
+            yield i, error_part(ref, prompt, config, opts,
+                                f"{ref.path}: failed on {part.attempts} attempts ({part.error})"), False
+        else:
+            yield i, part, True
+
+
+def assemble(
+    parts: Sequence[dict[str, Any]], match: ClipMatch, prompt_set: PromptSet, config: Config, opts: ScoreOptions,
+    *, prompts_path: str, clips_dir: str,
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]], dict[str, Any]]:
+    """The ``events.jsonl`` and ``clips.jsonl`` rows and the ``summary.json`` of a run's parts.
+
+    Parameters
+    ----------
+    parts : sequence of dict
+        One part per clip of ``match.clips``, in that order.
+    match : ClipMatch
+        The folder's clips matched to the prompt set.
+    prompt_set : PromptSet
+    config : Config
+    opts : ScoreOptions
+    prompts_path, clips_dir : str
+        Recorded in the summary.
+    """
+    from timingbench.summary import build_summary
+
+    events = [row for p in parts for row in p["events"]]
+    clips = [p["clip"] for p in parts]
+    summary = build_summary(
+        events, clips, config=config, opts=opts, unmatched=match.unmatched, missing=match.missing,
+        prompt_errors=[str(e) for e in prompt_set.errors], parts=list(parts), prompts_path=prompts_path,
+        clips_dir=clips_dir,
+    )
+    return events, clips, summary
 
 
 def part_key(ref: ClipRef, prompt: Prompt, config: Config, opts: ScoreOptions) -> str:
@@ -262,7 +314,7 @@ def part_key(ref: ClipRef, prompt: Prompt, config: Config, opts: ScoreOptions) -
         "audio": file_hash(ref.path) if ref.path.is_file() else None,
         "prompt": digest(dict(prompt.raw)),
         "config": config.content_hash, "version": __version__, "format": RESULTS_FORMAT,
-        "opts": [opts.separation, opts.semantic_backend, opts.chance, sorted(opts.disabled_gates),
+        "opts": [opts.separation, opts.family_evidence, opts.chance, sorted(opts.disabled_gates),
                  opts.demucs_repo, opts.clap_dir],
     }
     return json.dumps(payload, sort_keys=True)
@@ -350,30 +402,20 @@ def _score_folder_locked(
     total, done = len(match.clips), len(parts)
     if progress:
         progress(done, total, "")
-    work = [(ref, ps.prompts[ref.prompt_id], config, opts) for ref in todo]
-    for i, part in (executor or LocalExecutor(jobs)).imap(_work, work, label=lambda w: w[0].clip):
+    items = [(ref, ps.prompts[ref.prompt_id]) for ref in todo]
+    for i, part, finished in score_refs(items, config, opts, executor or LocalExecutor(jobs)):
         ref = todo[i]
-        if isinstance(part, TaskFailure):
-            part = error_part(ref, ps.prompts[ref.prompt_id], config, opts,
-                              f"{ref.path}: failed on {part.attempts} attempts ({part.error})")
-        else:
+        if finished:
             atomic_write_text(_part_path(out, ref.clip), json.dumps(part))
         parts[ref.clip] = part
         done += 1
         if progress:
             progress(done, total, ref.clip)
     ordered = [parts[r.clip] for r in match.clips]
-    events = [row for p in ordered for row in p["events"]]
-    clips = [p["clip"] for p in ordered]
+    events, clips, summary = assemble(ordered, match, ps, config, opts, prompts_path=str(prompts_path),
+                                      clips_dir=str(clips_dir))
     write_jsonl(out / "events.jsonl", events)
     write_jsonl(out / "clips.jsonl", clips)
-    from timingbench.summary import build_summary
-
-    summary = build_summary(
-        events, clips, config=config, opts=opts, unmatched=match.unmatched, missing=match.missing,
-        prompt_errors=[str(e) for e in ps.errors], parts=ordered, prompts_path=str(prompts_path),
-        clips_dir=str(clips_dir),
-    )
     write_json(out / "summary.json", summary)
     return RunResult(events, clips, summary, out)
 

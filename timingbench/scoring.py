@@ -32,8 +32,6 @@ from timingbench.detectors.percussion import detect_percussion
 from timingbench.detectors.stem import detect_stem
 from timingbench.detectors.tonal import detect_tonal
 from timingbench.gates import IdentityParams
-from timingbench.params.analysis import EvidenceParams, SemanticParams
-from timingbench.params.base import params_of
 from timingbench.params.detectors import (
     ChanceParams,
     EnergyParams,
@@ -46,11 +44,9 @@ from timingbench.params.detectors import (
 from timingbench.prompts import STEM_FAMILIES, TONAL_FAMILIES, Event, Prompt
 from timingbench.verdicts import EXEMPT, FAIL, Candidate, EventContext, EventVerdict
 
-#: Which detector module handles each (kind, family) combination, for the ``detector`` field.
-DETECTOR_NAMES = {
-    "percussion": "percussion",
-    "stem": "stem",
-    "tonal": "tonal",
+#: The detector of each whole-mix event kind (instrument events go by family, see
+#: :func:`detector_for`).
+MIX_DETECTORS = {
     "music_start_after_silence": "mix.start",
     "music_end": "mix.stop",
     "music_pause": "mix.stop",
@@ -58,13 +54,20 @@ DETECTOR_NAMES = {
 }
 
 
+def detector_for(kind: str, family: str) -> str:
+    """The detector that scores an event of ``kind`` and ``family``: ``percussion``, ``stem``,
+    ``tonal``, ``mix.start``, ``mix.stop`` or ``energy`` (the ``detector`` field of a row,
+    and what :func:`run_detector` dispatches on)."""
+    if kind in ("instrument_entry", "instrument_exit"):
+        if family == "percussion":
+            return "percussion"
+        return "stem" if family in STEM_FAMILIES else "tonal"
+    return MIX_DETECTORS[kind]
+
+
 def detector_name(event: Event) -> str:
     """Name of the detector that scores ``event``."""
-    if event.kind in ("instrument_entry", "instrument_exit"):
-        if event.family == "percussion":
-            return "percussion"
-        return "stem" if event.family in STEM_FAMILIES else "tonal"
-    return DETECTOR_NAMES[event.kind]
+    return detector_for(event.kind, event.family)
 
 
 def needs_family_evidence(prompt: Prompt, backend: str = "trained", *, percussion_low_route: bool = False) -> bool:
@@ -135,12 +138,12 @@ class DetectorParams:
 
     @classmethod
     def _build(cls, config: Config) -> DetectorParams:
-        return cls(search=params_of(config, SearchParams), chance=params_of(config, ChanceParams),
-                   percussion=params_of(config, PercussionParams), stem=params_of(config, StemParams),
-                   tonal=params_of(config, TonalParams), mix=params_of(config, MixParams),
-                   energy=params_of(config, EnergyParams),
-                   identity=IdentityParams(semantic=params_of(config, SemanticParams),
-                                           trained=params_of(config, EvidenceParams)))
+        return cls(search=config.params.search, chance=config.params.chance,
+                   percussion=config.params.percussion, stem=config.params.stem,
+                   tonal=config.params.tonal, mix=config.params.mix,
+                   energy=config.params.energy,
+                   identity=IdentityParams(semantic=config.params.semantic,
+                                           trained=config.params.evidence))
 
 
 #: DetectorParams of each live configuration (keyed by its parameter sets, which it outlives with).
@@ -180,19 +183,20 @@ def run_detector(
     ``family_evidence`` is the clip's evidence, computed by the caller (the runner).
     """
     p = config if isinstance(config, DetectorParams) else DetectorParams.of(config)
-    if ctx.kind in ("instrument_entry", "instrument_exit"):
-        if ctx.family == "percussion":
-            use_sem = p.percussion.semantic_with_dsp and (
-                getattr(bank.stem("drums"), "backend", "dsp") != "demucs"
-            )
-            return detect_percussion(bank, ctx, p.percussion, identity=p.identity, family_evidence=family_evidence,
-                                     use_semantic=use_sem)
-        if ctx.family in STEM_FAMILIES:
-            return detect_stem(bank, ctx, p.stem, identity=p.identity, family_evidence=family_evidence)
+    name = detector_for(ctx.kind, ctx.family)
+    if name == "percussion":
+        use_sem = p.percussion.semantic_with_dsp and (
+            getattr(bank.stem("drums"), "backend", "dsp") != "demucs"
+        )
+        return detect_percussion(bank, ctx, p.percussion, identity=p.identity, family_evidence=family_evidence,
+                                 use_semantic=use_sem)
+    if name == "stem":
+        return detect_stem(bank, ctx, p.stem, identity=p.identity, family_evidence=family_evidence)
+    if name == "tonal":
         return detect_tonal(bank, ctx, p.tonal, identity=p.identity, family_evidence=family_evidence)
-    if ctx.kind == "music_start_after_silence":
+    if name == "mix.start":
         return detect_start(bank, ctx, p.mix)
-    if ctx.kind in ("music_end", "music_pause"):
+    if name == "mix.stop":
         return detect_stop(bank, ctx, p.mix)
     return detect_energy(bank, ctx, p.energy, mix=p.mix)
 
@@ -232,17 +236,17 @@ def decide(
             err = float(round_time(t - instructed_s))
             on = abs(err) <= float(round_time(tolerance_s))
             return EventVerdict("on_time" if on else "off_time", t, err,
-                                {"detection": "pass", **gates}, None, c.evidence)
+                                {"detection": "pass", **gates}, None, c.stats)
     c = by_distance[0]
     gates = _effective(c, disabled_gates)
     first = next(k for k, v in gates.items() if v == FAIL)
     return EventVerdict("none", None, None, {"detection": "pass", **gates}, first,
-                        {"nearest_candidate_s": float(round_time(c.time_s)), **c.evidence})
+                        {"nearest_candidate_s": float(round_time(c.time_s)), **c.stats})
 
 
 def event_tolerance(event: Event, config: Config | SearchParams) -> float:
     """The event's tolerance in seconds (the row's, else ``search.default_tolerance_s``)."""
-    search = config if isinstance(config, SearchParams) else params_of(config, SearchParams)
+    search = config if isinstance(config, SearchParams) else config.params.search
     return event.tolerance_s if event.tolerance_s is not None else search.default_tolerance_s
 
 

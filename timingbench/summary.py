@@ -7,15 +7,15 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from timingbench import __version__
 from timingbench.audio import file_hash
 from timingbench.config import Config
-from timingbench.params.base import params_of
-from timingbench.params.detectors import ChanceParams, TempoParams
+from timingbench.version import __version__
 
 #: Version of the results format (SPEC section 3). 2: ``events.jsonl`` rows carry ``evidence``
 #: (gate name -> the statistics that gate thresholded); additive, version 1 readers ignore it.
-RESULTS_FORMAT = 2
+#: 3: that object is named ``gate_stats``, and the row of a clip that could not be scored has
+#: every key of a scored clip's row (``separation`` and ``family_evidence`` null).
+RESULTS_FORMAT = 3
 
 OUTCOMES = ("on_time", "off_time", "none")
 
@@ -53,7 +53,7 @@ def build_summary(
     tempo_rows = [c["tempo"] for c in clips if c.get("tempo")]
     steady_rows = [t for t in tempo_rows if (t.get("beat_stability") or {}).get("steady")]
     ladder: dict[str, float | None] = {}
-    for pct in params_of(config, TempoParams).ladder_pct:
+    for pct in config.params.tempo.ladder_pct:
         k = f"{float(pct):g}"
         ladder[k] = _rate(sum(bool((t.get("within_pct") or {}).get(k)) for t in tempo_rows), len(tempo_rows))
     timbre = [t for c in clips for t in (c.get("timbre_match") or []) if t.get("match") is not None]
@@ -63,7 +63,7 @@ def build_summary(
     ev_backends = Counter(c.get("family_evidence") for c in scored if c.get("family_evidence"))
     exempt: dict[str, str] = {}
     for p in parts:
-        exempt.update((p.get("evidence") or {}).get("exempt") or {})
+        exempt.update((p.get("family_evidence") or {}).get("exempt") or {})
     unverified: dict[str, list[dict[str, Any]]] = defaultdict(list)
     for r in events:
         if r["family"] in exempt and r["family"] != "mix":
@@ -102,9 +102,9 @@ def build_summary(
         "missing": missing,
         "errors": [{"clip": c["clip"], "error": c["error"]} for c in clips if c.get("error")],
         "separation": {"requested": opts.separation, "used": dict(seps), "notes": notes},
-        "family_evidence": {"requested": opts.semantic_backend, "used": dict(ev_backends),
+        "family_evidence": {"requested": opts.family_evidence, "used": dict(ev_backends),
                             "exempt_families": dict(sorted(exempt.items()))},
-        "chance_credit": {"enabled": bool(opts.chance), "draws": params_of(config, ChanceParams).draws},
+        "chance_credit": {"enabled": bool(opts.chance), "draws": config.params.chance.draws},
         "disabled_gates": list(opts.disabled_gates),
     }
 

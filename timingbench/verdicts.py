@@ -60,18 +60,18 @@ class Candidate:
         Candidate event time in seconds.
     gates : dict of str to str
         Gate name -> ``pass`` | ``fail`` | ``exempt``, in application order.
-    evidence : dict
+    stats : dict
         Gate name -> the statistics that gate thresholded, plus the detector's own
         placement numbers (crossing times, step sizes ...).
     """
 
     time_s: float
     gates: dict[str, str] = field(default_factory=dict)
-    evidence: dict[str, Any] = field(default_factory=dict)
+    stats: dict[str, Any] = field(default_factory=dict)
 
     def apply(self, name: str, verdict: GateVerdict) -> None:
         """Record gate ``name``'s verdict and its statistics."""
-        self.gates[name], self.evidence[name] = verdict
+        self.gates[name], self.stats[name] = verdict
 
     @property
     def rejected_by(self) -> str | None:
@@ -96,8 +96,8 @@ class EventVerdict:
         Verdict of every gate of the chosen (or nearest rejected) candidate.
     rejected_by : str or None
         First failing gate when the outcome is ``none``.
-    evidence : dict
-        The chosen (or nearest rejected) candidate's evidence.
+    stats : dict
+        The chosen (or nearest rejected) candidate's gate statistics (:attr:`Candidate.stats`).
     """
 
     outcome: str
@@ -105,4 +105,4 @@ class EventVerdict:
     error_s: float | None
     gates: dict[str, str]
     rejected_by: str | None
-    evidence: dict[str, Any]
+    stats: dict[str, Any]

@@ -21,8 +21,6 @@ from pathlib import Path
 import numpy as np
 
 from timingbench.config import load_config
-from timingbench.params.base import params_of
-from timingbench.params.benchmarks import TagParams
 from timingbench.suites.tag import evaluate
 
 HERE = Path(__file__).resolve().parent
@@ -47,7 +45,7 @@ def main() -> None:
     gt_rows, pred_rows = bench.make_rows(QUERIES, np.random.default_rng(SEED))  # type: ignore[attr-defined]
     with tempfile.TemporaryDirectory() as tmp:
         gt, pred = bench.write_rows(Path(tmp), gt_rows, pred_rows)  # type: ignore[attr-defined]
-        rep = evaluate(gt, pred, params=params_of(load_config(), TagParams))
+        rep = evaluate(gt, pred, params=load_config().params.tag)
     lines = [json.dumps({"queries": QUERIES, "seed": SEED, "groups": rep.summary["groups"]})]
     lines += [json.dumps({"gt": g, "pred": p, "row": r}) for g, p, r in zip(gt_rows, pred_rows, rep.rows, strict=True)]
     OUT.write_text("\n".join(lines) + "\n", encoding="utf-8")

@@ -18,7 +18,7 @@ Each backend scores the probes with what its gate reads: the trained change head
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any
 
 from timingbench.annotation_io import load_annotations
 from timingbench.calibration.evaluate import default_prompts_path, load_corpus
@@ -28,14 +28,14 @@ from timingbench.identity import gate_score
 from timingbench.runner import ScoreOptions
 
 if TYPE_CHECKING:
-    from timingbench.params.analysis import EvidenceParams
+    pass
 
 
 def corpus_probes(corpus: Any, annotations: Any, config: Config,
                   scenarios: dict[str, str] | None = None) -> tuple[list[Probe], dict[int, str]]:
     """Probes of an annotated corpus (module docstring) and the clip of each probe index."""
     scenarios = scenarios or {}
-    ctx = float(cast("EvidenceParams", config.params.evidence).context_s)
+    ctx = float(config.params.evidence.context_s)
     earlier: dict[tuple[str, str], float] = {}
     for r in annotations.layer2:
         key = (r.clip, r.family)
@@ -75,7 +75,7 @@ def evaluate_corpus(annotations_path: Path, clips_dir: Path, config: Config, *, 
     """
     ann = load_annotations(annotations_path)
     prompts = prompts_path or default_prompts_path(clips_dir, annotations_path)
-    opts = ScoreOptions(separation="dsp", semantic_backend=backend, cache_dir=cache_dir)
+    opts = ScoreOptions(separation="dsp", family_evidence=backend, cache_dir=cache_dir)
     corpus = load_corpus(clips_dir, prompts, ann, config, opts)
     from timingbench.calibration.groups import scenarios_from_manifest
 

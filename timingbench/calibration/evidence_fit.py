@@ -121,7 +121,7 @@ def load_dev_corpora(roots: Sequence[Path], config: Config, *,
     """Check and analyse every dev corpus once (``--separation dsp``, trained evidence)."""
     for r in roots:
         check_dev_corpus(r)
-    opts = ScoreOptions(separation="dsp", semantic_backend="trained")
+    opts = ScoreOptions(separation="dsp", family_evidence="trained")
     out = []
     for r in roots:
         ann = load_annotations(r / "truth.jsonl")

@@ -21,7 +21,7 @@ from timingbench.calibration.evaluate import (
 )
 from timingbench.config import Config
 from timingbench.errors import ConfigError
-from timingbench.params.base import field_value
+from timingbench.params.sets import field_value
 from timingbench.scoring import DetectorParams
 
 FACTORS = (0.8, 0.9, 1.1, 1.2)

@@ -17,7 +17,7 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import numpy.typing as npt
@@ -216,7 +216,7 @@ def check_references(
         octave factors, and credited only at factor 1), ``precise_ok`` and
         ``passed`` (both estimators within their bounds and the variants ok).
     """
-    tp = cast("TempoParams", config.params.tempo)
+    tp = config.params.tempo
     tol = float(tp.tolerance_pct)
     bound = float(tp.reference_max_error_pct)
     precise_bound = float(tp.reference_max_precise_error_pct)

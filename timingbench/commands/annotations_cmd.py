@@ -11,7 +11,7 @@ import json
 import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any
 
 from timingbench.annotation_io import AnnotationSet, load_annotations
 from timingbench.calibration.agreement import (
@@ -25,11 +25,11 @@ from timingbench.calibration.human_floor import HumanFloor, human_floor
 from timingbench.config import Config, load_config
 from timingbench.errors import TimingbenchError
 from timingbench.jsonio import write_json
-from timingbench.params.tools import AnnotationsParams, CalibrationParams
+from timingbench.params.tools import AnnotationsParams
 from timingbench.prompts import Prompt, load_prompts, match_clips
 
 if TYPE_CHECKING:
-    from timingbench.params.detectors import SearchParams
+    pass
 
 
 def _prompts_near(explicit: str | None, *places: str | Path | None) -> Path | None:
@@ -144,13 +144,13 @@ def human_floor_from_args(args: argparse.Namespace, rows: Sequence[Mapping[str, 
     ann = load_annotations(args.annotations)
     if args.split != "all":
         ann = ann.only(split=args.split)
-    return human_floor(rows, ann, offset_match_s=cast(CalibrationParams, cfg.params.calibration).offset_match_s,
+    return human_floor(rows, ann, offset_match_s=cfg.params.calibration.offset_match_s,
                        band_quantiles=_annotations_params(cfg).human_band_quantiles)
 
 
 def _annotations_params(cfg: Config) -> AnnotationsParams:
-    return cast(AnnotationsParams, cfg.params.annotations)
+    return cfg.params.annotations
 
 
 def _search_window_s(cfg: Config) -> float:
-    return float(cast("SearchParams", cfg.params.search).window_s)
+    return float(cfg.params.search.window_s)

@@ -8,12 +8,9 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from timingbench import __version__
 from timingbench.commands.judge_options import add_judge_options, client_from_args
 from timingbench.config import Config, load_config
 from timingbench.jsonio import write_json, write_jsonl
-from timingbench.params.base import params_of
-from timingbench.params.benchmarks import AudioragParams, JudgeParams
 from timingbench.suites.audiorag import (
     LlmRagJudge,
     OfflineRagJudge,
@@ -25,6 +22,7 @@ from timingbench.suites.audiorag import (
     score_audiorag,
 )
 from timingbench.suites.judge import verdict_words
+from timingbench.version import __version__
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -66,11 +64,11 @@ def build_judge(args: argparse.Namespace, cfg: Config) -> RagJudge:
         If the URL is bad, or no ``--judge-model`` is given and the server does not list
         exactly one model.
     """
-    jp = params_of(cfg, JudgeParams)
+    jp = cfg.params.judge
     client = client_from_args(args, jp)
     if client is None:
         return OfflineRagJudge(polarity_words=jp.offline_polarity_words)
-    return LlmRagJudge(client=client, letters=list(params_of(cfg, AudioragParams).error_types), **verdict_words(jp))
+    return LlmRagJudge(client=client, letters=list(cfg.params.audiorag.error_types), **verdict_words(jp))
 
 
 def _pct(v: float | None) -> str:
@@ -112,10 +110,10 @@ def run_score(args: argparse.Namespace) -> int:
     meta = load_metadata(gt)
     answers, answer_errors = load_answers(args.pred, meta)
     judge = build_judge(args, cfg)
-    rag = params_of(cfg, AudioragParams)
+    rag = cfg.params.audiorag
     root = Path(args.audio_root) if args.audio_root else default_audio_root(gt, audio_subdir=rag.audio_subdir)
     res = resolve_audio(meta.items, audio_root=root, fallback_subdirs=rag.fallback_subdirs)
-    workers = args.judge_workers if args.judge_workers is not None else params_of(cfg, JudgeParams).workers
+    workers = args.judge_workers if args.judge_workers is not None else cfg.params.judge.workers
     rows, summary = score_audiorag(meta, answers, judge=judge, error_types=rag.error_types, workers=workers)
     errors = meta.errors + answer_errors
     full: dict[str, Any] = {

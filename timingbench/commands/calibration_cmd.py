@@ -29,8 +29,6 @@ from timingbench.commands.score_cmd import add_scoring_options, options_from, pr
 from timingbench.config import Config, load_config
 from timingbench.executors import Executor
 from timingbench.jsonio import write_json, write_jsonl
-from timingbench.params.base import params_of
-from timingbench.params.tools import CalibrationParams
 from timingbench.prompts import load_prompts
 
 
@@ -118,7 +116,7 @@ def run_confusion_cmd(args: argparse.Namespace) -> int:
     """Print (and optionally write) the confusion profile."""
     corpus, cfg = _corpus(args)
     rows = score_corpus(corpus, cfg, chance=not args.no_chance,
-                        offset_match_s=params_of(cfg, CalibrationParams).offset_match_s)
+                        offset_match_s=cfg.params.calibration.offset_match_s)
     human = human_floor_from_args(args, rows, cfg)
     if human is not None:  # several annotators: the table is against their consensus
         rows = human.consensus_rows
@@ -126,12 +124,12 @@ def run_confusion_cmd(args: argparse.Namespace) -> int:
     print(format_confusion(prof))
     exempt = sorted({f for ev in corpus.evidence.values() if ev is not None for f in ev.exempt})
     groups = group_report(rows, exempt=exempt, scenarios=scenarios_from_manifest(args.clips),
-                          offset_match_s=params_of(cfg, CalibrationParams).offset_match_s)
+                          offset_match_s=cfg.params.calibration.offset_match_s)
     used = sorted({ev.backend for ev in corpus.evidence.values() if ev is not None}) or ["none"]
     print(f"\nper family group (family evidence: {', '.join(used)}; exempt families apart):")
     print(format_groups(groups))
     families = family_report(rows, exempt=exempt, scenarios=scenarios_from_manifest(args.clips),
-                             offset_match_s=params_of(cfg, CalibrationParams).offset_match_s)
+                             offset_match_s=cfg.params.calibration.offset_match_s)
     print("\nper instrument family (entrances and exits):")
     print(format_families(families))
     prof["groups"] = groups
@@ -151,7 +149,7 @@ def run_confusion_cmd(args: argparse.Namespace) -> int:
 def run_floors_cmd(args: argparse.Namespace) -> int:
     """Write floors.json and floors.png."""
     corpus, cfg = _corpus(args)
-    rows = score_corpus(corpus, cfg, offset_match_s=params_of(cfg, CalibrationParams).offset_match_s)
+    rows = score_corpus(corpus, cfg, offset_match_s=cfg.params.calibration.offset_match_s)
     human = human_floor_from_args(args, rows, cfg)
     floors = localization_floors(rows) if human is None else human.floors
     out = Path(args.out)

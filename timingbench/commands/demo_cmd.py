@@ -14,12 +14,10 @@ import time
 from pathlib import Path
 from typing import Any
 
-from timingbench.commands.score_cmd import positive_int
+from timingbench.commands.executor_options import positive_int
 from timingbench.config import load_config
 from timingbench.convert import round_time
 from timingbench.jsonio import iter_jsonl
-from timingbench.params.base import params_of
-from timingbench.params.tools import CalibrationParams
 from timingbench.runner import ScoreOptions, score_folder
 from timingbench.summary import format_table
 
@@ -96,7 +94,7 @@ def run_demo(args: argparse.Namespace) -> int:
     truth = {(r["clip"], r["event_id"]): r for _, r in iter_jsonl(corpus / "truth.jsonl") if isinstance(r, dict)}
     print(f"{'clip':<34}{'event':<28}{'truth':>10}{'verdict':>10}{'detected':>10}{'error':>8}{'p_chance':>10}"
           f"{'agrees':>8}")
-    match_s = params_of(cfg, CalibrationParams).offset_match_s
+    match_s = cfg.params.calibration.offset_match_s
     agree = delivered = 0
     for row in res.events:
         tr = truth.get((row["clip"], row["event_id"]))

@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from timingbench.choices import FAMILY_EVIDENCE_BACKENDS
 from timingbench.config import load_config
 from timingbench.errors import ParameterError
 from timingbench.evidence.programs import CHOIR_FAMILIES, DEFAULT_CHOIR_FAMILY
@@ -60,7 +61,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     what.add_argument("--annotations", type=Path, help="annotation JSONL of a corpus (with --clips)")
     e.add_argument("--clips", type=Path, default=None, help="clips folder of --annotations")
     e.add_argument("--prompts", type=Path, default=None, help="prompt set of --annotations (default: beside the clips)")
-    e.add_argument("--family-evidence", choices=["trained", "musicnn", "clap"], action="append", default=None,
+    e.add_argument("--family-evidence", choices=FAMILY_EVIDENCE_BACKENDS, action="append", default=None,
                    help="backend(s) to evaluate on --annotations (repeatable; default trained)")
     e.add_argument("--cache", default=None, help="feature cache folder (with --annotations)")
     e.add_argument("--weights", type=Path, action="append", default=None,
@@ -161,7 +162,7 @@ def run_eval(args: argparse.Namespace) -> int:
 
 
 def _eval_corpus(args: argparse.Namespace, cfg: Any) -> int:
-    from timingbench.evidence.corpus_eval import evaluate_corpus
+    from timingbench.calibration.evidence_auc import evaluate_corpus
     from timingbench.evidence.metrics import format_table
     from timingbench.jsonio import write_json
 

@@ -7,8 +7,20 @@ from __future__ import annotations
 
 import argparse
 
+from timingbench.choices import EXECUTORS
 from timingbench.errors import ParameterError
-from timingbench.executors import EXECUTORS, Executor, RayOptions, make_executor
+from timingbench.executors import Executor, RayOptions, make_executor
+
+
+def positive_int(text: str) -> int:
+    """argparse type: an integer >= 1 (worker counts)."""
+    try:
+        n = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number >= 1, got {text!r}") from None
+    if n < 1:
+        raise argparse.ArgumentTypeError(f"expected a whole number >= 1, got {n}")
+    return n
 
 
 def _positive_float(text: str) -> float:
@@ -33,7 +45,6 @@ def _share(text: str) -> float:
 
 def add_executor_options(p: argparse.ArgumentParser, *, with_jobs: bool = False) -> None:
     """Add ``--executor``, the ``--ray-*`` options and, with ``with_jobs``, ``--jobs``."""
-    from timingbench.commands.score_cmd import positive_int
 
     if with_jobs:
         p.add_argument("--jobs", type=positive_int, default=1,

@@ -5,6 +5,8 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from timingbench.choices import FAMILY_EVIDENCE_CHOICES, SEPARATIONS
+
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     """Add the ``explain`` subcommand."""
@@ -22,9 +24,9 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p.add_argument("--clips", default=None, help="clips folder (default: the one recorded in summary.json)")
     p.add_argument("--prompts", default=None, help="prompt set (default: the one recorded in summary.json)")
     p.add_argument("--config", default=None, help="configuration YAML (default: the run's, else the packaged one)")
-    p.add_argument("--separation", choices=["auto", "demucs", "dsp", "none"], default=None,
+    p.add_argument("--separation", choices=SEPARATIONS, default=None,
                    help="separation backend (default: the one the run used for this clip)")
-    p.add_argument("--family-evidence", choices=["trained", "musicnn", "clap", "none"], default=None,
+    p.add_argument("--family-evidence", choices=FAMILY_EVIDENCE_CHOICES, default=None,
                    help="family-evidence backend (default: the one the run requested)")
     p.add_argument("--cache", default=None, help="feature cache folder (default ~/.cache/timingbench)")
     p.add_argument("--demucs-repo", default=None, help="local folder with demucs model weights")

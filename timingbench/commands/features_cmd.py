@@ -13,9 +13,11 @@ from pathlib import Path
 import numpy as np
 
 from timingbench.audio import load_clip
+from timingbench.choices import SEPARATIONS
 from timingbench.config import load_config
+from timingbench.convert import frame_period_s
 from timingbench.errors import ModelUnavailableError
-from timingbench.features import SEPARATION_CHOICES, FeatureBank, Stem, get_bank
+from timingbench.features import FeatureBank, Stem, get_bank
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -23,7 +25,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p = sub.add_parser("features", help="compute a clip's feature bank and optionally plot it")
     p.add_argument("clip", help="audio file")
     p.add_argument("--plot", default=None, help="write a PNG of the bank's curves to this path")
-    p.add_argument("--separation", choices=SEPARATION_CHOICES, default="auto",
+    p.add_argument("--separation", choices=SEPARATIONS, default="auto",
                    help="stem backend (default: auto = demucs if weights are present, else dsp)")
     p.add_argument("--demucs-repo", default=None, help="local demucs model folder")
     p.add_argument("--cache", default=None, help="cache folder (default: ~/.cache/timingbench)")
@@ -49,7 +51,7 @@ def run_features(args: argparse.Namespace) -> int:
                     cache_dir=args.cache)
     lo = bank.loudness
     print(f"{clip.path.name}: {bank.duration_s:.2f} s analysed of {bank.clip_duration_s:.2f} s, "
-          f"{bank.n_frames} frames of {1000 * bank.hop / bank.sr:.1f} ms")
+          f"{bank.n_frames} frames of {1000 * frame_period_s(sr=bank.sr, hop=bank.hop):.1f} ms")
     print(f"loudness: loud {lo.loud_level_db:.1f} dBFS, median {lo.median_db:.1f}, "
           f"floor {lo.floor_db:.1f}, peak {lo.peak_db:.1f}")
     print(f"separation: {bank.separation_backend}"

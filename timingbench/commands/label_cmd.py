@@ -6,13 +6,11 @@ import argparse
 import getpass
 import sys
 from pathlib import Path
-from typing import cast
 
 from timingbench.annotation_io import SPLITS
 from timingbench.config import load_config
 from timingbench.label.server import LabelApp, is_loopback, make_server
 from timingbench.label.store import LabelStore
-from timingbench.params.tools import LabelParams
 
 
 def _default_annotator() -> str:
@@ -54,7 +52,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
 def run_label(args: argparse.Namespace) -> int:
     """Start the labelling server and serve until interrupted; exit status 0."""
     cfg = load_config(args.config)
-    lp = cast(LabelParams, cfg.params.label)
+    lp = cfg.params.label
     host = args.host if args.host is not None else lp.host
     port = args.port if args.port is not None else lp.port
     split = args.split if args.split is not None else lp.default_split

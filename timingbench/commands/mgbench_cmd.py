@@ -8,14 +8,11 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from timingbench import __version__
 from timingbench.commands.judge_options import add_judge_options, client_from_args
 from timingbench.commands.mgbench_gen_cmd import register_actions
 from timingbench.config import load_config
 from timingbench.errors import ParameterError
 from timingbench.jsonio import write_json, write_jsonl
-from timingbench.params.base import params_of
-from timingbench.params.benchmarks import JudgeParams, MgbenchParams
 from timingbench.suites.judge import verdict_words
 from timingbench.suites.mgbench import (
     LlmSpanExtractor,
@@ -28,6 +25,7 @@ from timingbench.suites.mgbench import (
     load_responses,
     score_mgbench,
 )
+from timingbench.version import __version__
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -112,8 +110,8 @@ def run_score(args: argparse.Namespace) -> int:
     (outputs are still written), else 0.
     """
     cfg = load_config(args.config)
-    mg = params_of(cfg, MgbenchParams)
-    jp = params_of(cfg, JudgeParams)
+    mg = cfg.params.mgbench
+    jp = cfg.params.judge
     gt = load_ground_truth(args.gt)
     pred = load_responses(args.pred, gt.rows)
     client = client_from_args(args, jp)

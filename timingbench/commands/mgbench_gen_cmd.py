@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
-from typing import Any, cast
+from typing import Any
 
 from timingbench.config import load_config
 from timingbench.errors import ParameterError
@@ -13,7 +13,6 @@ from timingbench.jsonio import iter_jsonl, write_jsonl
 from timingbench.mgbench_gen.baseline import run_baseline
 from timingbench.mgbench_gen.dataset import SPLITS, generate_split, make_request
 from timingbench.mgbench_gen.stats import composition, format_composition
-from timingbench.params.generation import MgbenchGenParams, RenderParams
 
 
 def register_actions(acts: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -57,8 +56,8 @@ def run_generate(args: argparse.Namespace) -> int:
 
     cfg = load_config(args.config)
     req = make_request(args.subset, args.split, seed=args.seed, n_clips=args.clips, soundfont=args.soundfont,
-                       params=cast(MgbenchGenParams, cfg.params.mgbench_gen),
-                       render=cast(RenderParams, cfg.params.render))
+                       params=cfg.params.mgbench_gen,
+                       render=cfg.params.render)
     label = f"render MGBench-{req.subset} {req.split}"
     with ProgressBar(req.n_clips, label, enabled=not (args.no_progress or args.no_audio)) as advance:
         def on_done(k: int) -> None:

@@ -4,16 +4,15 @@ from __future__ import annotations
 
 import argparse
 import sys
-from typing import TYPE_CHECKING, cast
+from typing import TYPE_CHECKING
 
 from timingbench.config import load_config
 from timingbench.jsonio import write_jsonl
-from timingbench.params.generation import PromptsParams
 from timingbench.prompts import load_prompts
 from timingbench.promptset import composition, format_composition, generate_prompt_set
 
 if TYPE_CHECKING:
-    from timingbench.params.detectors import SearchParams
+    pass
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -50,7 +49,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
 def run_generate(args: argparse.Namespace) -> int:
     """Generate the prompt set into ``args.out``; returns 0."""
     cfg = load_config(args.config)
-    seed = cast(PromptsParams, cfg.params.prompts).seed if args.seed is None else int(args.seed)
+    seed = cfg.params.prompts.seed if args.seed is None else int(args.seed)
     rows = generate_prompt_set(seed=seed, config=cfg)
     write_jsonl(args.out, rows)
     n_events = sum(len(r["events"]) for r in rows)
@@ -64,7 +63,7 @@ def run_stats(args: argparse.Namespace) -> int:
     ps = load_prompts(args.file)
     for err in ps.errors:
         print(f"error: {err}", file=sys.stderr)
-    comp = composition(ps.prompts.values(), default_tolerance_s=float(cast("SearchParams", cfg.params.search).default_tolerance_s))
+    comp = composition(ps.prompts.values(), default_tolerance_s=float(cfg.params.search.default_tolerance_s))
     print(format_composition(comp, source=str(args.file)))
     if ps.errors:
         print(f"{len(ps.errors)} rows rejected (not counted above)", file=sys.stderr)

@@ -19,7 +19,6 @@ from typing import Any, cast
 
 from timingbench.config import load_config
 from timingbench.errors import ParameterError
-from timingbench.params.generation import RenderParams
 from timingbench.render.corpus import CORPORA, ClipSpec, ProgressBar, render_specs
 from timingbench.render.pipeline import RenderedClip
 from timingbench.render.real_corpus import REAL_CORPUS, RealClip, render_real_corpus
@@ -102,7 +101,7 @@ def run_render(args: argparse.Namespace) -> int:
         if args.n < 1:
             raise ParameterError(f"--n must be a positive number of clips, got {args.n}")
         params = _parse_params(args.param)
-        gains = ([float(g) for g in cast(RenderParams, load_config().params.render).gain_variants_db]
+        gains = ([float(g) for g in load_config().params.render.gain_variants_db]
                  if args.gain_variants else [args.gain_db])
         specs = [ClipSpec(nm, args.seed + k, params=params, duration_s=args.duration, gain_db=g)
                  for nm in names for k in range(args.n) for g in gains]

@@ -7,10 +7,13 @@ import sys
 
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
-from timingbench.commands.executor_options import add_executor_options, executor_from_args
+from timingbench.choices import FAMILY_EVIDENCE_CHOICES, SEPARATIONS
+from timingbench.commands.executor_options import (
+    add_executor_options,
+    executor_from_args,
+    positive_int,
+)
 from timingbench.config import load_config
-from timingbench.params.analysis import SemanticParams
-from timingbench.params.base import params_of
 from timingbench.runner import ScoreOptions, score_folder
 from timingbench.summary import format_table
 
@@ -18,25 +21,14 @@ from timingbench.summary import format_table
 def add_scoring_options(p: argparse.ArgumentParser) -> None:
     """Options shared by every command that scores clips."""
     p.add_argument("--config", default=None, help="configuration YAML (default: configs/timingbench-v1.yaml)")
-    p.add_argument("--separation", choices=["auto", "demucs", "dsp", "none"], default="auto",
+    p.add_argument("--separation", choices=SEPARATIONS, default="auto",
                    help="source separation backend (auto: demucs when weights are present, else dsp)")
     p.add_argument("--demucs-repo", default=None, help="local folder with demucs model weights")
     p.add_argument("--cache", default=None, help="feature cache folder (default ~/.cache/timingbench)")
-    p.add_argument("--family-evidence", choices=["trained", "musicnn", "clap", "none"], default="trained",
+    p.add_argument("--family-evidence", choices=FAMILY_EVIDENCE_CHOICES, default="trained",
                    help="instrument-family evidence (default: the embedded trained model, "
                         "docs/evidence-model.md; musicnn: the embedded tagger; clap: needs --clap-dir)")
     p.add_argument("--clap-dir", default=None, help="local LAION-CLAP checkpoint folder (with --family-evidence clap)")
-
-
-def positive_int(text: str) -> int:
-    """argparse type: an integer >= 1 (worker counts)."""
-    try:
-        n = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a whole number >= 1, got {text!r}") from None
-    if n < 1:
-        raise argparse.ArgumentTypeError(f"expected a whole number >= 1, got {n}")
-    return n
 
 
 #: Rejected prompt rows printed in full; the rest are counted (all are in summary.json).
@@ -47,7 +39,7 @@ def options_from(args: argparse.Namespace, *, chance: bool = True) -> ScoreOptio
     """Map parsed arguments to :class:`ScoreOptions` explicitly."""
     return ScoreOptions(
         separation=args.separation, demucs_repo=args.demucs_repo, cache_dir=args.cache,
-        semantic_backend=args.family_evidence, clap_dir=args.clap_dir, chance=chance,
+        family_evidence=args.family_evidence, clap_dir=args.clap_dir, chance=chance,
     )
 
 
@@ -79,7 +71,7 @@ def run_score(args: argparse.Namespace) -> int:
     """Run ``timingbench score``."""
     cfg = load_config(args.config)
     opts = options_from(args, chance=not args.no_chance)
-    if opts.semantic_backend == "clap" and not (opts.clap_dir or params_of(cfg, SemanticParams).clap_dir):
+    if opts.family_evidence == "clap" and not (opts.clap_dir or cfg.params.semantic.clap_dir):
         print("timingbench: warning: --family-evidence clap without --clap-dir (or semantic.clap_dir): "
               "no checkpoint, so every family is exempt (model_unavailable) and the identity gate is off",
               file=sys.stderr)

@@ -8,8 +8,6 @@ from pathlib import Path
 
 from timingbench.config import load_config
 from timingbench.jsonio import write_json, write_jsonl
-from timingbench.params.base import params_of
-from timingbench.params.benchmarks import TagParams
 from timingbench.suites.tag import evaluate, format_table
 
 
@@ -49,7 +47,7 @@ def run_score(args: argparse.Namespace) -> int:
     if args.jobs < 1:
         print(f"error: --jobs must be >= 1, got {args.jobs}", file=sys.stderr)
         return 2
-    report = evaluate(args.gt, args.pred, params=params_of(config, TagParams), jobs=args.jobs,
+    report = evaluate(args.gt, args.pred, params=config.params.tag, jobs=args.jobs,
                       provenance={"config_version": config.version, "config_hash": config.content_hash})
     out: Path = args.out
     out.mkdir(parents=True, exist_ok=True)

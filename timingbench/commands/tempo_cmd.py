@@ -21,7 +21,7 @@ from __future__ import annotations
 import argparse
 import re
 from pathlib import Path
-from typing import TYPE_CHECKING, cast
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -38,7 +38,7 @@ from timingbench.errors import ParameterError
 from timingbench.jsonio import write_json
 
 if TYPE_CHECKING:
-    from timingbench.params.detectors import TempoParams
+    pass
 
 
 def _plain(doc: str) -> str:
@@ -100,7 +100,7 @@ def run_tempo_check(args: argparse.Namespace) -> int:
     if args.soundfont and source != "render":
         raise ParameterError("--soundfont applies to rendered references only (--source render)")
     plan = reference_plan(kinds, tempi=_parse_tempi(args.tempi) if args.tempi else None,
-                          params=cast("TempoParams", cfg.params.tempo))
+                          params=cfg.params.tempo)
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     refs = [

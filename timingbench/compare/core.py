@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, cast
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -37,11 +37,10 @@ from timingbench.compare.stats import (
 )
 from timingbench.config import Config
 from timingbench.errors import ParameterError, TimingbenchError
-from timingbench.params.tools import CompareParams
 from timingbench.prompts import EVENT_FAMILIES, EVENT_KINDS
 
 if TYPE_CHECKING:
-    from timingbench.params.detectors import TempoParams
+    pass
 
 OUTCOME_RATES = ("on_time_rate", "off_time_rate", "none_rate")
 
@@ -89,8 +88,8 @@ def settings_from_config(config: Config) -> CompareSettings:
         If a constant is missing or disabled (ranges are checked by
         :meth:`CompareParams.validate` when the configuration is loaded).
     """
-    p = cast(CompareParams, config.params.compare)
-    tempo = cast("TempoParams", config.params.tempo)
+    p = config.params.compare
+    tempo = config.params.tempo
     return CompareSettings(
         n_boot=p.bootstrap_n, seed=p.bootstrap_seed, ci_level=p.ci_level,
         low_p_chance_max=p.low_p_chance_max, time_decimals=p.time_decimals,

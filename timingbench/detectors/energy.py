@@ -6,9 +6,10 @@ from typing import Any
 
 import numpy as np
 
-from timingbench.curves import Grid, accent, fraction_true, local_peaks, moving_average
+from timingbench.curves import accent, fraction_true, local_peaks, moving_average
 from timingbench.curves import window_means as _window_means
 from timingbench.detectors.mix import sound_mask
+from timingbench.params.base import zero_if_off
 from timingbench.params.detectors import EnergyParams, MixParams
 from timingbench.verdicts import Candidate, EventContext
 
@@ -54,7 +55,7 @@ def detect_energy(bank: Any, ctx: EventContext, params: EnergyParams, *, mix: Mi
         music). Each is snapped to the first onset peak within ``energy.snap_s`` reaching
         ``energy.accent_rel_height`` of the strongest one there.
     """
-    grid = Grid(sr=bank.sr, hop=bank.hop, n_frames=bank.n_frames)
+    grid = bank.grid
     # every level under the silence line is the same silence (digital zero must not outweigh music)
     line = float(bank.loudness.loud_level_db) - mix.silence_below_loud_db
     level_db = np.maximum(np.asarray(bank.rms_db, dtype=np.float64), line)
@@ -68,7 +69,7 @@ def detect_energy(bank: Any, ctx: EventContext, params: EnergyParams, *, mix: Mi
     seg = rise[span]
     min_rise = params.min_rise_db
     min_dens = params.min_density_ratio
-    rel = 0.0 if params.accent_rel_height is None else params.accent_rel_height
+    rel = zero_if_off(params.accent_rel_height)
     snap = grid.frames(params.snap_s)
     min_sound = params.min_music_before_fraction
     sound = sound_mask(bank, mix)
@@ -84,7 +85,7 @@ def detect_energy(bank: Any, ctx: EventContext, params: EnergyParams, *, mix: Mi
     for p in sorted(top):
         f = accent(onset, p - snap, p + snap, rel_height=rel, edges="open")
         t = grid.time(p if f is None else f)
-        cand = Candidate(t, evidence={"rise_db": round(float(rise[p]), 2), "peak_s": round(grid.time(p), 4)})
+        cand = Candidate(t, stats={"rise_db": round(float(rise[p]), 2), "peak_s": round(grid.time(p), 4)})
         held = fraction_true(sound, slice(max(p - before, 0), p))
         cand.apply("music_before", ("pass" if min_sound is None or held >= min_sound else "fail",
                                     {"sounding_fraction": round(held, 3)}))

@@ -19,6 +19,7 @@ from typing import Any
 
 import numpy as np
 
+from timingbench.convert import frame_period_s, frame_rate_hz
 from timingbench.curves import (
     Grid,
     accent,
@@ -29,6 +30,7 @@ from timingbench.curves import (
     rising_crossings,
 )
 from timingbench.features.kernels import hysteresis
+from timingbench.params.base import zero_if_off
 from timingbench.params.detectors import MixParams
 from timingbench.verdicts import Candidate, EventContext
 
@@ -37,7 +39,7 @@ def sound_mask(bank: Any, params: MixParams) -> np.ndarray:
     """Frames where the mix is audible (above the silence line, with hysteresis; none when it is off)."""
     loud = float(bank.loudness.loud_level_db)
     line = loud - params.silence_below_loud_db
-    hyst = 0.0 if params.silence_hysteresis_db is None else params.silence_hysteresis_db
+    hyst = zero_if_off(params.silence_hysteresis_db)
     return hysteresis(np.asarray(bank.rms_db, dtype=np.float64), high=line + hyst, low=line)
 
 
@@ -48,12 +50,12 @@ def detect_start(bank: Any, ctx: EventContext, params: MixParams) -> list[Candid
     candidate and over the whole prefix; evidence ``quiet_strict``, ``quiet_prefix``) and
     ``persistence`` (evidence ``held_fraction``).
     """
-    grid = Grid(sr=bank.sr, hop=bank.hop, n_frames=bank.n_frames)
+    grid = bank.grid
     sound = sound_mask(bank, params)
     span = grid.span(ctx.window_lo_s, ctx.window_hi_s)
-    back = grid.frames(0.0 if params.snap_back_s is None else params.snap_back_s)
+    back = grid.frames(zero_if_off(params.snap_back_s))
     fwd = grid.frames(params.start_snap_forward_s)
-    rel = 0.0 if params.accent_rel_height is None else params.accent_rel_height
+    rel = zero_if_off(params.accent_rel_height)
     onset = np.asarray(bank.onset_full, dtype=np.float64)
     quiet_min = params.quiet_min_fraction
     prefix_min = params.start_prefix_min_fraction
@@ -66,19 +68,19 @@ def detect_start(bank: Any, ctx: EventContext, params: MixParams) -> list[Candid
     for c in crossings:
         f = accent(onset, c - back, c + fwd + 1, rel_height=rel, edges="open")
         t = grid.time(c if f is None else f)
-        cand = Candidate(t, evidence={"crossing_s": round(grid.time(c), 4)})
+        cand = Candidate(t, stats={"crossing_s": round(grid.time(c), 4)})
         quiet_strict = 1.0 - fraction_true(sound, grid.span(t - strict, t - guard)) if t > guard else 0.0
         quiet_prefix = 1.0 - fraction_true(sound, grid.span(0.0, t - guard)) if t > guard else 0.0
         ok = (quiet_min is None or quiet_strict >= quiet_min) and (prefix_min is None or quiet_prefix >= prefix_min)
         cand.gates["absence_before"] = "pass" if ok else "fail"
-        cand.evidence["absence_before"] = {"quiet_strict": round(quiet_strict, 3), "quiet_prefix": round(quiet_prefix, 3)}
+        cand.stats["absence_before"] = {"quiet_strict": round(quiet_strict, 3), "quiet_prefix": round(quiet_prefix, 3)}
         dur, fmin = params.persistence_s, params.persistence_min_fraction
         if fmin is None:
             cand.gates["persistence"] = "pass"
         else:
             held = fraction_true(sound, grid.span(t, min(t + dur, bank.duration_s)))
             cand.gates["persistence"] = "pass" if held >= fmin else "fail"
-            cand.evidence["persistence"] = {"held_fraction": round(held, 3)}
+            cand.stats["persistence"] = {"held_fraction": round(held, 3)}
         out.append(cand)
     return out
 
@@ -91,7 +93,7 @@ def detect_stop(bank: Any, ctx: EventContext, params: MixParams) -> list[Candida
     for in the decay budget before it (:func:`first_edge`). An edge outside the search
     window, or no edge at all, gives no candidate.
     """
-    grid = Grid(sr=bank.sr, hop=bank.hop, n_frames=bank.n_frames)
+    grid = bank.grid
     sound = sound_mask(bank, params)
     budget = params.decay_budget_s
     quiet_min = params.quiet_min_fraction
@@ -110,18 +112,18 @@ def detect_stop(bank: Any, ctx: EventContext, params: MixParams) -> list[Candida
         kind, t, ev = edge
         if not ctx.window_lo_s <= t <= ctx.window_hi_s:
             continue
-        if any(abs(c.time_s - t) < grid.hop / grid.sr for c in out):
+        if any(abs(c.time_s - t) < frame_period_s(sr=grid.sr, hop=grid.hop) for c in out):
             continue  # the level dipped under the line and back: the same ending again
-        cand = Candidate(t, evidence={"edge": kind, "gone_s": round(g_s, 4), **ev})
+        cand = Candidate(t, stats={"edge": kind, "gone_s": round(g_s, 4), **ev})
         cand.gates["decay"] = "pass" if g_s - t <= budget + 1e-9 else "fail"
-        cand.evidence["decay"] = {"gone_after_s": round(g_s - t, 3)}
+        cand.stats["decay"] = {"gone_after_s": round(g_s - t, 3)}
         if ctx.kind == "music_end":
             stay = grid.span(g_s, end_s)
         else:  # a bounded quiet interval from the first edge, after which music may resume
             stay = grid.span(g_s, min(t + params.pause_quiet_s, end_s))
         quiet = 1.0 - fraction_true(sound, stay) if stay.stop > stay.start else 1.0
         cand.gates["stays_down"] = "pass" if quiet_min is None or quiet >= quiet_min else "fail"
-        cand.evidence["stays_down"] = {"quiet_fraction": round(quiet, 3)}
+        cand.stats["stays_down"] = {"quiet_fraction": round(quiet, 3)}
         out.append(cand)
     return out
 
@@ -231,10 +233,11 @@ def _cut_time(curves: EdgeCurves, grid: Grid, gone: int, *, params: MixParams) -
 def _last_accent(curves: EdgeCurves, grid: Grid, gone: int, hi: int, *, params: MixParams) -> int | None:
     """Frame of the last accent in the decay budget before ``gone`` (and before ``hi``).
 
-    An accent is an onset peak of at least ``accent_rel`` of the largest onset in the
-    budget span that sounds above the fade point (the mix within ``fade_db`` of the loud
-    level just after it), stands ``accent_ratio`` times above
-    every onset after it (past a short guard) up to ``hi``, and ``accent_floor_ratio``
+    An accent is an onset peak of at least ``mix.last_accent_rel_height`` of the largest
+    onset in the budget span (``mix.decay_budget_s``) that sounds above the fade point (the
+    mix within ``mix.fade_point_below_loud_db`` of the loud level over the
+    ``mix.level_smooth_s`` after it), stands ``mix.accent_min_ratio_after`` times above
+    every onset after it (past ``mix.accent_guard_s``) up to ``hi``, and ``mix.accent_min_ratio_floor``
     times above the median onset of the budget span: nothing of its size follows, so the
     music rings out from it. None when no peak qualifies.
     """
@@ -269,7 +272,8 @@ def _fade_fit(curves: EdgeCurves, grid: Grid, gone: int, *, params: MixParams) -
     """Fit a level plateau followed by a linear fall in dB over the frames before ``gone``.
 
     Returns the plateau level, the fall's start, its slope and the fade point (where
-    the fitted fall is ``fade_db`` under the plateau), or None without a fall.
+    the fitted fall is ``mix.fade_point_below_loud_db`` under the plateau), or None without
+    a fall.
     """
     if params.fade_point_below_loud_db is None:
         return None
@@ -303,7 +307,7 @@ def _fade_fit(curves: EdgeCurves, grid: Grid, gone: int, *, params: MixParams) -
     s = int(np.flatnonzero(valid)[np.argmin(sse[valid])])
     best = (float(sse[s]), s, float(a[s]), float(b[s]))
     _, s, plateau, slope = best
-    fps = grid.sr / grid.hop
+    fps = frame_rate_hz(sr=grid.sr, hop=grid.hop)
     point = lo + s + params.fade_point_below_loud_db / -slope
     return {"plateau_db": plateau - curves.loud_db, "start_s": grid.time(lo + s),
             "slope_db_per_s": slope * fps, "point_s": grid.time(point)}

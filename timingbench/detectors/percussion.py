@@ -20,14 +20,14 @@ hysteresis inside the window is still looked at where the evidence says it came 
 
 from __future__ import annotations
 
-import dataclasses
 from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
-from timingbench.config import digest
+from timingbench.convert import seconds_to_frame_count
 from timingbench.curves import Grid, accent, falling_crossings, moving_average, rising_crossings
 from timingbench.errors import ConfigError
 from timingbench.features.kernels import hpss_power, hysteresis, rectified_onset_density
@@ -41,13 +41,21 @@ from timingbench.gates import (
     semantic_family,
 )
 from timingbench.identity import judges, tagger_family_fall, trained_candidates, trained_gates
+from timingbench.memo import memo_key, memoised, persisted
 from timingbench.params.detectors import PercussionParams
 from timingbench.verdicts import EXEMPT, FAIL, PASS, Candidate, EventContext, GateVerdict
 
 F64 = npt.NDArray[np.float64]
-#: The constants the dsp route's curves depend on (their digest keys the memoised curves).
-ROUTE_FIELDS = ("route_margin", "route_band_floor_percentile", "envelope_smooth_s", "route_sub_hz",
-                "route_high_hz", "route_low_hz", "route_low_top_hz")
+#: The constants the dsp route's curves read (their memo key, :mod:`timingbench.memo`).
+ROUTE_READS = ("route_margin", "route_band_floor_percentile", "envelope_smooth_s", "route_sub_hz",
+               "route_high_hz", "route_low_hz", "route_low_top_hz")
+#: The constants :func:`percussion_curves` reads.
+CURVE_READS = (*ROUTE_READS, "floor_percentile", "density_window_s", "reference_percentile", "present_rel",
+               "absent_rel")
+#: The constants :func:`_absence_measures` reads (the curves it is handed are an input).
+ABSENCE_READS = ("absence.absence_guard_s", "absence.absence_strict_window_s",
+                 "absence.absence_strict_percentile", "absence.absence_whole_percentile",
+                 "absence_density_percentile", "absence_density_whole_percentile")
 
 
 @dataclass(frozen=True)
@@ -86,23 +94,18 @@ def _routed_stem(bank: Any, params: PercussionParams, route: str) -> tuple[F64, 
         stem = bank.stem("drums")
         return (np.asarray(stem.onset, dtype=np.float64), np.asarray(stem.envelope_db, dtype=np.float64),
                 float(stem.loud_level_db), str(stem.backend))
-    margin = params.route_margin
-    band_floor_pct = params.route_band_floor_percentile
-    smooth_s = params.envelope_smooth_s
-    if route == "low":
-        if params.route_low_hz is None or params.route_low_top_hz is None:
-            raise ConfigError("constant 'percussion.route_low_top_hz' is disabled; the low route needs it")
-        a, b = params.route_low_hz, params.route_low_top_hz
-    else:
-        a, b = params.route_sub_hz, params.route_high_hz
-    route_params = {k: v for k, v in dataclasses.asdict(params).items() if k in ROUTE_FIELDS}
-    key = f"percussion-route-{route}-{digest(route_params)}"
 
-    def compute(bk: Any) -> dict[str, Any]:
+    def compute(params: PercussionParams) -> dict[str, Any]:
         from timingbench.features import spectral as sp
         from timingbench.features.separation import route_percussion, route_percussion_low
 
-        p = bk.params
+        if route == "low":
+            if params.route_low_hz is None or params.route_low_top_hz is None:
+                raise ConfigError("constant 'percussion.route_low_top_hz' is disabled; the low route needs it")
+            a, b = params.route_low_hz, params.route_low_top_hz
+        else:
+            a, b = params.route_sub_hz, params.route_high_hz
+        bk, p, margin = bank, bank.params, params.route_margin
         mag = sp.stft_magnitude(np.asarray(bk.samples), n_fft=p.n_fft, hop=p.hop)
         hp, pp = hpss_power(mag, kernel_frames=p.hpss_kernel_frames, kernel_bins=p.hpss_kernel_bins,
                             power=p.hpss_mask_power)
@@ -117,10 +120,10 @@ def _routed_stem(bank: Any, params: PercussionParams, route: str) -> tuple[F64, 
             routed = route_percussion(hp, pp, sr=bk.sr, n_fft=p.n_fft, margin=margin, sub_hz=a, high_hz=b)
         mel_power = np.asarray(basis @ routed, dtype=np.float64)
         return _route_features(mel_power, mel_ref=bk.mel_ref, db_range=p.db_range,
-                               band_floor_pct=band_floor_pct, loud_pct=p.loud_percentile,
-                               smooth_frames=int(round(smooth_s * bk.sr / p.hop)))
+                               band_floor_pct=params.route_band_floor_percentile, loud_pct=p.loud_percentile,
+                               smooth_frames=seconds_to_frame_count(params.envelope_smooth_s, sr=bk.sr, hop=p.hop))
 
-    d = bank.derived(key, compute)
+    d = persisted(bank, f"percussion-route-{route}", params, ROUTE_READS, compute)
     return (np.asarray(d["onset"], dtype=np.float64), np.asarray(d["envelope_db"], dtype=np.float64),
             float(d["loud_level_db"]), "dsp-route" if route == "high" else "dsp-low-route")
 
@@ -149,17 +152,6 @@ def _route_features(
     k = max(1, int(smooth_frames))
     env = moving_average(lift, k, edges="zero")
     return {"onset": onset, "envelope_db": env, "loud_level_db": float(np.percentile(env, loud_pct))}
-
-
-def _curve_reads(params: PercussionParams) -> tuple[Any, ...]:
-    """The constants :func:`percussion_curves` reads (the key of its per-bank memo)."""
-    return (*(getattr(params, f) for f in ROUTE_FIELDS), params.floor_percentile, params.density_window_s,
-            params.reference_percentile, params.present_rel, params.absent_rel)
-
-
-def _memo(bank: Any, key: tuple[Any, ...], fn: Any) -> Any:
-    memo = getattr(bank, "memo", None)
-    return fn() if memo is None else memo(key, fn)
 
 
 def percussion_routes(bank: Any, params: PercussionParams) -> tuple[str, ...]:
@@ -195,7 +187,7 @@ def percussion_curves(bank: Any, params: PercussionParams, route: str = "high") 
     ConfigError
         If the low route is asked for while ``route_low_top_hz`` is switched off.
     """
-    grid = Grid(sr=bank.sr, hop=bank.hop, n_frames=bank.n_frames)
+    grid = bank.grid
     onset, env, loud, name = _routed_stem(bank, params, route)
     floor = float(np.percentile(onset, params.floor_percentile))
     dens = rectified_onset_density(onset, window_frames=grid.frames(params.density_window_s), floor=floor)
@@ -239,8 +231,8 @@ def detect_percussion(
     end_s = float(bank.duration_s)
     first: PercussionCurves | None = None
     for route in percussion_routes(bank, params):
-        cur = _memo(bank, ("percussion-curves", route, _curve_reads(params)),
-                    lambda route=route: percussion_curves(bank, params, route))
+        cur = memoised(bank, "percussion-curves", params, CURVE_READS, partial(percussion_curves, bank, route=route),
+                       route)
         first = first or cur
         for cand in _route_candidates(bank, cur, ctx, params):
             if trained:
@@ -252,7 +244,7 @@ def detect_percussion(
                 _semantic(cand, family_evidence, ctx, identity, use_semantic and ctx.kind == "instrument_entry")
             out.append(cand)
     if trained and first is not None:
-        grid = Grid(sr=bank.sr, hop=bank.hop, n_frames=bank.n_frames)
+        grid = bank.grid
         out += trained_candidates(first.onset, grid, ctx, family_evidence, persistence_params=params.persistence,
                                   identity=identity, clip_end_s=end_s)
     return out
@@ -260,7 +252,7 @@ def detect_percussion(
 
 def _route_candidates(bank: Any, cur: PercussionCurves, ctx: EventContext, params: PercussionParams) -> list[Candidate]:
     """Candidates of one route, every gate read on that route's own curves and references."""
-    grid = Grid(sr=bank.sr, hop=bank.hop, n_frames=bank.n_frames)
+    grid = bank.grid
     span = grid.span(ctx.window_lo_s, ctx.window_hi_s)
     lo, hi = span.start, span.stop
     win = grid.frames(params.density_window_s)
@@ -278,7 +270,7 @@ def _route_candidates(bank: Any, cur: PercussionCurves, ctx: EventContext, param
             t = grid.time(f)
             if not ctx.window_lo_s <= t <= ctx.window_hi_s:
                 continue
-            cand = Candidate(t, evidence={"crossing_s": round(grid.time(c), 4), "route": cur.route})
+            cand = Candidate(t, stats={"crossing_s": round(grid.time(c), 4), "route": cur.route})
             cand.apply("absence_before", _absence_before(bank, cur, grid, t_s=t, params=params))
             cand.apply("persistence", persistence(cur.present, grid, t_s=grid.time(c), clip_end_s=end_s,
                                                   want_present=True, params=params.persistence))
@@ -293,7 +285,7 @@ def _route_candidates(bank: Any, cur: PercussionCurves, ctx: EventContext, param
             t = grid.time(f)
             if not ctx.window_lo_s <= t <= ctx.window_hi_s:
                 continue
-            cand = Candidate(t, evidence={"crossing_s": round(grid.time(c), 4), "route": cur.route})
+            cand = Candidate(t, stats={"crossing_s": round(grid.time(c), 4), "route": cur.route})
             cand.apply("absence_after", absence_after(cur.envelope_db, grid, t_s=t, ref_db=cur.loud_level_db,
                                                       clip_end_s=end_s, params=params.absence))
             cand.apply("persistence", persistence(cur.present, grid, t_s=grid.time(c), clip_end_s=end_s,
@@ -322,14 +314,10 @@ def _absence_before(bank: Any, cur: PercussionCurves, grid: Grid, *, t_s: float,
     reads a train that merely paused before the instructed time (its hits are transient,
     so the envelope's percentile can fall between them).
     """
-    a = params.absence
-    levels, rels = _memo(bank, ("percussion-absence", cur.route, _curve_reads(params), t_s,
-                                                    a.absence_guard_s, a.absence_strict_window_s,
-                                                    a.absence_strict_percentile, a.absence_whole_percentile,
-                                                    params.absence_density_percentile,
-                                                    params.absence_density_whole_percentile),
-                         lambda: _absence_measures(cur, grid, t_s=t_s, params=params))
-    verdict, ev = judge_absence_before(levels, ref_db=cur.loud_level_db, params=a)
+    levels, rels = memoised(bank, "percussion-absence", params, ABSENCE_READS,
+                            lambda p: _absence_measures(cur, grid, t_s=t_s, params=p),
+                            memo_key("percussion-curves", params, CURVE_READS, (cur.route,)), t_s)
+    verdict, ev = judge_absence_before(levels, ref_db=cur.loud_level_db, params=params.absence)
     ev = dict(ev)
     for name, rel in zip(("strict_density_rel", "whole_density_rel"), rels, strict=True):
         ev[name] = None if rel is None else round(rel, 3)

@@ -57,12 +57,16 @@ from timingbench.gates import (
     semantic_family_exit,
 )
 from timingbench.identity import judges, trained_candidates
+from timingbench.memo import memoised
+from timingbench.params.base import zero_if_off
 from timingbench.params.detectors import StemParams
 from timingbench.verdicts import EXEMPT, Candidate, EventContext
 
 #: Separated stem that carries each stem-isolable family.
 STEM_OF_FAMILY = {"bass": "bass", "guitar": "guitar", "piano": "piano", "vocals": "vocals"}
 
+#: The constants :func:`_step_curves` reads (its memo key).
+STEP_READS = ("step_gap_s", "step_before_s", "step_after_s", "smooth_s")
 F64 = npt.NDArray[np.float64]
 
 
@@ -112,19 +116,13 @@ def _local_extrema(step: F64, lo: int, hi: int, *, min_value: float, separation:
 
 def _step_curves(bank: Any, stem: Any, grid: Grid, params: StemParams) -> tuple[F64, F64]:
     """The stem's smoothed envelope and level-step curve (memoised per bank, stem and the constants they read)."""
-    gap = grid.frames(params.step_gap_s) if params.step_gap_s else 0
-    before, after = grid.frames(params.step_before_s), grid.frames(params.step_after_s)
-    smooth = grid.frames(params.smooth_s)
 
-    def compute() -> tuple[F64, F64]:
-        env = smoothed_db(stem.envelope_db, smooth)
-        return env, level_step(env, before=before, after=after, gap=gap)
+    def compute(p: StemParams) -> tuple[F64, F64]:
+        gap = grid.frames(p.step_gap_s) if p.step_gap_s else 0
+        env = smoothed_db(stem.envelope_db, grid.frames(p.smooth_s))
+        return env, level_step(env, before=grid.frames(p.step_before_s), after=grid.frames(p.step_after_s), gap=gap)
 
-    memo = getattr(bank, "memo", None)
-    if memo is None:
-        return compute()
-    return memo(("stem-step", stem.name, getattr(stem, "backend", None), smooth, before, after, gap),  # type: ignore[no-any-return]
-                compute)
+    return memoised(bank, "stem-step", params, STEP_READS, compute, stem.name, getattr(stem, "backend", None))
 
 
 def detect_stem(
@@ -158,7 +156,7 @@ def detect_stem(
         name = "other"
     stem = bank.stem(name)
     coarse = name == "other" or getattr(stem, "backend", "dsp") != "demucs"
-    grid = Grid(sr=bank.sr, hop=bank.hop, n_frames=bank.n_frames)
+    grid = bank.grid
     if coarse and judges(family_evidence, ctx.family):
         return trained_candidates(bank.onset_full, grid, ctx, family_evidence, persistence_params=params.persistence,
                                   identity=identity, clip_end_s=float(bank.duration_s))
@@ -187,7 +185,7 @@ def detect_stem(
 
 def _frames_or_zero(grid: Grid, seconds: float | None) -> int:
     """Frames of an optional reach: a switched-off reach (None) is 0 s, i.e. one frame."""
-    return grid.frames(0.0 if seconds is None else seconds)
+    return grid.frames(zero_if_off(seconds))
 
 
 def _present(env: F64, ref: float, below_db: float | None) -> npt.NDArray[np.bool_]:
@@ -201,12 +199,12 @@ def _entry(
 ) -> Candidate:
     back = _frames_or_zero(grid, params.snap_back_s)
     fwd = _frames_or_zero(grid, params.snap_forward_s)
-    rel = 0.0 if params.accent_rel_height is None else params.accent_rel_height
+    rel = zero_if_off(params.accent_rel_height)
     snapped = accent(np.asarray(stem.onset), f - back, f + fwd + 1, rel_height=rel, edges="open")
     t = grid.time(f if snapped is None else snapped)
     after = env[grid.span(t, t + params.step_after_s)]
     ref = float(np.median(after)) if after.size else float(env[f])
-    cand = Candidate(t, evidence={"step_s": round(grid.time(f), 4), "step_db": round(float(step[f]), 2),
+    cand = Candidate(t, stats={"step_s": round(grid.time(f), 4), "step_db": round(float(step[f]), 2),
                                   "stem": stem.name, "coarse": coarse, "ref_db": round(ref, 2)})
     present = _present(env, ref, params.present_below_ref_db)
     cand.apply("level_change", level_change(env, grid, t_s=t, rising=True, params=params.level))
@@ -232,7 +230,7 @@ def _exit(f: int, env: F64, step: F64, grid: Grid, params: StemParams, end_s: fl
         if under.size:
             frame = int(under[0]) + lo
     t = grid.time(frame)
-    cand = Candidate(t, evidence={"step_s": round(grid.time(f), 4), "step_db": round(float(step[f]), 2),
+    cand = Candidate(t, stats={"step_s": round(grid.time(f), 4), "step_db": round(float(step[f]), 2),
                                   "ref_db": round(ref, 2)})
     present = _present(env, ref, params.present_below_ref_db)
     cand.apply("level_change", level_change(env, grid, t_s=t, rising=False, params=params.level))

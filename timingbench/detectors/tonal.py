@@ -18,7 +18,6 @@ Every candidate keeps the time it was refined to; no gate moves it.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
 from functools import partial
 from typing import Any, TypeVar
@@ -29,11 +28,22 @@ import numpy.typing as npt
 from timingbench.curves import Grid, accent, local_peaks, window_means
 from timingbench.errors import ParameterError
 from timingbench.gates import IdentityParams, semantic_family, semantic_family_exit
+from timingbench.memo import memoised
+from timingbench.params.base import zero_if_off
 from timingbench.params.detectors import TonalParams
 from timingbench.verdicts import EXEMPT, FAIL, PASS, Candidate, EventContext
 
 F64 = npt.NDArray[np.float64]
 _T = TypeVar("_T")
+
+# The constants each memoised step of the register analysis reads (its memo key,
+# :mod:`timingbench.memo`); the registers' layout (source and width) is an input of each.
+REGISTER_READS = ("rise_window_s", "guard_s", "whole_percentile", "absence_after_s", "absent_after_percentile")
+STEP_READS = ("snap_s", "step_window_s")
+SNAP_READS = ("onset_back_s", "guard_s", "onset_rel_height")
+MEASURE_READS = (*REGISTER_READS, "whole_min_span_s")
+WINDOW_READS = tuple(dict.fromkeys(("novelty_peak_rel", "register_source", "register_width_bands",
+                                    *REGISTER_READS, *STEP_READS, *SNAP_READS, *MEASURE_READS)))
 
 
 def _novelty_peaks(nov: F64, lo: int, hi: int, thresh: float) -> list[int]:
@@ -139,7 +149,7 @@ def detect_tonal(
         One per distinct refined time; empty when the window holds no novelty peak whose
         register change can be localised.
     """
-    grid = Grid(sr=bank.sr, hop=bank.hop, n_frames=bank.n_frames)
+    grid = bank.grid
     nov = np.asarray(bank.novelty, dtype=np.float64)
     if not nov.size or float(nov.max()) <= 0:
         return []
@@ -150,63 +160,65 @@ def detect_tonal(
                           lambda b: register_levels(_register_source(b, source), width=width))
     onset_h = np.asarray(bank.onset_harmonic, dtype=np.float64)
 
-    rel = 0.0 if params.novelty_peak_rel is None else params.novelty_peak_rel
     span = grid.span(ctx.window_lo_s, ctx.window_hi_s)
-    peaks = _novelty_peaks(nov, span.start, span.stop, rel)
-    win = grid.frames(params.rise_window_s)
-    guard = grid.frames(params.guard_s)
-    snap = grid.frames(0.0 if params.snap_s is None else params.snap_s)
-    step_half = grid.frames(params.step_window_s)
-    back = grid.frames(0.0 if params.onset_back_s is None else params.onset_back_s)
-    onset_rel = params.onset_rel_height
-
     clip_end_s = float(bank.duration_s)
-    window = _memo(bank, ("tonal-window", span.start, span.stop, rel, source, width, rising, win, guard, snap,
-                          step_half, back, onset_rel, params.whole_percentile, params.whole_min_span_s,
-                          params.absence_after_s, params.absent_after_percentile, clip_end_s),
-                   partial(_measured_peaks, bank, levels, onset_h, peaks, grid=grid, win=win, guard=guard,
-                           snap=snap, step_half=step_half, back=back, onset_rel=onset_rel, rising=rising,
-                           params=params, clip_end_s=clip_end_s))
+    window = memoised(bank, "tonal-window", params, WINDOW_READS,
+                      partial(_measured_peaks, bank, levels, onset_h, nov, span, grid=grid, rising=rising,
+                              clip_end_s=clip_end_s),
+                      span.start, span.stop, rising, clip_end_s)
     return [_gated(m, p, grid=grid, rising=rising, nov=nov, ctx=ctx, params=params, identity=identity,
                    family_evidence=family_evidence) for p, m in window]
 
 
 def _measured_peaks(
-    bank: Any, levels: F64, onset_h: F64, peaks: list[int], *, grid: Grid, win: int, guard: int, snap: int,
-    step_half: int, back: int, onset_rel: float | None, rising: bool, params: TonalParams, clip_end_s: float,
+    bank: Any, levels: F64, onset_h: F64, nov: F64, span: slice, params: TonalParams, *, grid: Grid,
+    rising: bool, clip_end_s: float,
 ) -> list[tuple[int, _PeakMeasure]]:
     """Every novelty peak of a window with its refined frame and gate statistics (one per distinct frame).
 
     Each step is memoised per bank under what it reads: no threshold is part of any key,
     so re-scoring with another threshold (the sweep) reuses every measurement.
     """
-    source, width = params.register_source, params.register_width_bands
+    peaks = _novelty_peaks(nov, span.start, span.stop, zero_if_off(params.novelty_peak_rel))
+    back = grid.frames(zero_if_off(params.onset_back_s))
+    layout = (params.register_source, params.register_width_bands)  # what ``levels`` is
     out: list[tuple[int, _PeakMeasure]] = []
     seen: set[int] = set()
     for p in peaks:
-        reg = _memo(bank, ("tonal-register", p, source, width, rising, win, guard, params.whole_percentile,
-                           params.absence_after_s, params.absent_after_percentile, clip_end_s),
-                    partial(_changed_register, levels, p, grid=grid, win=win, guard=guard, rising=rising,
-                            params=params, clip_end_s=clip_end_s))
+        reg = memoised(bank, "tonal-register", params, REGISTER_READS,
+                       partial(_changed_register, levels, p, grid=grid, rising=rising, clip_end_s=clip_end_s),
+                       *layout, p, rising, clip_end_s)
         if reg is None:
             continue
-        f = _memo(bank, ("tonal-step", source, width, reg, p, snap, step_half, rising),
-                  partial(_step_frame, levels[reg], p - snap, p + snap + 1, step_half, rising=rising))
+        f = memoised(bank, "tonal-step", params, STEP_READS,
+                     partial(_snapped_step, levels[reg], p, grid=grid, rising=rising), *layout, reg, p,
+                     rising)
         if f is None:
             continue
-        if rising and back > 0 and onset_rel is not None:
-            s = _memo(bank, ("tonal-snap", f, back, guard, onset_rel),
-                      partial(_snap_onset, onset_h, f - back, f + guard + 1, onset_rel))
+        if rising and back > 0 and params.onset_rel_height is not None:
+            s = memoised(bank, "tonal-snap", params, SNAP_READS, partial(_snapped_onset, onset_h, f, grid=grid), f)
             f = s if s is not None else f
         if f in seen:
             continue
         seen.add(f)
-        out.append((p, _memo(bank, ("tonal-stats", source, width, reg, f, rising, win, guard, params.whole_percentile,
-                                    params.whole_min_span_s, params.absence_after_s,
-                                    params.absent_after_percentile, clip_end_s),
-                             partial(_measure, levels, f, reg, grid=grid, win=win, guard=guard, rising=rising,
-                                     params=params, clip_end_s=clip_end_s))))
+        out.append((p, memoised(bank, "tonal-stats", params, MEASURE_READS,
+                                partial(_measure, levels, f, reg, grid=grid, rising=rising, clip_end_s=clip_end_s),
+                                *layout, reg, f, rising, clip_end_s)))
     return out
+
+
+def _snapped_step(lv: F64, p: int, params: TonalParams, *, grid: Grid, rising: bool) -> int | None:
+    """:func:`_step_frame` within ``tonal.snap_s`` of the novelty peak ``p``."""
+    snap = grid.frames(zero_if_off(params.snap_s))
+    return _step_frame(lv, p - snap, p + snap + 1, grid.frames(params.step_window_s), rising=rising)
+
+
+def _snapped_onset(onset_h: F64, f: int, params: TonalParams, *, grid: Grid) -> int | None:
+    """:func:`_snap_onset` from ``tonal.onset_back_s`` before frame ``f`` to ``tonal.guard_s`` after it."""
+    if params.onset_rel_height is None:
+        return None
+    return _snap_onset(onset_h, f - grid.frames(zero_if_off(params.onset_back_s)), f + grid.frames(params.guard_s) + 1,
+                       params.onset_rel_height)
 
 
 @dataclass(frozen=True)
@@ -220,14 +232,10 @@ class _PeakMeasure:
     after_drop_db: float | None
 
 
-def _memo(bank: Any, key: tuple[Any, ...], fn: Callable[[], _T]) -> _T:
-    memo = getattr(bank, "memo", None)
-    return fn() if memo is None else memo(key, fn)  # type: ignore[no-any-return]
-
-
-def _measure(levels: F64, f: int, reg: int, *, grid: Grid, win: int, guard: int, rising: bool,
-             params: TonalParams, clip_end_s: float) -> _PeakMeasure:
+def _measure(levels: F64, f: int, reg: int, params: TonalParams, *, grid: Grid, rising: bool,
+             clip_end_s: float) -> _PeakMeasure:
     """The gate statistics of a candidate at frame ``f`` in register ``reg``, before any threshold."""
+    win, guard = grid.frames(params.rise_window_s), grid.frames(params.guard_s)
     lv = levels[reg]
     before = lv[max(f - guard - win, 0) : max(f - guard, 0)]
     after = lv[f + guard : f + guard + win]
@@ -238,8 +246,8 @@ def _measure(levels: F64, f: int, reg: int, *, grid: Grid, win: int, guard: int,
                                                           clip_end_s=clip_end_s, params=params))
 
 
-def _changed_register(levels: F64, p: int, *, grid: Grid, win: int, guard: int, rising: bool,
-                      params: TonalParams, clip_end_s: float) -> int | None:
+def _changed_register(levels: F64, p: int, params: TonalParams, *, grid: Grid, rising: bool,
+                      clip_end_s: float) -> int | None:
     """The register that both steps across frame ``p`` and is new to the clip there.
 
     For an entrance: the smaller of the local rise (1 s either side) and the rise over the
@@ -247,6 +255,7 @@ def _changed_register(levels: F64, p: int, *, grid: Grid, win: int, guard: int, 
     fall and the fall to its high level over the absence window after. The register with
     the largest such score is the new (or departing) layer's.
     """
+    win, guard = grid.frames(params.rise_window_s), grid.frames(params.guard_s)
     b0 = _mean(levels, slice(max(p - guard - win, 0), max(p - guard, 0)))
     a0 = _mean(levels, slice(p + guard, p + guard + win))
     if b0 is None or a0 is None:
@@ -272,10 +281,10 @@ def _gated(
     identity: IdentityParams, family_evidence: Any,
 ) -> Candidate:
     t = grid.time(m.frame)
-    cand = Candidate(t, evidence={"novelty": round(float(nov[p]), 3), "novelty_s": round(grid.time(p), 4),
+    cand = Candidate(t, stats={"novelty": round(float(nov[p]), 3), "novelty_s": round(grid.time(p), 4),
                                   "register": m.register})
     change = m.change_db
-    cand.evidence["tonal_change"] = {"register_change_db": None if change is None else round(change, 2)}
+    cand.stats["tonal_change"] = {"register_change_db": None if change is None else round(change, 2)}
     min_change = params.min_rise_db if rising else params.min_fall_db
     if min_change is None:
         cand.gates["tonal_change"] = EXEMPT
@@ -287,16 +296,16 @@ def _gated(
 
     if rising:
         cand.gates["register_absent_before"] = _judge(m.whole_rise_db, params.whole_rise_db,
-                                                      "register_absent_before", "whole_rise_db", cand.evidence)
+                                                      "register_absent_before", "whole_rise_db", cand.stats)
         v, e = semantic_family(family_evidence, ctx.family, t_s=t, params=identity)
     else:
         cand.gates["register_absent_after"] = _judge(m.after_drop_db, params.absent_after_db,
-                                                     "register_absent_after", "after_drop_db", cand.evidence)
+                                                     "register_absent_after", "after_drop_db", cand.stats)
         if getattr(family_evidence, "backend", None) == "trained":
             v, e = semantic_family_exit(family_evidence, ctx.family, t_s=t, params=identity)
         else:
             v, e = EXEMPT, {"reason": "exit_identity_not_checked"}
-    cand.gates["semantic_family"], cand.evidence["semantic_family"] = v, e
+    cand.gates["semantic_family"], cand.stats["semantic_family"] = v, e
     return cand
 
 

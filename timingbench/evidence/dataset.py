@@ -36,7 +36,7 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any
 
 import mido
 import numpy as np
@@ -52,7 +52,7 @@ from timingbench.params.generation import RenderParams
 from timingbench.render.synth import render_midi
 
 if TYPE_CHECKING:
-    from timingbench.params.analysis import EvidenceParams, FeaturesParams
+    pass
 
 SR = 44100
 #: Identifier of the data recipe, written into every manifest. 2: vocals are a human voice
@@ -108,8 +108,8 @@ class DataParams:
         ParameterError
             If ``choir_family`` is not one of the choir families.
         """
-        ev = cast("EvidenceParams", cfg.params.evidence)
-        feat = cast("FeaturesParams", cfg.params.features)
+        ev = cfg.params.evidence
+        feat = cfg.params.features
         return cls(clip_s=float(ev.clip_s), edge_s=float(ev.edge_s), gap_s=float(ev.render_gap_s),
                    label_present_db=float(ev.label_present_db), real_vocals_p=float(ev.real_vocals_p),
                    vocadito_train_from_s=float(ev.vocadito_train_from_s),
@@ -469,7 +469,7 @@ def make_dataset(out: Path, *, cfg: Config, n_clips: int, seed: int, soundfonts:
             group = [lay for lay in layouts if lay.index % len(soundfonts) == k]
             if not group:
                 continue
-            for lay, stems in zip(group, render_stems(group, sfont, p, vocals, render=cast(RenderParams, cfg.params.render)), strict=True):
+            for lay, stems in zip(group, render_stems(group, sfont, p, vocals, render=cfg.params.render), strict=True):
                 mix, wet = mix_clip(stems, lay, augment=augment, seed=seed)
                 mel = log_mel(mix, p)
                 lab = frame_labels(wet, mix, p)[:, : mel.shape[1]]

@@ -15,7 +15,7 @@ output frame, present against absent).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import numpy.typing as npt
@@ -29,7 +29,7 @@ from timingbench.evidence.targets import output_times, presence_targets
 from timingbench.identity import array_side_levels, change_near, gate_score
 
 if TYPE_CHECKING:
-    from timingbench.params.analysis import EvidenceParams
+    pass
 
 SR, HOP = 44100, 512
 
@@ -51,7 +51,7 @@ def predict(model: FamilyNet, logmel: npt.NDArray[Any], batch: int = 16) -> dict
 def design_scores(pred: dict[str, npt.NDArray[np.float64]], times: npt.NDArray[np.float64],
                   cfg: Config) -> dict[str, Any]:
     """Score functions of every design over ``pred`` (see module docstring)."""
-    ev = cast("EvidenceParams", cfg.params.evidence)
+    ev = cfg.params.evidence
     ctx, guard, pct = float(ev.context_s), float(ev.guard_s), float(ev.quiet_percentile)
     reach = float(ev.gate_reach_s)
 
@@ -89,7 +89,7 @@ def evaluate_dataset(models: dict[str, FamilyNet], logmel: npt.NDArray[Any], lab
     stride = first.shape.stride
     pres_t = presence_targets(labels, stride)
     times = output_times(pres_t.shape[-1], stride=stride, sr=SR, hop=HOP)
-    ev = cast("EvidenceParams", cfg.params.evidence)
+    ev = cfg.params.evidence
     probes = probes_from_labels(pres_t, times, meta, context=first.shape.context_frames,
                                 guard=first.shape.guard_frames, absent_max=float(ev.label_absent_max),
                                 present_min=float(ev.label_present_min))

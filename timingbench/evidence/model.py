@@ -23,7 +23,7 @@ from typing import Any
 import torch
 from torch import nn
 
-from timingbench.evidence.programs import FAMILIES
+from timingbench.identity import INSTRUMENT_FAMILIES as FAMILIES
 
 #: Answers of the change head, in output order.
 CHANGES = ("entered", "left", "none")

@@ -27,7 +27,7 @@ from timingbench.evidence.model import CHANGES, FamilyNet, NetShape, n_parameter
 from timingbench.evidence.targets import IGNORE, change_targets, presence_targets
 
 if TYPE_CHECKING:
-    from timingbench.params.analysis import EvidenceParams, FeaturesParams
+    from timingbench.params.analysis import EvidenceParams
 
 
 @dataclass(frozen=True)
@@ -67,9 +67,9 @@ def change_targets_for(pres: npt.NDArray[np.float32], shape: NetShape,
 def shape_from_config(cfg: Config, *, n_mels: int, width: int = 12, embed: int = 96) -> NetShape:
     """The network shape implied by the configuration's stride, context and guard
     (``evidence.frame_stride``, ``evidence.context_s``, ``evidence.guard_s``, ``features.hop``)."""
-    ev = cast("EvidenceParams", cast("EvidenceParams", cfg.params.evidence))
+    ev = cast("EvidenceParams", cfg.params.evidence)
     stride = int(ev.frame_stride)
-    out_s = stride * int(cast("FeaturesParams", cfg.params.features).hop) / 44100.0
+    out_s = stride * int(cfg.params.features.hop) / 44100.0
     return NetShape(n_mels=n_mels, width=width, embed=embed, stride=stride,
                     context_frames=int(round(float(ev.context_s) / out_s)),
                     guard_frames=int(round(float(ev.guard_s) / out_s)))
@@ -120,11 +120,11 @@ def train_model(train: tuple[Any, Any], dev: tuple[Any, Any], *, cfg: Config, pa
     dm, dl = dev
     shape = shape_from_config(cfg, n_mels=int(xm.shape[1]), width=params.width, embed=params.embed)
     model = FamilyNet(shape)
-    pres_all, ch_all = targets_for(xl, shape, cast("EvidenceParams", cfg.params.evidence))
+    pres_all, ch_all = targets_for(xl, shape, cfg.params.evidence)
     counts = np.array([(ch_all == k).sum() for k in range(len(CHANGES))], dtype=np.float64)
     cw_np = np.clip(counts.sum() / np.maximum(counts, 1) / len(CHANGES), 0.2, 30.0)
     cw = torch.tensor(cw_np / cw_np.min(), dtype=torch.float32)
-    dpres, dch = targets_for(dl, shape, cast("EvidenceParams", cfg.params.evidence))
+    dpres, dch = targets_for(dl, shape, cfg.params.evidence)
     opt = torch.optim.AdamW(model.parameters(), lr=params.lr, weight_decay=1e-4)
     steps = params.epochs * int(np.ceil(len(xm) / params.batch))
     sched = torch.optim.lr_scheduler.OneCycleLR(opt, max_lr=params.lr, total_steps=max(steps, 1))
@@ -150,7 +150,7 @@ def train_model(train: tuple[Any, Any], dev: tuple[Any, Any], *, cfg: Config, pa
                     x[i, f0 : f0 + w] = -80.0
             j0 = start // shape.stride
             pres = torch.from_numpy(pres_all[idx, :, j0 : j0 + crop // shape.stride])
-            ch_t = torch.from_numpy(change_targets_for(pres.numpy(), shape, cast("EvidenceParams", cfg.params.evidence)))
+            ch_t = torch.from_numpy(change_targets_for(pres.numpy(), shape, cfg.params.evidence))
             lp, lc = _losses(model, torch.from_numpy(x), pres, ch_t, cw)
             loss = lp + params.change_weight * lc
             opt.zero_grad()

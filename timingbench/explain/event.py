@@ -18,8 +18,6 @@ from timingbench.convert import round_time
 from timingbench.errors import TimingbenchError
 from timingbench.explain.results import ResultsFolder
 from timingbench.explain.thresholds import GateCheck, gate_checks
-from timingbench.params.base import params_of
-from timingbench.params.detectors import SearchParams
 from timingbench.prompts import Prompt, load_prompts, match_clips
 from timingbench.runner import ScoreOptions, family_evidence_for
 from timingbench.scoring import run_detector, score_event, search_window
@@ -112,7 +110,7 @@ def _options(results: ResultsFolder, clip: str, overrides: dict[str, Any]) -> Sc
         or "auto"
     fe = overrides.get("family_evidence") or (s.get("family_evidence") or {}).get("requested") or "trained"
     return ScoreOptions(separation=str(sep), demucs_repo=overrides.get("demucs_repo"),
-                        cache_dir=overrides.get("cache_dir"), semantic_backend=str(fe),
+                        cache_dir=overrides.get("cache_dir"), family_evidence=str(fe),
                         clap_dir=overrides.get("clap_dir"), chance=False,
                         disabled_gates=tuple(s.get("disabled_gates") or ()))
 
@@ -212,13 +210,13 @@ def explain_event(results: ResultsFolder, clip: str, event_id: str, inputs: Inpu
                     cache_dir=opts.cache_dir)
     evidence, _ = family_evidence_for(bank, prompt, cfg, opts)
     ev = prompt.events[index]
-    lo, hi = search_window(prompt.events, index, params=params_of(cfg, SearchParams), analysed_s=float(bank.duration_s))
+    lo, hi = search_window(prompt.events, index, params=cfg.params.search, analysed_s=float(bank.duration_s))
     verdict, _ = score_event(bank, prompt, index, cfg, family_evidence=evidence,
                              disabled_gates=opts.disabled_gates, clip=clip, with_chance=False)
     ctx = EventContext(ev.kind, ev.family, ev.target, ev.time_s, lo, hi)
     cands = sorted((c for c in run_detector(bank, ctx, cfg, family_evidence=evidence)
                     if round_time(lo) <= round_time(c.time_s) <= round_time(hi)), key=lambda c: c.time_s)
-    pick = verdict.detected_s if verdict.detected_s is not None else verdict.evidence.get("nearest_candidate_s")
+    pick = verdict.detected_s if verdict.detected_s is not None else verdict.stats.get("nearest_candidate_s")
     detector = str(row.get("detector") or "")
     out: list[ExplainedCandidate] = []
     taken = False
@@ -226,7 +224,7 @@ def explain_event(results: ResultsFolder, clip: str, event_id: str, inputs: Inpu
         chosen = not taken and pick is not None and _same(c.time_s, pick)
         taken |= chosen
         gates = {k: ("exempt" if k in opts.disabled_gates and v == "fail" else v) for k, v in c.gates.items()}
-        out.append(ExplainedCandidate(c, gate_checks(gates, c.evidence, kind=ev.kind, detector=detector, config=cfg),
+        out.append(ExplainedCandidate(c, gate_checks(gates, c.stats, kind=ev.kind, detector=detector, config=cfg),
                                       chosen, "fail" not in gates.values()))
     notes = list(inp.notes)
     if verdict.outcome != row.get("outcome") or not _same(verdict.detected_s, row.get("detected_s")):
@@ -260,7 +258,7 @@ def format_explanation(x: ExplainedEvent) -> str:
         tag = " (detected)" if c.chosen and x.verdict.detected_s is not None else \
             " (nearest, not credited)" if c.chosen else ""
         shown = {k.statistic for k in c.checks}  # top-level statistics already in the gate table
-        info = ", ".join(f"{k} {v}" for k, v in c.candidate.evidence.items()
+        info = ", ".join(f"{k} {v}" for k, v in c.candidate.stats.items()
                          if k not in c.candidate.gates and k not in shown and not isinstance(v, dict))
         lines.append("")
         lines.append(f"candidate {c.candidate.time_s:.3f} s ({c.candidate.time_s - ev.time_s:+.3f} s vs instructed)"
@@ -276,7 +274,7 @@ def _t(v: Any) -> str:
 
 def _evidence_line(x: ExplainedEvent) -> str:
     fe = x.family_evidence
-    req = x.inputs.options.semantic_backend
+    req = x.inputs.options.family_evidence
     if fe is None:
         return f"not used (requested {req})"
     fam = x.prompt.events[x.index].family

@@ -22,7 +22,7 @@ import numpy as np
 
 from timingbench.explain.event import ExplainedEvent
 from timingbench.explain.thresholds import direction_of, format_checks
-from timingbench.params.base import field_value
+from timingbench.params.sets import field_value
 
 VERDICT_STYLE = {"pass": ("^", "#2a9d4b"), "fail": ("X", "#d62828"), "exempt": ("o", "#8d96a8")}
 WINDOW_COLOR = "#4cc9f0"
@@ -136,7 +136,7 @@ def _draw_evidence(ax: Any, x: ExplainedEvent) -> None:
     ax.set_ylabel("family\nevidence (p)")
     ax.set_ylim(-0.03, 1.03)
     if fe is None or not fe.curves:
-        req = x.inputs.options.semantic_backend
+        req = x.inputs.options.family_evidence
         if fe is None:
             why = "--family-evidence none" if req == "none" else f"{req}: this prompt's events consult none"
         else:

@@ -1,7 +1,7 @@
 """Each gate's measured statistics set against the configuration constants they are judged by.
 
 Detectors record, for every gate of a candidate, the numbers its verdict rests on
-(``Candidate.evidence[gate]``; a few gates keep theirs at the top level of the
+(``Candidate.stats[gate]``; a few gates keep theirs at the top level of the
 evidence). :data:`RULES` says which constant each statistic is compared with and how, by
 the statistic's name, optionally narrowed to a gate, to the direction of the event
 (``rise``: entrances, starts, energy increases; ``fall``: exits, endings, pauses) and to
@@ -20,7 +20,7 @@ from typing import Any
 
 from timingbench.config import Config
 from timingbench.convert import TIME_DECIMALS
-from timingbench.params.base import field_value
+from timingbench.params.sets import field_value
 
 #: Configuration section of each detector (``events.jsonl`` ``detector`` field).
 DETECTOR_SECTIONS = {"percussion": "percussion", "stem": "stem", "tonal": "tonal", "mix.start": "mix",
@@ -182,7 +182,7 @@ def gate_checks(
     gates : mapping of str to str
         The candidate's gate verdicts, in application order.
     evidence : mapping
-        The candidate's evidence (``Candidate.evidence``).
+        The candidate's evidence (``Candidate.stats``).
     kind : str
         SPEC section 1 event kind (sets the direction of the rules).
     detector : str

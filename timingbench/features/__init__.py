@@ -18,10 +18,8 @@ from timingbench.features.bank import (
     compute_bank,
     get_bank,
 )
-from timingbench.features.separation import SEPARATION_CHOICES
 
 __all__ = [
-    "SEPARATION_CHOICES",
     "FeatureBank",
     "FeaturesParams",
     "Loudness",

@@ -34,17 +34,17 @@ import numpy as np
 import numpy.typing as npt
 import scipy.fft
 
-from timingbench import __version__
 from timingbench.audio import Clip
 from timingbench.config import Config, digest
-from timingbench.convert import frames_to_time, seconds_to_frame_count, time_to_frames
+from timingbench.convert import frames_to_time, seconds_to_frame_count
+from timingbench.curves import Grid
 from timingbench.errors import ConfigError, ModelUnavailableError, ParameterError
 from timingbench.features import cache as _cache
 from timingbench.features import separation as _sep
 from timingbench.features import spectral as _sp
 from timingbench.features.kernels import checkerboard_novelty, hpss_power, weighted_row_sums
-from timingbench.params.analysis import FeaturesParams, SeparationParams
-from timingbench.params.base import params_of
+from timingbench.params.analysis import FeaturesParams
+from timingbench.version import __version__
 
 T = TypeVar("T")
 F64 = npt.NDArray[np.float64]
@@ -380,14 +380,10 @@ class FeatureBank:
 
     # -- grid helpers ------------------------------------------------------------------
 
-    def frame_of(self, time_s: float) -> int:
-        """Nearest frame index of an instant in seconds, clipped to ``[0, n_frames - 1]``."""
-        k = int(time_to_frames(np.asarray([time_s]), sr=self.sr, hop=self.hop)[0])
-        return min(max(k, 0), self.n_frames - 1)
-
-    def frame_count(self, duration_s: float) -> int:
-        """Number of frames spanning ``duration_s`` seconds (at least 1)."""
-        return seconds_to_frame_count(duration_s, sr=self.sr, hop=self.hop)
+    @property
+    def grid(self) -> Grid:
+        """The bank's frame grid (seconds to frames and back; :class:`timingbench.curves.Grid`)."""
+        return Grid(sr=self.sr, hop=self.hop, n_frames=self.n_frames)
 
     # -- lazy parts --------------------------------------------------------------------
 
@@ -487,7 +483,7 @@ class FeatureBank:
                     "use --separation demucs with local htdemucs weights")
             group = self._stem_group("dsp", "hpss")
         else:
-            sep = params_of(self._config, SeparationParams)
+            sep = self._config.params.separation
             key = "separation.model_4stem" if name in _sep.STEMS_4 else "separation.model_6stem"
             model = sep.model_4stem if name in _sep.STEMS_4 else sep.model_6stem
             if not model:
@@ -504,7 +500,7 @@ class FeatureBank:
             return ()
         if self.separation_backend == "dsp":
             return _sep.DSP_STEMS
-        six = params_of(self._config, SeparationParams).model_6stem
+        six = self._config.params.separation.model_6stem
         has6 = bool(six) and _sep.find_demucs_weights(str(six), repo=self._demucs_repo) is not None
         return _sep.ALL_STEMS if has6 else _sep.STEMS_4
 
@@ -546,13 +542,13 @@ class FeatureBank:
                 hp, pp = hpss_power(mag, kernel_frames=p.hpss_kernel_frames,
                                     kernel_bins=p.hpss_kernel_bins, power=p.hpss_mask_power)
             powers = _sep.separate_dsp(hp, pp, sr=self.sr, n_fft=p.n_fft,
-                                       bass_cutoff_hz=params_of(self._config, SeparationParams).dsp_bass_cutoff_hz)
+                                       bass_cutoff_hz=self._config.params.separation.dsp_bass_cutoff_hz)
             return {k: make(k, v, "dsp") for k, v in powers.items()}
         model = _sep.load_demucs_model(model_name, repo=self._demucs_repo)
         audio = _sep.separate_demucs(
             samples, sr=self.sr, model=model,
-            overlap=params_of(self._config, SeparationParams).demucs_overlap,
-            shifts=params_of(self._config, SeparationParams).demucs_shifts)
+            overlap=self._config.params.separation.demucs_overlap,
+            shifts=self._config.params.separation.demucs_shifts)
         out = {}
         for k, y in audio.items():
             mag = _sp.stft_magnitude(y, n_fft=p.n_fft, hop=p.hop)

@@ -41,7 +41,9 @@ import numpy as np
 import numpy.typing as npt
 
 from timingbench.audio import level_normalised
+from timingbench.choices import FAMILY_EVIDENCE_BACKENDS
 from timingbench.config import digest
+from timingbench.convert import frame_period_s
 from timingbench.errors import ModelUnavailableError, ParameterError
 from timingbench.features.musicnn import WEIGHTS_PATH
 from timingbench.identity import INSTRUMENT_FAMILIES
@@ -52,7 +54,6 @@ if TYPE_CHECKING:
 _T = TypeVar("_T")
 
 #: Backends understood by :func:`family_evidence`.
-BACKENDS = ("trained", "musicnn", "clap")
 
 
 
@@ -223,8 +224,9 @@ def family_evidence(
     ModelUnavailableError
         If the embedded musicnn weights are missing (a broken installation).
     """
-    if backend not in BACKENDS:
-        raise ParameterError(f"unknown family-evidence backend {backend!r}; use one of {list(BACKENDS)}")
+    if backend not in FAMILY_EVIDENCE_BACKENDS:
+        raise ParameterError(f"unknown family-evidence backend {backend!r}; "
+                             f"use one of {list(FAMILY_EVIDENCE_BACKENDS)}")
     bank, y, sr = _unpack(samples_or_bank, sr)
     if int(sr) != sr or sr <= 0:
         raise ParameterError(f"sr must be a positive whole number of Hz, got {sr!r}")
@@ -291,11 +293,11 @@ def family_evidence(
 def _trained(bank: Any, sec: EvidenceParams) -> FamilyEvidence:
     """Evidence of the shipped family evidence network (needs a feature bank)."""
     from timingbench.evidence.infer import bank_outputs
-    from timingbench.evidence.programs import FAMILIES
+    from timingbench.identity import INSTRUMENT_FAMILIES as FAMILIES
 
     if bank is None:
         raise ParameterError("the trained family evidence reads a feature bank's log-mel; pass a bank, not samples")
-    hop_s = sec.frame_stride * bank.hop / bank.sr
+    hop_s = frame_period_s(sr=bank.sr, hop=sec.frame_stride * bank.hop)
     try:
         out = bank_outputs(bank)
     except ModelUnavailableError as exc:

@@ -33,12 +33,10 @@ import numpy as np
 import numpy.typing as npt
 import yaml
 
+from timingbench.choices import SEPARATIONS
 from timingbench.config import Config
 from timingbench.errors import ConfigError, ModelUnavailableError, ParameterError
-from timingbench.params.analysis import SeparationParams
-from timingbench.params.base import params_of
 
-SEPARATION_CHOICES = ("auto", "demucs", "dsp", "none")
 STEMS_4 = ("drums", "bass", "vocals", "other")
 STEMS_6_EXTRA = ("piano", "guitar")
 ALL_STEMS = STEMS_4 + STEMS_6_EXTRA
@@ -84,7 +82,7 @@ def configured_repo(cfg: Config, demucs_repo: str | Path | None) -> Path | None:
     """The demucs model folder: the explicit argument, else ``separation.demucs_repo``, else None."""
     if demucs_repo is not None:
         return Path(demucs_repo)
-    v = params_of(cfg, SeparationParams).demucs_repo
+    v = cfg.params.separation.demucs_repo
     return Path(v) if v else None
 
 
@@ -176,12 +174,12 @@ def resolve(choice: str, *, cfg: Config, demucs_repo: str | Path | None = None) 
     ModelUnavailableError
         If ``demucs`` is requested and its weights are not present locally.
     """
-    if choice not in SEPARATION_CHOICES:
-        raise ParameterError(f"separation must be one of {list(SEPARATION_CHOICES)}, got {choice!r}")
+    if choice not in SEPARATIONS:
+        raise ParameterError(f"separation must be one of {list(SEPARATIONS)}, got {choice!r}")
     repo = configured_repo(cfg, demucs_repo)
     if choice in ("dsp", "none"):
         return Resolution(choice, choice, None, repo)
-    name = params_of(cfg, SeparationParams).model_4stem
+    name = cfg.params.separation.model_4stem
     if find_demucs_weights(name, repo=repo) is not None:
         return Resolution(choice, "demucs", None, repo)
     msg = f"demucs weights for {name} not found in {_where_searched(name, repo)}"

@@ -32,7 +32,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import Any, cast
+from typing import Any
 from urllib.parse import unquote, urlsplit
 
 from timingbench.annotation_io import (
@@ -47,7 +47,6 @@ from timingbench.errors import AnnotationError, TimingbenchError
 from timingbench.label.spectrogram import encode_logmel, logmel_for_clip
 from timingbench.label.store import LabelStore
 from timingbench.packaged import LABEL_ASSETS
-from timingbench.params.tools import LabelParams
 from timingbench.prompts import EVENT_FAMILIES, ClipRef, Prompt, load_prompts, match_clips
 
 #: The page's static files (package data), by URL path.
@@ -131,7 +130,7 @@ class LabelApp:
         self.unmatched = match.unmatched
         self.store = store
         self.cfg = cfg
-        self.params = cast(LabelParams, cfg.params.label)
+        self.params = cfg.params.label
         self.max_body = self.params.max_body_bytes
         self._cache: OrderedDict[str, _Analysed] = OrderedDict()
         self._cache_size = self.params.spectrogram_cache_clips

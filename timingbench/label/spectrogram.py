@@ -13,7 +13,7 @@ from __future__ import annotations
 import base64
 import importlib
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import numpy.typing as npt
@@ -23,7 +23,7 @@ from timingbench.config import Config
 from timingbench.errors import ClipError
 
 if TYPE_CHECKING:
-    from timingbench.params.analysis import FeaturesParams
+    pass
 
 
 @dataclass(frozen=True)
@@ -68,7 +68,7 @@ def _from_bank(clip: Clip, cfg: Config) -> LogMel | None:
 def _from_librosa(clip: Clip, cfg: Config) -> LogMel:
     import librosa
 
-    feat = cast("FeaturesParams", cfg.params.features)
+    feat = cfg.params.features
     hop = int(feat.hop)
     n_fft = int(feat.n_fft)
     n_mels = int(feat.n_mels)

@@ -10,15 +10,15 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, cast
+from typing import Any
 
 import numpy as np
 
 from timingbench.audio import load_clip
 from timingbench.config import Config
+from timingbench.convert import frame_rate_hz
 from timingbench.features.bank import compute_bank
 from timingbench.jsonio import iter_jsonl
-from timingbench.params.generation import MgbenchGenParams
 
 #: Half-width of the peak search around an annotated onset, frames (bounded by neighbours).
 SEARCH_FRAMES = 8
@@ -68,8 +68,8 @@ def check_clip_onsets(audio: Path, onsets_s: list[float], cfg: Config, *, clip: 
     """
     bank = compute_bank(load_clip(audio, cfg), cfg, separation="none")
     curve = np.asarray(bank.onset_full)
-    tol = float(cast(MgbenchGenParams, cfg.params.mgbench_gen).onset_check_frames)
-    pos = [t * bank.sr / bank.hop for t in onsets_s]
+    tol = float(cfg.params.mgbench_gen.onset_check_frames)
+    pos = [t * frame_rate_hz(sr=bank.sr, hop=bank.hop) for t in onsets_s]
     offsets: list[float] = []
     failures: list[int] = []
     for k, p in enumerate(pos):

@@ -27,13 +27,14 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, cast
+from typing import Any
 
 import librosa
 import numpy as np
 
 from timingbench.audio import load_clip
 from timingbench.config import Config
+from timingbench.convert import frames_to_time
 from timingbench.features.bank import compute_bank
 from timingbench.mgbench_gen.theory import (
     HARMONIC_PATTERN_NAMES,
@@ -50,7 +51,7 @@ from timingbench.mgbench_gen.theory import (
     HARMONIC_PATTERNS as _PATTERNS,
 )
 from timingbench.mgbench_gen.two_bar import derived_pattern
-from timingbench.params.generation import MgbenchBaselineParams
+from timingbench.params.base import zero_if_off
 
 #: Krumhansl-Kessler key profiles (Krumhansl 1990, probe-tone ratings), C major / C minor.
 _KK_MAJOR = (6.35, 2.23, 3.48, 2.33, 4.38, 4.09, 2.52, 5.19, 2.39, 3.66, 2.29, 2.88)
@@ -103,14 +104,14 @@ def transcribe(audio: str | Path, cfg: Config) -> list[HeardNote]:
     ClipError
         If the audio cannot be read.
     """
-    p = cast(MgbenchBaselineParams, cfg.params.mgbench_baseline)
+    p = cfg.params.mgbench_baseline
     clip = load_clip(audio, cfg)
     bank = compute_bank(clip, cfg, separation="none")
     sr, hop = bank.sr, bank.hop
     # a switched-off threshold keeps every local peak; a switched-off drop ends each note
     # at the next attack
-    onsets = _peaks(np.asarray(bank.onset_full), threshold=0.0 if p.onset_threshold is None else p.onset_threshold,
-                    min_gap=max(1, bank.frame_count(p.min_ioi_s)))
+    onsets = _peaks(np.asarray(bank.onset_full), threshold=zero_if_off(p.onset_threshold),
+                    min_gap=max(1, bank.grid.frames(p.min_ioi_s)))
     rms = np.asarray(bank.rms_db)
     drop = np.inf if p.offset_drop_db is None else p.offset_drop_db
     w0, w1 = (float(v) for v in p.pitch_window_s)
@@ -121,7 +122,7 @@ def transcribe(audio: str | Path, cfg: Config) -> list[HeardNote]:
         peak = float(np.max(rms[k:min(k + 8, nxt + 1)]))
         below = np.flatnonzero(rms[k + 2:nxt] < peak - drop)
         end = k + 2 + int(below[0]) if below.size else nxt
-        on_s, off_s = k * hop / sr, end * hop / sr
+        on_s, off_s = (float(x) for x in frames_to_time([k, end], sr=sr, hop=hop))
         s0 = int((on_s + w0) * sr)
         s1 = max(int(min(on_s + w1, off_s) * sr), s0 + frame_len + 2 * hop)
         seg = clip.samples[s0:min(s1, clip.samples.size)]

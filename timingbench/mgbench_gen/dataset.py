@@ -24,11 +24,10 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TypeVar, cast
+from typing import Any, TypeVar
 
 import numpy as np
 
-from timingbench import __version__
 from timingbench.config import Config
 from timingbench.errors import ParameterError
 from timingbench.jsonio import write_json, write_jsonl
@@ -37,6 +36,7 @@ from timingbench.mgbench_gen.batch_render import render_batch, write_excerpt_mid
 from timingbench.mgbench_gen.excerpt import Candidate, Excerpt, seconds
 from timingbench.params.generation import MgbenchGenParams, RenderParams
 from timingbench.render.synth import fluidsynth_binary, resolve_soundfont, write_wav
+from timingbench.version import __version__
 
 SUBSETS = {"3n": "3N", "2b": "2B"}
 SPLITS = ("train", "val", "test")
@@ -362,7 +362,7 @@ def generate_split(req: SplitRequest, out_dir: str | Path, cfg: Config, *, jobs:
         If FluidSynth fails.
     """
     out = Path(out_dir)
-    gen = cast(MgbenchGenParams, cfg.params.mgbench_gen)
+    gen = cfg.params.mgbench_gen
     excerpts, dropped = make_excerpts(req, gen)
     rows = make_questions(req, excerpts, gen)
     for ex in excerpts:
@@ -372,7 +372,7 @@ def generate_split(req: SplitRequest, out_dir: str | Path, cfg: Config, *, jobs:
     t0 = time.perf_counter()
     if audio:
         render_audio(excerpts, out_dir=out, soundfont=req.soundfont, gen=gen,
-                     render=cast(RenderParams, cfg.params.render), jobs=jobs, on_done=on_done)
+                     render=cfg.params.render, jobs=jobs, on_done=on_done)
     render_s = time.perf_counter() - t0
     grounding = [r for r in rows if r["task"] == "grounding"]
     manifest: dict[str, Any] = {

@@ -4,6 +4,7 @@
 :mod:`timingbench.params.base`.
 """
 
-from timingbench.params.base import REGISTRY, Params, ParamSet, all_keys, register
+from timingbench.params.base import REGISTRY, Params, register
+from timingbench.params.sets import ParamSet, all_keys
 
 __all__ = ["REGISTRY", "ParamSet", "Params", "all_keys", "register"]

@@ -1,7 +1,9 @@
 """Parameter sets of audio decoding, the feature bank, separation and family evidence.
 
-Generated field by field from ``configs/timingbench-v1.yaml``: each field is the constant
-of the same name in the class's section; its docstring line is the constant's ``why``.
+Each field is the constant of the same name in the class's section of
+``configs/timingbench-v1.yaml``. The fields' docstring entries (the constant's ``why`` and
+provenance) are generated from it by ``tools/params_docs.py --write``;
+``tests/test_params_docs.py`` fails when they drift.
 """
 
 from __future__ import annotations
@@ -30,14 +32,14 @@ class AudioParams(Params):
     min_duration_s : float
         shorter than ~4 analysis frames cannot be analysed (convention)
     min_sample_rate_hz : int
-        below telephone band (8 kHz) a file holds no audio above 4 kHz, where the percussion
-        route and most timbre live: such a file is rejected, not scored as a miss (convention)
+        below telephone band (8 kHz) a file holds no audio above 4 kHz, where the percussion route
+        and most timbre live: such a file is rejected, not scored as a miss (convention)
     level_frame_s : float
-        level normalisation (musicnn, madmom inputs): frame RMS over 2048 samples at 44.1 kHz,
-        the feature bank's frame (convention)
+        level normalisation of the musicnn and madmom inputs reads the frame RMS over 2048 samples
+        at 44.1 kHz (the feature bank's n_fft), scaled with the rate (convention)
     level_percentile : float
-        level normalisation: the loud level is the 95th percentile of the frame RMS, the feature
-        bank's loud statistic (convention)
+        level normalisation: the loud level is the 95th percentile of the frame RMS, as the feature
+        bank's loud_percentile (convention)
     """
 
     SECTION = "audio"
@@ -70,8 +72,8 @@ class FeaturesParams(Params):
         log spectra are clipped 80 dB below the clip's own maximum (librosa top_db), so every dB
         feature is level-relative (convention)
     level_range_db : float
-        level envelopes are floored 120 dB below their own maximum so digital silence has a
-        finite, gain-invariant value (convention)
+        level envelopes are floored 120 dB below their own maximum so digital silence has a finite,
+        gain-invariant value (convention)
     hpss_kernel_frames : int
         librosa decompose.hpss default harmonic median length (31 frames = 0.36 s) (convention)
     hpss_kernel_bins : int
@@ -79,14 +81,14 @@ class FeaturesParams(Params):
     hpss_mask_power : float
         librosa decompose.hpss default Wiener soft-mask exponent (convention)
     band_edges_hz : dict[str, Any]
-        standard mixing-engineer bands: sub bass, bass/kick body, vocal and instrument
-        fundamentals, presence and air (convention)
+        standard mixing-engineer bands: sub bass, bass/kick body, vocal and instrument fundamentals,
+        presence and air (convention)
     chroma_tuning : float
         chroma bins centred on A440 equal temperament; a fixed tuning keeps harmony novelty
         deterministic and cheap (convention)
     n_mfcc : int
-        classic MFCC timbre dimension; coefficient 0 (overall level) is dropped so timbre
-        novelty is gain-invariant (convention)
+        classic MFCC timbre dimension; coefficient 0 (overall level) is dropped so timbre novelty is
+        gain-invariant (convention)
     novelty_half_s : float
         checkerboard kernel half width (Foote 2000 uses a few seconds); 1.5 s resolves section
         changes a few seconds apart (convention)
@@ -94,8 +96,8 @@ class FeaturesParams(Params):
         Gaussian taper of the checkerboard kernel, in units of its half width (Foote's radially
         symmetric taper) (convention)
     loud_percentile : float
-        the clip's loud level is the 95th percentile of its frame RMS in dB, robust to single
-        peaks (convention)
+        the clip's loud level is the 95th percentile of its frame RMS in dB, robust to single peaks
+        (convention)
     floor_percentile : float
         the leading-window noise floor is the 5th percentile of frame RMS in dB (convention)
     """
@@ -195,55 +197,52 @@ class SemanticParams(Params):
     Attributes
     ----------
     backend : str
-        the embedded, offline trained family evidence model (docs/evidence-model.md) is the
-        default; musicnn is the embedded tagger; clap needs a local checkpoint (convention)
+        the embedded, offline trained family evidence model (docs/evidence-model.md) is the default;
+        musicnn is the embedded tagger; clap needs a local checkpoint (convention)
     input_loud_level_dbfs : float
         tagger input is scaled so the clip's loud level (95th pct frame RMS) sits at -14 dBFS, a
-        typical mastered level: the taggers' log front ends are not gain-invariant, scoring must
-        be (convention)
+        typical mastered level: the taggers' log front ends are not gain-invariant, scoring must be
+        (convention)
     hop_s : float
-        evidence windows every 0.5 s: the same order as the on-time tolerance, 6x overlap of the
-        3 s musicnn patch (convention)
+        evidence windows every 0.5 s: the same order as the on-time tolerance, 6x overlap of the 3 s
+        musicnn patch (convention)
     clap_window_s : float
-        CLAP windows as long as musicnn's 3 s training patch, so both backends have the same
-        time resolution (convention)
+        CLAP windows as long as musicnn's 3 s training patch, so both backends have the same time
+        resolution (convention)
     clap_dir : str | None
-        local LAION-CLAP checkpoint folder (transformers ClapModel); null means --clap-dir or
-        none (no download ever) (convention)
+        local LAION-CLAP checkpoint folder (transformers ClapModel); null means --clap-dir or none
+        (no download ever) (convention)
     musicnn_tag_families : dict[str, Any]
-        MagnaTagATune tags that name an instrument of the SPEC section 1 family; a family's
-        evidence is the max over its tags; negated tags (no vocals) never count (convention)
+        MagnaTagATune tags that name an instrument of the SPEC section 1 family; a family's evidence
+        is the max over its tags; negated tags (no vocals) never count (convention)
     clap_family_texts : dict[str, Any]
-        one zero-shot text per family in CLAP's 'the sound of X' style; evidence is the softmax
-        over the families (convention)
+        one zero-shot text per family in CLAP's 'the sound of X' style; evidence is the softmax over
+        the families (convention)
     musicnn_exempt_families : dict[str, Any]
-        families musicnn does not judge although a tag names one of their instruments
-        (disclosed): over the 14 true woodwind/plucked entrances of dev + tonal_dev the median
-        evidence in the 3 s after is at most 0.018 (flute tag at most 0.010; strings 0.08-0.31),
-        so the gate vetoed 4 of 5 on-time woodwind entrances on noise (few_shot)
+        families musicnn does not judge although a tag names one of their instruments (disclosed):
+        over the 14 true woodwind/plucked entrances of dev + tonal_dev the median evidence in the 3
+        s after is at most 0.018 (flute tag at most 0.010; strings 0.08-0.31), so the gate vetoed 4
+        of 5 on-time woodwind entrances on noise (few_shot)
     exempt_families : dict[str, Any]
-        paper Sec. IV-B: families on which the embedding is unreliable for generated audio
-        (synths, pads) are exempted and disclosed (convention)
+        paper Sec. IV-B: families on which the embedding is unreliable for generated audio (synths,
+        pads) are exempted and disclosed (convention)
     context_s : float
         evidence before/after a candidate is read over 3 s, the paper's strict absence window
         (convention)
     context_s_by_family : dict[str, Any]
-        per-family override of context_s for the gate (families not listed use context_s)
-        (few_shot)
+        per-family override of context_s for the gate (families not listed use context_s) (few_shot)
     after_statistic_by_family : dict[str, Any]
-        per-family statistic of the windows after a candidate: median (default) or max
-        (few_shot)
+        per-family statistic of the windows after a candidate: median (default) or max (few_shot)
     pre_percentile : float
-        'quiet before' reads a high percentile of the windows before the candidate, robust to
-        one stray window (convention)
+        'quiet before' reads a high percentile of the windows before the candidate, robust to one
+        stray window (convention)
     prob_clip : float
-        probabilities are clipped to [0.001, 0.999] before log-odds, so a rise from digital-
-        silence-level evidence stays finite (convention)
+        probabilities are clipped to [0.001, 0.999] before log-odds, so a rise from
+        digital-silence-level evidence stays finite (convention)
     min_logit_rise : float | None
-        the family's evidence must rise by 0.5 log-odds (x1.65 odds) across the candidate; set
-        on the dev split of rendered entrances (benchmarks/semantic_speed.py) to keep ~80 % of
-        true entrances; log-odds because tag base rates differ by orders of magnitude
-        (calibrated)
+        the family's evidence must rise by 0.5 log-odds (x1.65 odds) across the candidate; set on
+        the dev split of rendered entrances (benchmarks/semantic_speed.py) to keep ~80 % of true
+        entrances; log-odds because tag base rates differ by orders of magnitude (calibrated)
     quiet_max : float | None
         before an entrance the tagger must not already judge the family more likely present than
         absent; dev renders: 0.2-0.7 changed no decision (calibrated)
@@ -277,39 +276,38 @@ class EvidenceParams(Params):
     Attributes
     ----------
     clip_s : float
-        training clips are 9 s: room for a 3 s before/after context around entrances placed
-        1.5-7.5 s in (convention)
+        training clips are 9 s: room for a 3 s before/after context around entrances placed 1.5-7.5
+        s in (convention)
     edge_s : float
-        entrances and exits of the training layouts lie at least 1.5 s inside the clip
-        (convention)
+        entrances and exits of the training layouts lie at least 1.5 s inside the clip (convention)
     render_gap_s : float
-        silence between clips on one FluidSynth timeline, longer than the release tails of the
-        GM sets (reverb is off) (convention)
+        silence between clips on one FluidSynth timeline, longer than the release tails of the GM
+        sets (reverb is off) (convention)
     label_present_db : float
         a family sounds in a frame when its stem is within 40 dB of the mix's loudest frame (the
         bank's 80 dB log-mel range halved: clearly audible in the mix) (convention)
     real_vocals_p : float
-        share of vocals parts that are real singing (vocadito) where the recipe also has
-        soundfont voices (choirs made vocals); otherwise every vocals part is real singing
-        (convention)
+        share of vocals parts that are real singing (vocadito) where the recipe also has soundfont
+        voices (choirs made vocals); otherwise every vocals part is real singing. Vocals means sung
+        words, which no soundfont sings, so real singing is the main positive source (convention)
     vocadito_train_from_s : float
-        only vocadito after 12 s is trained on; its first vocal entrance (before 12 s) is kept
-        for testing (convention)
+        only vocadito after 12 s is trained on; its first vocal entrance (before 12 s) is kept for
+        testing (convention)
     frame_stride : int
         the model's output hop is 4 bank frames = 46.4 ms at 44.1 kHz (the issue asks <= 50 ms)
         (convention)
     context_s : float
-        the entered/left/nothing question compares the 3 s before a frame with the 3 s after it,
-        the paper's strict absence window (convention)
+        the entered/left/nothing question compares the 3 s before a frame with the 3 s after it, the
+        paper's strict absence window (convention)
     guard_s : float
-        the 0.25 s either side of the frame are left out of the before/after context (the
-        transition itself) (convention)
+        the 0.25 s either side of the frame are left out of the before/after context (the transition
+        itself) (convention)
     label_absent_max : float
         training target: a family is absent over a context when it sounds in at most 10 % of its
         frames (convention)
     label_near_min : float
-        training target: 'entered' also needs the family sounding in 70 % of the 0.5 s just
-        after the guard (mirror for 'left'), so the label sits on the entrance (convention)
+        training target: 'entered' also needs the family sounding in 70 % of the 0.5 s just after
+        the guard (mirror for 'left'), so the label sits on the entrance (convention)
     gate_reach_s : float
         the change head is read within 0.25 s of the candidate, half the on-time tolerance
         (convention)
@@ -317,68 +315,79 @@ class EvidenceParams(Params):
         'absent before' reads a high percentile of the presence over the context, robust to one
         stray frame (convention)
     entry_min_prob : float | None
-        the change head must give 'entered' at least 0.7 within the reach; chosen on the
-        rendered dev corpus over the judged families (tools/calibrate_evidence_gate.py: grid
-        0.3/0.5/0.7, objective on-time credits - 3 x negative credits; 10 on-time and 6 negative
-        events, a thin basis) (calibrated)
+        chosen by timingbench calibrate evidence on dev corpora only (dev, dev-identity,
+        dev-identity-timgm, real; rule absolute; judged families percussion, bass, piano, vocals):
+        entrances 15/42 on-time credited, 2/68 negatives credited; exits 11/35 and 0/1 (calibrated)
     exit_min_prob : float | None
-        the change head must give 'left' at least 0.7 within the reach; chosen on the rendered
-        dev corpus with entry_min_prob (0.5 tied) (calibrated)
+        chosen by timingbench calibrate evidence on dev corpora only (dev, dev-identity,
+        dev-identity-timgm, real; rule absolute; judged families percussion, bass, piano, vocals):
+        entrances 15/42 on-time credited, 2/68 negatives credited; exits 11/35 and 0/1 (calibrated)
     quiet_max : float | None
-        before an entrance (after an exit) the family's presence percentile must stay at most
-        0.5: not judged more likely present than absent; dev corpus: 0.5 and 0.7 tied, the
-        stricter kept (calibrated)
+        chosen by timingbench calibrate evidence on dev corpora only (dev, dev-identity,
+        dev-identity-timgm, real; rule absolute; judged families percussion, bass, piano, vocals):
+        entrances 15/42 on-time credited, 2/68 negatives credited; exits 11/35 and 0/1 (calibrated)
     whole_percentile : float
-        whole-clip absence reads the 75th percentile of the presence from the clip start: a
-        family that only strayed in briefly still counts as absent (convention)
+        whole-clip absence reads the 75th percentile of the presence from the clip start: a family
+        that only strayed in briefly still counts as absent (convention)
     snap_s : float
         an evidence peak is snapped to an onset accent within 0.3 s of it (the change head's
         resolution is a few 46 ms frames) (convention)
     snap_rel_height : float
-        the snapped accent reaches half the strongest onset near the evidence peak (earliest
-        such accent) (convention)
+        the snapped accent reaches half the strongest onset near the evidence peak (earliest such
+        accent) (convention)
     refine_s : float
-        a change-head candidate is refined to the steepest presence step within this reach (s)
-        of its plateau centre; chosen on the dev corpora (calibrated)
+        a change-head candidate is refined to the steepest presence step within 0.75 s of its
+        plateau centre; compared on the dev corpora with timingbench calibrate evidence (objective
+        1.158 at 0.5 s, 1.233 at 0.75 s, 1.198 at 1.5 s), the best kept (calibrated)
     step_s : float
         the presence step is the mean over the 1 s after minus the 1 s before (convention)
     present_prob : float | None
-        a frame holds the family when its presence is at least 0.5 (persistence); dev corpus:
-        0.25-0.5 tied, the stricter kept (calibrated)
+        chosen by timingbench calibrate evidence on dev corpora only (dev, dev-identity,
+        dev-identity-timgm, real; rule absolute; judged families percussion, bass, piano, vocals):
+        entrances 15/42 on-time credited, 2/68 negatives credited; exits 11/35 and 0/1 (calibrated)
     candidate_separation_s : float
         evidence peaks closer than 1 s are one change; the stronger is kept (convention)
     exempt_families : dict[str, Any]
-        families whose entrance-vs-decoy AUC of the gate on the held-out MuseScore General set
-        is below 0.85 (docs/evidence-model.md: guitar 0.63, strings 0.73, brass 0.68, woodwinds
-        0.74, keys 0.78, plucked 0.81, synth 0.72); scored on timing alone and disclosed
-        (convention)
+        families whose entrance-vs-decoy AUC of the gate on the held-out MuseScore General set is
+        below 0.85 (docs/evidence-model.md: guitar 0.63, strings 0.73, brass 0.68, woodwinds 0.74,
+        keys 0.78, plucked 0.81, synth 0.72); scored on timing alone and disclosed (convention)
     label_present_min : float
-        training target: a family is present over a context when it sounds in at least 60 % of
-        its frames (parts rest between phrases) (convention)
+        training target: a family is present over a context when it sounds in at least 60 % of its
+        frames (parts rest between phrases) (convention)
     decision_rule : str
-        how absence and persistence read the summarised presence: 'rise' (on the clip's own
-        scale), 'change' (absence on the clip's scale, the change head judging the new state)
-        or 'absolute' (fixed levels) (calibrated)
+        chosen by timingbench calibrate evidence on dev corpora only (dev, dev-identity,
+        dev-identity-timgm, real; rule absolute; judged families percussion, bass, piano, vocals):
+        entrances 15/42 on-time credited, 2/68 negatives credited; exits 11/35 and 0/1 (calibrated)
     presence_span_s : float
-        a family's presence is summarised by its running maximum over this span (s) (convention)
+        a family's presence is summarised by its running maximum over 0.25 s (about five 46 ms
+        evidence frames), so one weak frame inside a held note does not read as absence (convention)
     presence_span_s_by_family : dict[str, Any]
-        per-family span of the presence summary (convention)
+        drum presence swings from hit to hit: it is summarised over 0.75 s, longer than the gap
+        between hits of a kit playing at 80 BPM eighth notes, so a playing kit reads as present
+        between hits (convention)
     min_logit_rise : float | None
-        'rise' rule: the least log-odds rise of the summarised presence across a change
-        (calibrated)
+        not read under the calibrated rule absolute; the best dev point of the rise rule
+        (timingbench calibrate evidence, dev corpora only) (calibrated)
     prob_clip : float
-        probabilities are clipped to [prob_clip, 1 - prob_clip] before log-odds (convention)
+        presence is clipped to [0.01, 0.99] before log-odds: the network's probabilities below 1 %
+        are not resolved, so a rise from 0.001 and one from 0.01 count the same (convention)
     min_context_s : float
-        the least quiet-side context (s) that can show absence (convention)
+        absence before an entrance (after an exit) is measured on the context that exists near the
+        clip's edges, but on at least 1 s of it: a candidate in the first second is the music
+        starting, not an entrance over it (convention)
     confident_change : float | None
-        a change-head peak at least this high passes persistence whatever the presence
-        (calibrated)
+        chosen by timingbench calibrate evidence on dev corpora only (dev, dev-identity,
+        dev-identity-timgm, real; rule absolute; judged families percussion, bass, piano, vocals):
+        entrances 15/42 on-time credited, 2/68 negatives credited; exits 11/35 and 0/1 (calibrated)
     peak_rel_height : float
-        a change-head peak is placed at the centre of its run of frames at this share of its
-        height or more (convention)
+        the change head compares 3 s after with 3 s before every frame, so a clear entrance holds it
+        near its peak over a plateau about the entrance: the candidate is the centre of the run of
+        frames at 90 % of the peak or more, not wherever the maximum falls on it (convention)
     snap_back_s_by_family : dict[str, Any]
-        per family, how long (s) before the presence step an entrance's accent is looked for
-        (convention)
+        a kit's trained presence reaches its new level a few 46 ms frames after the first hit (the
+        first hits read 0.1-0.3): a percussion entrance is snapped to the earliest accent from 0.6 s
+        (about one beat at 100 BPM) before the presence step; other families keep snap_s, where an
+        earlier accent is usually another instrument's (convention)
     """
 
     SECTION = "evidence"

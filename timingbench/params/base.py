@@ -23,44 +23,9 @@ import math
 import types
 import typing
 from collections.abc import Iterator, Mapping
-from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
+from typing import Any, ClassVar, Protocol, TypeVar
 
 from timingbench.errors import ConfigError
-
-if TYPE_CHECKING:
-    from timingbench.config import Config
-    from timingbench.params.analysis import (
-        AudioParams,
-        EvidenceParams,
-        FeaturesParams,
-        SemanticParams,
-        SeparationParams,
-    )
-    from timingbench.params.benchmarks import AudioragParams, JudgeParams, MgbenchParams, TagParams
-    from timingbench.params.detectors import (
-        ChanceParams,
-        DurationParams,
-        EnergyParams,
-        FloorsParams,
-        MixParams,
-        PercussionParams,
-        SearchParams,
-        StemParams,
-        TempoParams,
-        TonalParams,
-    )
-    from timingbench.params.generation import (
-        MgbenchBaselineParams,
-        MgbenchGenParams,
-        PromptsParams,
-        RenderParams,
-    )
-    from timingbench.params.tools import (
-        AnnotationsParams,
-        CalibrationParams,
-        CompareParams,
-        LabelParams,
-    )
 
 P = TypeVar("P", bound="Params")
 
@@ -69,6 +34,19 @@ NON_NEGATIVE_SUFFIXES = ("_s", "_hz", "_frames")
 
 #: Section name -> params class, filled by :func:`register`.
 REGISTRY: dict[str, type[Params]] = {}
+
+
+class ConfigSource(Protocol):
+    """What parameter sets are read from: a :class:`timingbench.config.Config` (named here
+    by its shape, so that this layer does not import the one above it)."""
+
+    @property
+    def source(self) -> str: ...
+
+    @property
+    def params(self) -> Any: ...  # a ParamSet (timingbench.params.sets)
+
+    def value(self, key: str) -> Any: ...
 
 
 @dataclasses.dataclass(frozen=True)
@@ -137,7 +115,7 @@ class Params:
         return out
 
     @classmethod
-    def from_config(cls: type[P], config: Config, section: str | None = None) -> P:
+    def from_config(cls: type[P], config: ConfigSource, section: str | None = None) -> P:
         """Build the parameter set from ``config``'s section.
 
         Parameters
@@ -205,22 +183,6 @@ def record_reads() -> Iterator[set[str]]:
         yield reads
     finally:
         _RECORDERS.remove(reads)
-
-
-def params_of(config: Config, cls: type[P]) -> P:
-    """``config.params.<section>`` of the parameter set ``cls``, typed as ``cls``.
-
-    Raises
-    ------
-    ConfigError
-        If a constant of the section is missing, mistyped or out of range.
-    TypeError
-        If ``cls`` is not the registered set of its section.
-    """
-    p = getattr(config.params, cls.SECTION)
-    if not isinstance(p, cls):
-        raise TypeError(f"section {cls.SECTION!r} is built as {type(p).__name__}, not {cls.__name__}")
-    return p
 
 
 def register(cls: type[P]) -> type[P]:
@@ -298,121 +260,6 @@ def _coerce(value: Any, tp: Any, key: str, source: str) -> Any:
     return value
 
 
-class ParamSet:
-    """Every registered parameter set of one configuration, by section name.
-
-    ``config.params.stem`` is the :class:`StemParams` of ``config``. Sets are built on
-    first access and kept; :func:`build_all` builds them all (``load_config`` does, so a
-    file with a missing or mistyped constant fails when it is loaded).
-    """
-
-    if TYPE_CHECKING:
-        annotations: AnnotationsParams
-        audio: AudioParams
-        audiorag: AudioragParams
-        calibration: CalibrationParams
-        chance: ChanceParams
-        compare: CompareParams
-        duration: DurationParams
-        energy: EnergyParams
-        evidence: EvidenceParams
-        features: FeaturesParams
-        floors: FloorsParams
-        judge: JudgeParams
-        label: LabelParams
-        mgbench: MgbenchParams
-        mgbench_baseline: MgbenchBaselineParams
-        mgbench_gen: MgbenchGenParams
-        mix: MixParams
-        percussion: PercussionParams
-        prompts: PromptsParams
-        render: RenderParams
-        search: SearchParams
-        semantic: SemanticParams
-        separation: SeparationParams
-        stem: StemParams
-        tag: TagParams
-        tempo: TempoParams
-        tonal: TonalParams
-
-    def __init__(self, config: Config) -> None:
-        self._config = config
-        self._built: dict[str, Params] = {}
-
-    def __getattr__(self, section: str) -> Params:
-        if section.startswith("_"):
-            raise AttributeError(section)
-        try:
-            return self._built[section]
-        except KeyError:
-            pass
-        _load_registry()
-        try:
-            cls = REGISTRY[section]
-        except KeyError:
-            raise AttributeError(f"no parameter set for section {section!r}") from None
-        p = cls.from_config(self._config)
-        self._built[section] = p
-        return p
-
-    def build_all(self) -> dict[str, Params]:
-        """Build every registered set; return them by section."""
-        _load_registry()
-        return {s: getattr(self, s) for s in REGISTRY}
-
-
-def _load_registry() -> None:
-    """Import the modules that declare the parameter sets (they register themselves)."""
-    from timingbench.params import analysis, benchmarks, detectors, generation, tools  # noqa: F401
-
-
-def all_keys() -> set[str]:
-    """Every dotted key that some registered parameter set reads."""
-    _load_registry()
-    out: set[str] = set()
-    for cls in REGISTRY.values():
-        out.update(cls.keys())
-    return out
-
-
-def field_value(config: Config, key: str) -> Any:
-    """The value code sees for the dotted ``key``: read from the typed parameter set.
-
-    Parameters
-    ----------
-    config : Config
-        The configuration.
-    key : str
-        ``section.name``, a constant of a registered section (nested sets are searched).
-
-    Returns
-    -------
-    value : Any
-        The field's value (``None`` when switched off).
-
-    Raises
-    ------
-    ConfigError
-        If no parameter set reads ``key``.
-    """
-    section, name = key.split(".", 1) if "." in key else (key, "")
-    _load_registry()
-    if section not in REGISTRY:
-        raise ConfigError(f"{config.source}: no parameter set reads {key!r}")
-    found, value = _find_field(getattr(config.params, section), name)
-    if not found:
-        raise ConfigError(f"{config.source}: no parameter set reads {key!r}")
-    return value
-
-
-def _find_field(params: Params, name: str) -> tuple[bool, Any]:
-    for f in dataclasses.fields(params):
-        v = getattr(params, f.name)
-        if isinstance(v, Params):
-            found, inner = _find_field(v, name)
-            if found:
-                return True, inner
-        elif f.name == name:
-            return True, v
-    return False, None
-
+def zero_if_off(x: float | None) -> float:
+    """A constant the configuration may leave null ("off"), as the 0.0 it then means."""
+    return 0.0 if x is None else float(x)

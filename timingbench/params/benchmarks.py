@@ -1,7 +1,9 @@
 """Parameter sets of the TAG-Bench, MGBench and AudioRAG scorers and their judge.
 
-Generated field by field from ``configs/timingbench-v1.yaml``: each field is the constant
-of the same name in the class's section; its docstring line is the constant's ``why``.
+Each field is the constant of the same name in the class's section of
+``configs/timingbench-v1.yaml``. The fields' docstring entries (the constant's ``why`` and
+provenance) are generated from it by ``tools/params_docs.py --write``;
+``tests/test_params_docs.py`` fails when they drift.
 """
 
 from __future__ import annotations
@@ -43,8 +45,8 @@ class JudgeParams(Params):
         one chat completion of a 7B-30B judge on a local server finishes well within a minute;
         longer means the server is stuck (convention)
     max_retries : int
-        transient failures (5xx, 429, timeouts, malformed bodies) are retried three times before
-        the item is reported unjudged (convention)
+        transient failures (5xx, 429, timeouts, malformed bodies) are retried three times before the
+        item is reported unjudged (convention)
     backoff_s : float
         first retry delay in seconds, doubled on each further retry (convention)
     temperature : float
@@ -54,8 +56,8 @@ class JudgeParams(Params):
     workers : int
         concurrent judge requests; a local vLLM server batches them (convention)
     verdict_true_words : list[str]
-        words a judge uses for a positive binary verdict (lower-cased first word of the reply
-        line) (convention)
+        words a judge uses for a positive binary verdict (lower-cased first word of the reply line)
+        (convention)
     verdict_false_words : list[str]
         words a judge uses for a negative binary verdict (convention)
     offline_polarity_words : list[str]
@@ -113,17 +115,15 @@ class MgbenchParams(Params):
     Attributes
     ----------
     concept_groups : list[str]
-        MGBench Sec. 4.2 / Table 3: the seven concept groups of per-concept accuracy
-        (convention)
+        MGBench Sec. 4.2 / Table 3: the seven concept groups of per-concept accuracy (convention)
     iou_thresholds : list[float]
-        MGBench Sec. 4.1: greedy one-to-one matching at IoU 0.5 and the stricter 0.7
-        (convention)
+        MGBench Sec. 4.1: greedy one-to-one matching at IoU 0.5 and the stricter 0.7 (convention)
     strip_reasoning : bool
         spans are read from the final answer only (reasoning blocks removed, text after the last
         final-answer marker), as for TAG-Bench (convention)
     empty_answer_patterns : list[str]
-        MGBench Sec. 3.2.2: 15 % of questions have an empty answer; these phrasings state an
-        empty answer explicitly (convention)
+        MGBench Sec. 3.2.2: 15 % of questions have an empty answer; these phrasings state an empty
+        answer explicitly (convention)
     """
 
     SECTION = "mgbench"
@@ -163,11 +163,11 @@ class AudioragParams(Params):
     Attributes
     ----------
     audio_subdir : str
-        the public release keeps audio under data/ beside metadata/, and audio_path is relative
-        to it (convention)
+        the public release keeps audio under data/ beside metadata/, and audio_path is relative to
+        it (convention)
     fallback_subdirs : list[str]
-        release MusicNet rows name MusicNet/<id>.wav while the files sit in
-        MusicNet/audios_cropped/ (convention)
+        release MusicNet rows name MusicNet/<id>.wav while the files sit in MusicNet/audios_cropped/
+        (convention)
     error_types : dict[str, str]
         AudioRAG Sec. 4.4 / Appendix B: the four error types a-d (convention)
     """
@@ -211,9 +211,9 @@ class TagParams(Params):
         TAG-Bench Sec. 3.2: a one-to-many query carries at least 2 ground-truth intervals
         (convention)
     strip_reasoning : bool
-        TAG-Bench Sec. 4.2 allows deterministic normalisation of recurring output conventions:
-        only the final answer is parsed (reasoning blocks removed, text after the last final-
-        answer marker) (convention)
+        TAG-Bench Sec. 4.2 allows deterministic normalisation of recurring output conventions: only
+        the final answer is parsed (reasoning blocks removed, text after the last final-answer
+        marker) (convention)
     """
 
     SECTION = "tag"

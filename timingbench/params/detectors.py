@@ -1,7 +1,9 @@
 """Parameter sets of the event detectors, the rejection gates and the scoring rules.
 
-Generated field by field from ``configs/timingbench-v1.yaml``: each field is the constant
-of the same name in the class's section; its docstring line is the constant's ``why``.
+Each field is the constant of the same name in the class's section of
+``configs/timingbench-v1.yaml``. The fields' docstring entries (the constant's ``why`` and
+provenance) are generated from it by ``tools/params_docs.py --write``;
+``tests/test_params_docs.py`` fails when they drift.
 """
 
 from __future__ import annotations
@@ -26,8 +28,7 @@ class SearchParams(Params):
     window_s : float
         paper Sec. IV-A: search window of +-5 s around the instructed time (convention)
     sibling_gap_fraction : float
-        paper Sec. IV-A: window clamped to half the gap to the nearest sibling event
-        (convention)
+        paper Sec. IV-A: window clamped to half the gap to the nearest sibling event (convention)
     default_tolerance_s : float
         on-time tolerance when a prompt row gives none; sync work needs a few hundred ms
         (convention)
@@ -71,8 +72,7 @@ class DurationParams(Params):
     Attributes
     ----------
     tolerance_s : float
-        a clip within 1 s of the instructed length complies (container padding, fades)
-        (convention)
+        a clip within 1 s of the instructed length complies (container padding, fades) (convention)
     """
 
     SECTION = "duration"
@@ -94,23 +94,22 @@ class TempoParams(Params):
     octave_factors : list[float]
         MIREX octave-equivalent factors {1/3,1/2,1,2,3} (convention)
     ibi_trim_pct : list[float]
-        paper Sec. IV-B: inter-beat intervals trimmed to the 5-95th percentile range
-        (convention)
+        paper Sec. IV-B: inter-beat intervals trimmed to the 5-95th percentile range (convention)
     input_loud_level_dbfs : float
-        beat-tracker input is scaled so the clip's loud level (95th pct frame RMS) sits at -14
-        dBFS: madmom's log spectrogram is not gain-invariant, the estimate must be (convention)
+        beat-tracker input is scaled so the clip's loud level (95th pct frame RMS) sits at -14 dBFS:
+        madmom's log spectrogram is not gain-invariant, the estimate must be (convention)
     min_bpm : float
-        DBN tempo range floor: below the 50 BPM benchmark floor so half-time renderings near it
-        stay in range (convention)
+        DBN tempo range floor: below the 50 BPM benchmark floor so half-time renderings near it stay
+        in range (convention)
     max_bpm : float
-        DBN tempo range ceiling: above the 174 BPM benchmark ceiling so double-time renderings
-        of mid tempos stay in range (convention)
+        DBN tempo range ceiling: above the 174 BPM benchmark ceiling so double-time renderings of
+        mid tempos stay in range (convention)
     beat_fps : int
-        frame rate the madmom beat RNNs were trained at (Boeck et al.); other rates change what
-        the network sees (convention)
+        frame rate the madmom beat RNNs were trained at (Boeck et al.); other rates change what the
+        network sees (convention)
     dbn_transition_lambda : float
-        madmom DBNBeatTrackingProcessor default: strongly prefers a constant tempo from beat to
-        beat (convention)
+        madmom DBNBeatTrackingProcessor default: strongly prefers a constant tempo from beat to beat
+        (convention)
     dbn_observation_lambda : int
         madmom DBNBeatTrackingProcessor default: 1/16 of a beat period is the beat state
         (convention)
@@ -118,38 +117,36 @@ class TempoParams(Params):
         madmom default: snap each decoded beat to the activation peak inside its beat range
         (convention)
     beat_refine : str
-        place each beat at the parabolic vertex of the activation peak (sub-frame), removing
-        most of the 10 ms grid quantisation (convention)
+        place each beat at the parabolic vertex of the activation peak (sub-frame), removing most of
+        the 10 ms grid quantisation (convention)
     num_threads : int
         madmom ensemble worker processes per clip; clips are parallelised by --jobs instead
         (convention)
     intra_op_num_threads : int
-        onnxruntime threads per RNN; 1 so --jobs workers do not oversubscribe the cores
-        (convention)
+        onnxruntime threads per RNN; 1 so --jobs workers do not oversubscribe the cores (convention)
     min_beats : int
-        fewer than 5 beats (4 intervals, one 4/4 bar) cannot support a tempo estimate
-        (convention)
+        fewer than 5 beats (4 intervals, one 4/4 bar) cannot support a tempo estimate (convention)
     compare_decimals : int
-        percent errors are rounded to 6 decimals before tolerance comparisons, so edge cases
-        compare as on the edge (convention)
+        percent errors are rounded to 6 decimals before tolerance comparisons, so edge cases compare
+        as on the edge (convention)
     steady_ibi_tol_pct : float
         an interval further than the strictest ladder rung (2 %) from the median, plus one beat
         frame of quantisation, breaks a steady run (convention)
     max_ibi_cv : float | None
-        steady flag only (never withholds the estimate); trimmed-IBI coefficient of variation:
-        exact click references <= 0.005, 808 kick 0.005; solo singing (vocadito) 0.044, 20 ms-
-        jittered clicks 0.040, a 100->130 BPM change 0.13 (few_shot)
+        steady flag only (never withholds the estimate); trimmed-IBI coefficient of variation: exact
+        click references <= 0.005, 808 kick 0.005; solo singing (vocadito) 0.044, 20 ms-jittered
+        clicks 0.040, a 100->130 BPM change 0.13 (few_shot)
     min_steady_run_fraction : float | None
         steady flag only (never withholds the estimate); longest steady run over the beat span:
         references and the 808 kick ~1.0; solo singing 0.19, jittered clicks 0.15, half-and-half
         tempo change 0.50 (few_shot)
     min_beat_activation : float | None
-        pulse floor (below it: no estimate); median RNN activation at the decoded beats: clicks
-        and the 808 kick >= 0.55, solo singing 0.30; sine drone 0.022, white noise 0.039, chord
-        pad 0.013 (whose DBN beats are otherwise regular) (few_shot)
+        pulse floor (below it: no estimate); median RNN activation at the decoded beats: clicks and
+        the 808 kick >= 0.55, solo singing 0.30; sine drone 0.022, white noise 0.039, chord pad
+        0.013 (whose DBN beats are otherwise regular) (few_shot)
     reference_max_error_pct : float
-        paper Sec. IV-B/V-A: estimator error on exact-tempo references is at most 0.06 % of
-        target; tempo-check fails above it (convention)
+        paper Sec. IV-B/V-A: estimator error on exact-tempo references is at most 0.06 % of target;
+        tempo-check fails above it (convention)
     reference_max_precise_error_pct : float
         target for the beat-line estimator reported beside the paper's: half the paper's 0.06 %
         bound on exact-tempo references; tempo-check fails above it (convention)
@@ -157,8 +154,7 @@ class TempoParams(Params):
         tempo-check grid: 50-174 BPM as in the paper, with the off-grid targets 97.3 and 143.7
         (convention)
     reference_half_time_bpm : list[float]
-        tempo-check half-time targets: rendered at 45-72 BPM, inside the tracker range
-        (convention)
+        tempo-check half-time targets: rendered at 45-72 BPM, inside the tracker range (convention)
     reference_double_time_bpm : list[float]
         tempo-check double-time targets: rendered at 120-195 BPM, inside the tracker range
         (convention)
@@ -224,14 +220,14 @@ class MixParams(Params):
     silence_below_loud_db : float
         paper Sec. IV-B: silence is 35 dB below the clip's loud level (convention)
     fade_point_below_loud_db : float
-        paper Sec. IV-B: a gradual fade ends where audio falls 23 dB below the loud level;
-        measured from the fitted level the fade falls from, which is the loud level when music
-        fades from full level (convention)
+        paper Sec. IV-B: a gradual fade ends where audio falls 23 dB below the loud level; measured
+        from the fitted level the fade falls from, which is the loud level when music fades from
+        full level (convention)
     decay_budget_s : float
         paper Sec. IV-B: the mix must be gone within 3 s of the first edge (convention)
     pause_quiet_s : float
-        paper Sec. IV-B: a pause needs a bounded 3 s quiet interval (from its first edge; the
-        mix is gone from the gone point to its end) (convention)
+        paper Sec. IV-B: a pause needs a bounded 3 s quiet interval (from its first edge; the mix is
+        gone from the gone point to its end) (convention)
     silence_hysteresis_db : float | None
         music returns only 3 dB above the silence line, so level ripple near it does not toggle
         (few_shot)
@@ -240,8 +236,8 @@ class MixParams(Params):
     cut_max_fall_s : float | None
         an abrupt cut falls to silence within ~5 frames (few_shot)
     cut_from_below_loud_db : float | None
-        a cut falls from musical level: dev cuts start <= 10.6 dB under the loud level, the
-        short fades that end ring-outs >= 18.2 dB under (calibrated)
+        a cut falls from musical level: dev cuts start <= 10.6 dB under the loud level, the short
+        fades that end ring-outs >= 18.2 dB under (calibrated)
     accent_rel_height : float | None
         an accent is an onset peak of at least 30 % of the local maximum (few_shot)
     start_prefix_min_fraction : float | None
@@ -259,35 +255,37 @@ class MixParams(Params):
         an ending's last accent reaches a quarter of the largest onset in the decay budget (dev
         accents >= 0.46 of it; flux blips of a bare decay far under) (few_shot)
     accent_min_ratio_after : float | None
-        the last accent stands 1.5x above every onset after it until the mix is gone (ring-out
-        flux stays under it) (few_shot)
+        the last accent stands 1.5x above every onset after it until the mix is gone (ring-out flux
+        stays under it) (few_shot)
     accent_min_ratio_floor : float | None
-        the last accent stands 2x above the median onset of the decay budget (sustained notes
-        leave a flux floor) (few_shot)
+        the last accent stands 2x above the median onset of the decay budget (sustained notes leave
+        a flux floor) (few_shot)
     fade_max_slope_db_per_s : float | None
-        a fall faster than 25 dB/s is the release of the last sound, not a fade: dev fades fall
-        <= 14 dB/s, ring-out releases >= 38 dB/s (few_shot)
+        a fall faster than 25 dB/s is the release of the last sound, not a fade: dev fades fall <=
+        14 dB/s, ring-out releases >= 38 dB/s (few_shot)
     accent_guard_s : float
         the accent's own attack (a few frames) is not compared with itself (convention)
     fade_fit_window_s : float
-        a fade is fitted (plateau + linear fall in dB) over the 12 s before the mix is gone:
-        long fades plus a stretch of unfaded music (convention)
+        a fade is fitted (plateau + linear fall in dB) over the 12 s before the mix is gone: long
+        fades plus a stretch of unfaded music (convention)
     level_smooth_s : float
         ending levels are smoothed over 100 ms so single notes do not steer the fade fit
         (convention)
     start_quiet_window_s : float
-        the strict window before a start over which the mix must be quiet (paper Sec. IV-B's
-        3 s; formerly read from gates.absence_strict_window_s) (convention)
+        paper Sec. IV-B: a start needs the mix quiet over the strict 3 s before it (the entrance
+        gates' strict window) (convention)
     start_snap_forward_s : float
-        a start's onset accent is searched up to one frame after the rising crossing
-        (convention)
+        a start's onset accent may lie one frame (11.6 ms) after the level crossing, where the
+        attack has lifted the frame RMS (convention)
     cut_reference_s : float
-        a cut's pre-fall level is the median mean square over the 4 frames (46 ms) before the
-        fall (convention)
+        a cut's pre-fall level is the median mean square over the 4 frames (46 ms) before the fall:
+        one frame could be a note's decay (convention)
     fade_fit_min_s : float
-        a plateau-plus-fall fit needs at least 8 frames (90 ms) of level (convention)
+        a plateau-plus-fall fit needs at least 8 frames (93 ms) of level to tell a fall from noise
+        (convention)
     fade_hinge_margin_s : float
-        the fitted fall starts at least 2 frames (23 ms) inside the fit span (convention)
+        the fitted fall starts at least 2 frames (23 ms) inside the fit span, so plateau and fall
+        each have two points (convention)
     """
 
     SECTION = "mix"
@@ -480,11 +478,11 @@ class PercussionParams(Params):
     reference_percentile : float
         the density's own loud level, robust to single bursts (convention)
     present_rel : float
-        a percussion train is present when its routed density exceeds 60 % of its loud level;
-        dev bleed before kit entries reaches 0.3-0.4 (few_shot)
+        a percussion train is present when its routed density exceeds 60 % of its loud level; dev
+        bleed before kit entries reaches 0.3-0.4 (few_shot)
     absent_rel : float
-        hysteresis: present until the routed density falls under 45 % of its loud level (above
-        the 0.3-0.4 bleed) (few_shot)
+        hysteresis: present until the routed density falls under 45 % of its loud level (above the
+        0.3-0.4 bleed) (few_shot)
     accent_rel_height : float
         the snapped accent is a routed onset peak of at least half the local maximum; at 0.3 dev
         entries snapped to bleed 0.4-0.65 s before the first hit (few_shot)
@@ -492,47 +490,46 @@ class PercussionParams(Params):
         the HPSS percussive stem is identity evidence enough; the family gate is not applied to
         drums (convention)
     route_margin : float
-        dsp route: a bin counts as drums as far as its percussive median exceeds the harmonic
-        one by this factor (few_shot)
+        dsp route: a bin counts as drums as far as its percussive median exceeds the harmonic one by
+        this factor (few_shot)
     route_band_floor_percentile : float
-        dsp route: each mel band's flux counts only above this percentile of the band's own
-        level (steady bleed adds nothing) (few_shot)
+        dsp route: each mel band's flux counts only above this percentile of the band's own level
+        (steady bleed adds nothing) (few_shot)
     envelope_smooth_s : float
-        routed envelope averaged over 2x the absence guard (0.15 s each side), so gaps between
-        hits do not read as absence and nothing leaks across the guard (convention)
+        routed envelope averaged over 2x the absence guard (0.15 s each side), so gaps between hits
+        do not read as absence and nothing leaks across the guard (convention)
     route_sub_hz : float
-        dsp route: kick and floor toms below this; tonal attacks (bass, cello, piano) mostly
-        above (few_shot)
-    route_high_hz : float
-        dsp route: cymbals, hats and snare wires above this; pitched attacks mostly below
+        dsp route: kick and floor toms below this; tonal attacks (bass, cello, piano) mostly above
         (few_shot)
+    route_high_hz : float
+        dsp route: cymbals, hats and snare wires above this; pitched attacks mostly below (few_shot)
     route_low_hz : float | None
         dsp low route (kick, toms, timpani body) from this frequency (40 Hz when enabled); null
-        disables it until its identity gate is measured on dev. Dev cinematic hits peak at
-        3.4-5.2 in 43-237 Hz flux vs <= 2.0 before (few_shot)
+        disables it until its identity gate is measured on dev. Dev cinematic hits peak at 3.4-5.2
+        in 43-237 Hz flux vs <= 2.0 before (few_shot)
     route_low_top_hz : float | None
-        dsp low route up to 240 Hz, under the piano/guitar fundamentals the sub/high route
-        avoids (few_shot)
+        dsp low route up to 240 Hz, under the piano/guitar fundamentals the sub/high route avoids
+        (few_shot)
     identity_min_logit_fall : float | None
-        a low-route exit (the band bass attacks also reach) is kept only if the percussion
-        family evidence falls by the entrance gate's 0.5 log-odds (few_shot)
+        a low-route exit (the band bass attacks also reach) is kept only if the percussion family
+        evidence falls by the entrance gate's 0.5 log-odds (few_shot)
     absence_density_percentile : float
         the rectified density over the strict window is read at the same high percentile as the
         envelope (convention)
     absence_density_whole_percentile : float
-        whole-clip bound on the rectified density over [0, t): dev pre-existing trains with a
-        3.5 s gap read 0.72-0.86 of the reference at p75, kit entries <= 0.48 (few_shot)
+        whole-clip bound on the rectified density over [0, t): dev pre-existing trains with a 3.5 s
+        gap read 0.72-0.86 of the reference at p75, kit entries <= 0.48 (few_shot)
     absence_density_max_rel : float
-        before an entrance the density stays under the presence level (present_rel); dev kit
-        entries <= 0.49 (strict p90) and <= 0.48 (whole p75), pre-existing 0.59-0.87 and
-        0.72-0.86 (few_shot)
+        before an entrance the density stays under the presence level (present_rel); dev kit entries
+        <= 0.49 (strict p90) and <= 0.48 (whole p75), pre-existing 0.59-0.87 and 0.72-0.86
+        (few_shot)
     snap_lookback_s : float
-        a first hit that alone lifts the density only to 0.32-0.42 (dev rock kit) is searched
-        this far before the last quiet frame (few_shot)
+        a first hit that alone lifts the density only to 0.32-0.42 (dev rock kit) is searched this
+        far before the last quiet frame (few_shot)
     snap_quiet_rel : float
-        an entry train starts after the density's last frame under this share of its reference
-        (the absent level); dev bleed before kit entries sits at 0.2-0.41 and made snaps land
-        0.4-0.75 s early (few_shot)
+        an entry train starts after the density's last frame under this share of its reference (the
+        absent level); dev bleed before kit entries sits at 0.2-0.41 and made snaps land 0.4-0.75 s
+        early (few_shot)
     absence : AbsenceParams
         The absence gates' copy of the ``percussion`` section (``percussion.absence_*``).
     persistence : PersistenceParams
@@ -582,11 +579,10 @@ class StemParams(Params):
         envelopes are smoothed over 100 ms so note gaps inside a phrase do not flip presence
         (convention)
     step_before_s : float
-        the stem's own preceding level is its mean (dB) over the 1.5 s before a frame
-        (convention)
+        the stem's own preceding level is its mean (dB) over the 1.5 s before a frame (convention)
     step_after_s : float
-        the level a stem steps to is its mean (dB) over the 1 s after a frame (the gates' 1 s
-        scale) (convention)
+        the level a stem steps to is its mean (dB) over the 1 s after a frame (the gates' 1 s scale)
+        (convention)
     step_gap_s : float
         a few frames around the transition itself belong to neither side (convention)
     step_separation_s : float
@@ -601,8 +597,7 @@ class StemParams(Params):
     accent_rel_height : float | None
         the snapped attack is an onset peak of at least 30 % of the local maximum (few_shot)
     present_below_ref_db : float | None
-        a stem is present while within 6 dB of its level on the near side of the flip
-        (calibrated)
+        a stem is present while within 6 dB of its level on the near side of the flip (calibrated)
     exit_drop_db : float | None
         an exit is placed where the stem falls 6 dB under its level of the preceding 1.5 s
         (few_shot)
@@ -645,49 +640,47 @@ class TonalParams(Params):
     novelty_peak_rel : float | None
         a novelty peak counts when it reaches 20 % of the clip's novelty maximum (few_shot)
     register_source : str
-        tonal_dev (72 events): on-time 16/24 vs 11/24 from the mix, off-time 5/18 vs 1/18.
-        Register levels from the HPSS harmonic part ('harmonic') or the full mix ('mix'): drum
-        hits raise every register at once and hide a new layer's rise in dense mixes (few_shot)
+        tonal_dev (72 events): on-time 16/24 vs 11/24 from the mix, off-time 5/18 vs 1/18. Register
+        levels from the HPSS harmonic part ('harmonic') or the full mix ('mix'): drum hits raise
+        every register at once and hide a new layer's rise in dense mixes (few_shot)
     register_width_bands : int
-        a register is 8 adjacent mel bands (of 128): about a third of an octave to an octave,
-        the span of one section's notes (convention)
+        a register is 8 adjacent mel bands (of 128): about a third of an octave to an octave, the
+        span of one section's notes (convention)
     rise_window_s : float
         register levels compared over 1 s either side of the candidate (convention)
     guard_s : float
-        the transition itself (attack or release, ~9 frames) is left out of the before/after
-        windows (convention)
+        the transition itself (attack or release, ~9 frames) is left out of the before/after windows
+        (convention)
     snap_s : float | None
         the register step is searched this far either side of the novelty peak (the 1.5 s kernel
         blurs its centre) (few_shot)
     step_window_s : float
-        the register step is located with 250 ms windows either side: a note or two of the new
-        layer (convention)
+        the register step is located with 250 ms windows either side: a note or two of the new layer
+        (convention)
     onset_back_s : float | None
         the harmonic attack is searched this far before the register step (few_shot)
     onset_rel_height : float | None
-        the attack is the earliest harmonic-onset peak of at least half the local maximum
-        (few_shot)
+        the attack is the earliest harmonic-onset peak of at least half the local maximum (few_shot)
     min_rise_db : float | None
         a new tonal layer raises its register by 3 dB (calibrated)
     whole_rise_db : float | None
         the register after an entrance stands this far above its bulk level over the whole clip
-        before; dev+tonal_dev (harmonic registers): 4 dB rejects 7/13 pre-existing vs 5/13 at 3
-        dB with on-time credit unchanged (23/33, semantic gate on woodwinds/plucked); 5 dB loses
-        3 synth entrances (calibrated)
+        before; dev+tonal_dev (harmonic registers): 4 dB rejects 7/13 pre-existing vs 5/13 at 3 dB
+        with on-time credit unchanged (23/33, semantic gate on woodwinds/plucked); 5 dB loses 3
+        synth entrances (calibrated)
     whole_percentile : float
-        the bulk of the span before the entrance (paper's whole-clip absence bound), robust to
-        short bleed (convention)
+        the bulk of the span before the entrance (paper's whole-clip absence bound), robust to short
+        bleed (convention)
     whole_min_span_s : float
-        absence before an entrance is only measured with at least the paper's 3 s strict window
-        of audio before it; less fails (convention)
+        absence before an entrance is only measured with at least the paper's 3 s strict window of
+        audio before it; less fails (convention)
     min_fall_db : float | None
         an exiting layer lowers its register by 3 dB (calibrated)
     absence_after_s : float
         an exit needs 3 s of absence after it (same scale as the strict entrance window)
         (convention)
     absent_after_db : float | None
-        over the 3 s after an exit the register stays this far under its level before
-        (calibrated)
+        over the 3 s after an exit the register stays this far under its level before (calibrated)
     absent_after_percentile : float
         a high percentile, not the max, so one frame of bleed cannot veto (convention)
     """
@@ -733,17 +726,17 @@ class EnergyParams(Params):
         after the rise the mix keeps >= 80 % of its onset density before it: dev rises with
         sustained new layers keep >= 0.9x, so only a thin swell fails (few_shot)
     min_music_before_fraction : float
-        the rise is measured against music: 90 % of the preceding window sounds above the
-        silence line, else it is a start out of silence (convention)
+        the rise is measured against music: 90 % of the preceding window sounds above the silence
+        line, else it is a start out of silence (convention)
     snap_s : float
-        the rise peak of 0.5 s-smoothed levels lies within half a second of the change; the
-        attack is searched there (convention)
+        the rise peak of 0.5 s-smoothed levels lies within half a second of the change; the attack
+        is searched there (convention)
     max_candidates : int
         only the strongest rises in the window are candidates: a section change shows as one
         dominant rise (convention)
     accent_rel_height : float | None
-        the rise is snapped to the first onset peak of at least 60 % of the strongest within
-        snap_s (at 30 % a bed note 0.5 s early won on dev) (few_shot)
+        the rise is snapped to the first onset peak of at least 60 % of the strongest within snap_s
+        (at 30 % a bed note 0.5 s early won on dev) (few_shot)
     """
 
     SECTION = "energy"
@@ -767,52 +760,52 @@ class FloorsParams(Params):
     Attributes
     ----------
     percussion_s : float | None
-        median |detected - true onset| over 3 correctly located event(s) (on-time credits and
-        right off-time reports) of the rendered validation corpus, dsp separation, trained
-        family evidence (validation/reports/validation/floors.json) (calibrated)
+        median |detected - true onset| over 3 correctly located event(s) (on-time credits and right
+        off-time reports) of the rendered validation corpus, dsp separation, trained family evidence
+        (validation/reports/validation/floors.json) (calibrated)
     bass_s : float | None
-        median |detected - true onset| over 2 correctly located event(s) (on-time credits and
-        right off-time reports) of the rendered validation corpus, dsp separation, trained
-        family evidence (validation/reports/validation/floors.json) (calibrated)
+        median |detected - true onset| over 2 correctly located event(s) (on-time credits and right
+        off-time reports) of the rendered validation corpus, dsp separation, trained family evidence
+        (validation/reports/validation/floors.json) (calibrated)
     guitar_s : float | None
-        median |detected - true onset| over 2 correctly located event(s) (on-time credits and
-        right off-time reports) of the rendered validation corpus, dsp separation, trained
-        family evidence (validation/reports/validation/floors.json) (calibrated)
+        median |detected - true onset| over 2 correctly located event(s) (on-time credits and right
+        off-time reports) of the rendered validation corpus, dsp separation, trained family evidence
+        (validation/reports/validation/floors.json) (calibrated)
     piano_s : float | None
-        not measured: no correctly located piano event in the rendered validation corpus with
-        dsp separation and the trained family evidence (calibrated)
+        not measured: no correctly located piano event in the rendered validation corpus with dsp
+        separation and the trained family evidence (calibrated)
     vocals_s : float | None
-        median |detected - true onset| over 1 correctly located event(s) (on-time credits and
-        right off-time reports) of the rendered validation corpus, dsp separation, trained
-        family evidence (validation/reports/validation/floors.json) (calibrated)
+        median |detected - true onset| over 1 correctly located event(s) (on-time credits and right
+        off-time reports) of the rendered validation corpus, dsp separation, trained family evidence
+        (validation/reports/validation/floors.json) (calibrated)
     strings_s : float | None
-        median |detected - true onset| over 6 correctly located event(s) (on-time credits and
-        right off-time reports) of the rendered validation corpus, dsp separation, trained
-        family evidence (validation/reports/validation/floors.json) (calibrated)
+        median |detected - true onset| over 6 correctly located event(s) (on-time credits and right
+        off-time reports) of the rendered validation corpus, dsp separation, trained family evidence
+        (validation/reports/validation/floors.json) (calibrated)
     brass_s : float | None
-        median |detected - true onset| over 6 correctly located event(s) (on-time credits and
-        right off-time reports) of the rendered validation corpus, dsp separation, trained
-        family evidence (validation/reports/validation/floors.json) (calibrated)
+        median |detected - true onset| over 6 correctly located event(s) (on-time credits and right
+        off-time reports) of the rendered validation corpus, dsp separation, trained family evidence
+        (validation/reports/validation/floors.json) (calibrated)
     woodwinds_s : float | None
-        median |detected - true onset| over 4 correctly located event(s) (on-time credits and
-        right off-time reports) of the rendered validation corpus, dsp separation, trained
-        family evidence (validation/reports/validation/floors.json) (calibrated)
+        median |detected - true onset| over 4 correctly located event(s) (on-time credits and right
+        off-time reports) of the rendered validation corpus, dsp separation, trained family evidence
+        (validation/reports/validation/floors.json) (calibrated)
     keys_s : float | None
-        median |detected - true onset| over 5 correctly located event(s) (on-time credits and
-        right off-time reports) of the rendered validation corpus, dsp separation, trained
-        family evidence (validation/reports/validation/floors.json) (calibrated)
+        median |detected - true onset| over 5 correctly located event(s) (on-time credits and right
+        off-time reports) of the rendered validation corpus, dsp separation, trained family evidence
+        (validation/reports/validation/floors.json) (calibrated)
     plucked_s : float | None
-        median |detected - true onset| over 1 correctly located event(s) (on-time credits and
-        right off-time reports) of the rendered validation corpus, dsp separation, trained
-        family evidence (validation/reports/validation/floors.json) (calibrated)
+        median |detected - true onset| over 1 correctly located event(s) (on-time credits and right
+        off-time reports) of the rendered validation corpus, dsp separation, trained family evidence
+        (validation/reports/validation/floors.json) (calibrated)
     synth_s : float | None
-        median |detected - true onset| over 1 correctly located event(s) (on-time credits and
-        right off-time reports) of the rendered validation corpus, dsp separation, trained
-        family evidence (validation/reports/validation/floors.json) (calibrated)
+        median |detected - true onset| over 1 correctly located event(s) (on-time credits and right
+        off-time reports) of the rendered validation corpus, dsp separation, trained family evidence
+        (validation/reports/validation/floors.json) (calibrated)
     mix_s : float | None
-        median |detected - true onset| over 34 correctly located event(s) (on-time credits and
-        right off-time reports) of the rendered validation corpus, dsp separation, trained
-        family evidence (validation/reports/validation/floors.json) (calibrated)
+        median |detected - true onset| over 34 correctly located event(s) (on-time credits and right
+        off-time reports) of the rendered validation corpus, dsp separation, trained family evidence
+        (validation/reports/validation/floors.json) (calibrated)
     """
 
     SECTION = "floors"
@@ -829,3 +822,14 @@ class FloorsParams(Params):
     plucked_s: float | None
     synth_s: float | None
     mix_s: float | None
+
+    def of(self, family: str) -> float | None:
+        """The published floor of ``family``, seconds (None when unlisted or not measured).
+
+        Every field is listed here, beside its declaration: a new family's floor that is
+        left out of this table is a field no code reads, which ``tests/test_params.py`` fails.
+        """
+        return {"percussion": self.percussion_s, "bass": self.bass_s, "guitar": self.guitar_s,
+                "piano": self.piano_s, "vocals": self.vocals_s, "strings": self.strings_s,
+                "brass": self.brass_s, "woodwinds": self.woodwinds_s, "keys": self.keys_s,
+                "plucked": self.plucked_s, "synth": self.synth_s, "mix": self.mix_s}.get(family)

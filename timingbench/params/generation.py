@@ -1,7 +1,9 @@
 """Parameter sets of the renderers and generators (corpora, MGBench, prompt sets).
 
-Generated field by field from ``configs/timingbench-v1.yaml``: each field is the constant
-of the same name in the class's section; its docstring line is the constant's ``why``.
+Each field is the constant of the same name in the class's section of
+``configs/timingbench-v1.yaml``. The fields' docstring entries (the constant's ``why`` and
+provenance) are generated from it by ``tools/params_docs.py --write``;
+``tests/test_params_docs.py`` fails when they drift.
 """
 
 from __future__ import annotations
@@ -34,11 +36,9 @@ class RenderParams(Params):
     Attributes
     ----------
     soundfont_path : str
-        Debian fluid-soundfont-gm; any GM .sf2/.sf3 can be given instead (--soundfont)
-        (convention)
+        Debian fluid-soundfont-gm; any GM .sf2/.sf3 can be given instead (--soundfont) (convention)
     sample_rate_hz : int
-        reference audio is written at the analysis rate so no resampling moves an onset
-        (convention)
+        reference audio is written at the analysis rate so no resampling moves an onset (convention)
     synth_gain : float
         FluidSynth master gain; low enough that six-part mixes do not clip before normalisation
         (convention)
@@ -116,38 +116,36 @@ class MgbenchGenParams(Params):
     split_sizes_2b : dict[str, Any]
         MGBench Sec. 3.3.1: 9,007/1,128/1,124 excerpts (convention)
     queries_per_clip_3n : dict[str, Any]
-        MGBench Sec. 3.2.2: 20 grounding queries per clip in train/val, one in test (102,900 in
-        all, Table 1) (convention)
+        MGBench Sec. 3.2.2: 20 grounding queries per clip in train/val, one in test (102,900 in all,
+        Table 1) (convention)
     qa_per_excerpt_2b : dict[str, Any]
-        MGBench Sec. 3.3.2 / Table 1: ~6 grounding and 8 understanding pairs per train/val
-        excerpt (63,240 / 82,204 in all), one of each in test (convention)
+        MGBench Sec. 3.3.2 / Table 1: ~6 grounding and 8 understanding pairs per train/val excerpt
+        (63,240 / 82,204 in all), one of each in test (convention)
     empty_ratio : float
-        MGBench Sec. 3.2.2: 15 % of grounding queries have an empty answer (applied to 2B
-        grounding too) (convention)
+        MGBench Sec. 3.2.2: 15 % of grounding queries have an empty answer (applied to 2B grounding
+        too) (convention)
     clip_duration_3n_s : list[float]
         MGBench Sec. 3.2.1: clips are 1.5-5.0 s long (convention)
     edge_3n_s : list[float]
-        silence before the first and after the last note: a model must locate the note, not the
-        clip edge (convention)
+        silence before the first and after the last note: a model must locate the note, not the clip
+        edge (convention)
     min_note_3n_s : float
         13 analysis frames: every note is long enough to have an attack and a pitch (convention)
     max_gap_3n_s : float
-        notes follow each other with at most 0.4 s of silence, from legato to detached
-        (convention)
+        notes follow each other with at most 0.4 s of silence, from legato to detached (convention)
     max_interval_3n : int
         MGBench Sec. 3.2.1: two-note clips span repeated notes through octave leaps (convention)
     velocity : list[int]
-        mezzo-piano to forte: every note well above the soundfont's noise, none clipped
-        (convention)
+        mezzo-piano to forte: every note well above the soundfont's noise, none clipped (convention)
     meters_2b : list[str]
         MGBench Sec. 3.3.1: multiple meters, simple duple/triple/quadruple and compound duple
         (convention)
     tempo_2b_bpm : list[int]
-        slow to fast; two 4/4 bars below ~53 BPM, with their edges, can exceed the 10 s limit
-        and are then dropped (convention)
+        slow to fast; two 4/4 bars below ~53 BPM, with their edges, can exceed the 10 s limit and
+        are then dropped (convention)
     articulation_2b : list[float]
-        each note sounds 80-97 % of its metric length: strictly monophonic, with note offsets
-        the audio can show (convention)
+        each note sounds 80-97 % of its metric length: strictly monophonic, with note offsets the
+        audio can show (convention)
     edge_2b_s : list[float]
         silence before the first beat and after the last note (convention)
     max_excerpt_2b_s : float
@@ -156,8 +154,8 @@ class MgbenchGenParams(Params):
         redraws of a control set until an excerpt validates (a few are needed on average)
         (convention)
     render_batch_clips : int
-        excerpts per FluidSynth run: soundfont loading (0.2-1.4 s) is paid once per 32 clips;
-        fixed so output does not depend on --jobs (convention)
+        excerpts per FluidSynth run: soundfont loading (0.2-1.4 s) is paid once per 32 clips; fixed
+        so output does not depend on --jobs (convention)
     release_gap_s : float
         silence between batched excerpts: longer than the piano release, so no excerpt hears its
         neighbour (convention)
@@ -228,16 +226,15 @@ class MgbenchBaselineParams(Params):
     Attributes
     ----------
     onset_threshold : float | None
-        onset-curve peaks above 25 % of the clip's largest peak are note attacks; set by
-        inspecting 6 generated 3N train clips (FluidR3), where every attack cleared it
-        (few_shot)
+        onset-curve peaks above 25 % of the clip's largest peak are note attacks; set by inspecting
+        6 generated 3N train clips (FluidR3), where every attack cleared it (few_shot)
     min_ioi_s : float
         two attacks closer than 100 ms are one note (the shortest generated note is 150 ms)
         (convention)
     offset_drop_db : float | None
-        a note ends where the level falls 30 dB below its attack peak; of 6-40 dB on 40
-        generated train clips per subset (FluidR3) the best on 2B (offset MAE 60 ms), 3N 0.50 s
-        (40 dB: 0.40 s) (few_shot)
+        a note ends where the level falls 30 dB below its attack peak; of 6-40 dB on 40 generated
+        train clips per subset (FluidR3) the best on 2B (offset MAE 60 ms), 3N 0.50 s (40 dB: 0.40
+        s) (few_shot)
     pyin_fmin_hz : float
         just below A0 (27.5 Hz), the lowest piano key (convention)
     pyin_fmax_hz : float
@@ -315,8 +312,7 @@ class PromptsParams(Params):
     time_grid_s : float
         instructed times on a 0.5 s grid read naturally in text (6 s, 12.5 s) (convention)
     bpm_choices : list[int]
-        common production tempi 60-174 BPM, the range of the paper's tempo references
-        (convention)
+        common production tempi 60-174 BPM, the range of the paper's tempo references (convention)
     """
 
     SECTION = "prompts"

@@ -1,7 +1,9 @@
 """Parameter sets of the labelling server, system comparison, calibration and annotations.
 
-Generated field by field from ``configs/timingbench-v1.yaml``: each field is the constant
-of the same name in the class's section; its docstring line is the constant's ``why``.
+Each field is the constant of the same name in the class's section of
+``configs/timingbench-v1.yaml``. The fields' docstring entries (the constant's ``why`` and
+provenance) are generated from it by ``tools/params_docs.py --write``;
+``tests/test_params_docs.py`` fails when they drift.
 """
 
 from __future__ import annotations
@@ -29,11 +31,11 @@ class LabelParams(Params):
     port : int
         an unprivileged port unlikely to clash with common dev servers (convention)
     default_split : str
-        new labels are quarantined unless the annotator says --split dev (validation rows can
-        never leak into fitting) (convention)
+        new labels are quarantined unless the annotator says --split dev (validation rows can never
+        leak into fitting) (convention)
     max_body_bytes : int
-        1 MiB bounds a request body; the largest legitimate one is an Audacity label file of a
-        35 s clip (convention)
+        1 MiB bounds a request body; the largest legitimate one is an Audacity label file of a 35 s
+        clip (convention)
     seek_step_s : float
         arrow keys seek by 1 s (shift+arrow by one analysis frame) (convention)
     zoom_px_per_s : list[int]
@@ -42,8 +44,8 @@ class LabelParams(Params):
     default_zoom_index : int
         40 px/s shows about 25 s of a clip at once on a 1080p screen (convention)
     spectrogram_cache_clips : int
-        log-mels of the 8 most recent clips stay in memory (~0.4 MB each) so going back and
-        forth is instant (convention)
+        log-mels of the 8 most recent clips stay in memory (~0.4 MB each) so going back and forth is
+        instant (convention)
     """
 
     SECTION = "label"
@@ -94,8 +96,8 @@ class CompareParams(Params):
         low-p_chance subset: at most 2 of the 16 chance re-scorings credited, so a credit is
         unlikely to be luck (convention)
     bootstrap_n : int
-        2000 resamples give stable 95 % percentile intervals (Efron & Tibshirani) in well under
-        a second (convention)
+        2000 resamples give stable 95 % percentile intervals (Efron & Tibshirani) in well under a
+        second (convention)
     bootstrap_seed : int
         fixed seed: the same results folders give the same intervals (convention)
     ci_level : float
@@ -104,8 +106,8 @@ class CompareParams(Params):
         round seconds before comparing with tolerances and floors (STYLE 5, sed_scores_eval
         time_decimals=6) (convention)
     min_prompts : int
-        a bootstrap over fewer than 10 prompts gives degenerate intervals; such differences are
-        not resolved (convention)
+        a bootstrap over fewer than 10 prompts gives degenerate intervals; such differences are not
+        resolved (convention)
     """
 
     SECTION = "compare"
@@ -149,21 +151,26 @@ class CalibrationParams(Params):
     Attributes
     ----------
     offset_match_s : float
-        an off-time report is right when its detected onset is within 0.25 s of the annotated
-        one (convention)
+        an off-time report is right when its detected onset is within 0.25 s of the annotated one
+        (convention)
     evidence_change_grid : list[float]
-        change-head floors tried by ``calibrate evidence`` (convention)
+        calibrate evidence: change-head floors tried for entrances and for exits, every 0.1 from 0.3
+        (a change the head finds less likely than not is still looked at) to 0.9 (convention)
     evidence_rise_grid : list[float]
-        log-odds rises tried for the 'rise' rule (convention)
+        calibrate evidence: log-odds rises of the summarised presence tried for the rise and change
+        rules, from no rise (the change head alone) to x20 in odds (convention)
     evidence_quiet_grid : list[float]
-        quiet-side presence bounds tried (convention)
-    evidence_confident_grid : list[float]
-        change-head levels tried for passing persistence on the head alone (1.01: never)
+        calibrate evidence: upper bounds on the quiet side's presence tried (1.0: no absolute bound)
         (convention)
     evidence_present_grid : list[float]
-        fixed present levels tried for the 'absolute' rule (convention)
+        calibrate evidence: fixed present levels tried for the rise and absolute rules (convention)
+    evidence_confident_grid : list[float]
+        calibrate evidence: change-head levels above which persistence is passed on the head alone;
+        1.01 never passes (the head is a probability) (convention)
     evidence_max_negative_rate : float
-        the most negatives a calibrated point may credit on dev (rate) (convention)
+        calibrate evidence keeps only points that credit at most 3 % of the dev negatives (the bar
+        users hold a judged family to) and among them maximises on-time credited + off-time located;
+        with none, the point crediting fewest negatives (convention)
     """
 
     SECTION = "calibration"

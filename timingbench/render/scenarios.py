@@ -14,7 +14,7 @@ import math
 import zlib
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -47,7 +47,7 @@ from timingbench.render.synth import GainOp
 from timingbench.render.truth_rules import TruthRule
 
 if TYPE_CHECKING:
-    from timingbench.params.detectors import MixParams, SearchParams, TempoParams
+    pass
 
 #: Families an instrument event can target (SPEC section 1 without ``mix``).
 INSTRUMENT_FAMILIES = ("percussion", "bass", "guitar", "piano", "vocals", "strings", "brass",
@@ -99,10 +99,10 @@ class ScenarioParams:
     @classmethod
     def from_config(cls, config: Config) -> ScenarioParams:
         """Gather the constants from ``config``'s parameter sets."""
-        return cls(render=cast(RenderParams, config.params.render),
-                   default_tolerance_s=float(cast("SearchParams", config.params.search).default_tolerance_s),
-                   fade_point_below_loud_db=float(cast("MixParams", config.params.mix).fade_point_below_loud_db),
-                   tempo_tolerance_pct=float(cast("TempoParams", config.params.tempo).tolerance_pct))
+        return cls(render=config.params.render,
+                   default_tolerance_s=float(config.params.search.default_tolerance_s),
+                   fade_point_below_loud_db=float(config.params.mix.fade_point_below_loud_db),
+                   tempo_tolerance_pct=float(config.params.tempo.tolerance_pct))
 
 
 @dataclass

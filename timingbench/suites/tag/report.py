@@ -9,12 +9,12 @@ from typing import Any
 
 import numpy as np
 
-from timingbench import __version__
 from timingbench.convert import TIME_DECIMALS
 from timingbench.params.benchmarks import TagParams
 from timingbench.suites.tag.answers import FAILED, SENTINEL
 from timingbench.suites.tag.io import TagPrediction, gc_paused, load_ground_truth, load_predictions
 from timingbench.suites.tag.metrics import score_queries, summarize
+from timingbench.version import __version__
 
 __all__ = ["TagReport", "evaluate", "format_table"]
 

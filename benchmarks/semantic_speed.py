@@ -94,7 +94,8 @@ def render_mix(item: dict[str, Any], cfg: Config, workdir: Path) -> np.ndarray:
 
 def accuracy(args: argparse.Namespace) -> dict[str, Any]:
     """Run (or reuse) the entrance renders and score the gate per family."""
-    from timingbench.features.semantic import FamilyEvidence, family_evidence
+    from timingbench.family_evidence import FamilyEvidence
+    from timingbench.features.semantic import family_evidence
     from timingbench.identity import family_rise
 
     cfg = load_config(args.config)

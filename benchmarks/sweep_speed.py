@@ -23,7 +23,7 @@ from pathlib import Path
 from timingbench.calibration.evaluate import load_corpus
 from timingbench.calibration.sweep import run_sweep
 from timingbench.config import load_config
-from timingbench.features.bank import memo_disabled
+from timingbench.memo import memo_disabled
 from timingbench.runner import ScoreOptions
 
 

@@ -116,7 +116,7 @@ def test_sweep_reuses_banks(corpus):
 
 
 def test_reused_sweep_rows_equal_the_full_re_run(corpus):
-    from timingbench.features.bank import memo_disabled
+    from timingbench.memo import memo_disabled
 
     cfg = load_config()
     reused = run_sweep(corpus, cfg)

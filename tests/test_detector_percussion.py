@@ -15,8 +15,8 @@ from timingbench.detectors.percussion import (
     percussion_routes,
 )
 from timingbench.errors import ConfigError
+from timingbench.family_evidence import FamilyEvidence
 from timingbench.features import compute_bank
-from timingbench.features.semantic import FamilyEvidence
 from timingbench.features.separation import route_percussion, route_percussion_low
 from timingbench.identity import tagger_family_fall
 from timingbench.params.detectors import PercussionParams

@@ -32,7 +32,8 @@ from timingbench.evidence.targets import (
     change_targets,
     presence_targets,
 )
-from timingbench.features.semantic import FamilyEvidence, family_evidence
+from timingbench.family_evidence import FamilyEvidence
+from timingbench.features.semantic import family_evidence
 from timingbench.identity import family_fall, family_rise, trained_verdict
 
 FLUID = Path("/usr/share/sounds/sf2/FluidR3_GM.sf2")

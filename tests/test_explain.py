@@ -15,7 +15,7 @@ from timingbench.cli import main
 from timingbench.config import Config
 from timingbench.curves import Grid
 from timingbench.explain.thresholds import format_checks, gate_checks
-from timingbench.features.semantic import FamilyEvidence
+from timingbench.family_evidence import FamilyEvidence
 from timingbench.gates import level_change, persistence
 from timingbench.identity import trained_verdict
 from timingbench.runner import ScoreOptions, score_folder

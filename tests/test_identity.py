@@ -8,7 +8,7 @@ import pytest
 from timingbench.config import Config
 from timingbench.curves import Grid
 from timingbench.errors import ConfigError
-from timingbench.features.semantic import FamilyEvidence
+from timingbench.family_evidence import FamilyEvidence
 from timingbench.identity import (
     IdentityParams,
     change_peaks,

@@ -21,6 +21,7 @@ LAYERS = {
     "timingbench.config": 2,
     "timingbench.audio": 3,
     "timingbench.prompts": 4, "timingbench.annotation_io": 4, "timingbench.promptset": 4,
+    "timingbench.family_evidence": 4,
     # identity rules and the family evidence network at run time
     "timingbench.identity": 5,
     "timingbench.evidence.infer": 5, "timingbench.evidence.model": 5,

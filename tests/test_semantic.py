@@ -11,7 +11,8 @@ import pytest
 
 from timingbench.config import Config
 from timingbench.errors import ParameterError
-from timingbench.features.semantic import INSTRUMENT_FAMILIES, FamilyEvidence, family_evidence
+from timingbench.family_evidence import FamilyEvidence
+from timingbench.features.semantic import INSTRUMENT_FAMILIES, family_evidence
 from timingbench.identity import family_rise, timbre_match
 
 HOP = 0.5

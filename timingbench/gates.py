@@ -22,7 +22,7 @@ Gates:
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import numpy.typing as npt
@@ -31,6 +31,9 @@ from timingbench.curves import Grid, fraction_true
 from timingbench.identity import IdentityParams, family_fall, family_rise
 from timingbench.params.detectors import AbsenceParams, LevelChangeParams, PersistenceParams
 from timingbench.verdicts import EXEMPT, FAIL, PASS, GateVerdict
+
+if TYPE_CHECKING:
+    from timingbench.family_evidence import FamilyEvidence
 
 FloatArray = npt.NDArray[np.floating[Any]]
 
@@ -170,7 +173,7 @@ def level_change(
     return (PASS if ok else FAIL), {"change_db": round(change, 2)}
 
 
-def semantic_family(evidence: Any, family: str, *, t_s: float, params: IdentityParams) -> GateVerdict:
+def semantic_family(evidence: FamilyEvidence | None, family: str, *, t_s: float, params: IdentityParams) -> GateVerdict:
     """The target family's evidence must rise across the candidate (rejection-only).
 
     Parameters
@@ -198,7 +201,7 @@ def semantic_family(evidence: Any, family: str, *, t_s: float, params: IdentityP
     return verdict, dict(detail)
 
 
-def semantic_family_exit(evidence: Any, family: str, *, t_s: float, params: IdentityParams) -> GateVerdict:
+def semantic_family_exit(evidence: FamilyEvidence | None, family: str, *, t_s: float, params: IdentityParams) -> GateVerdict:
     """The target family's evidence must show it leaving across the candidate (rejection-only).
 
     ``exempt`` when there is no evidence or the backend does not judge exits

@@ -54,7 +54,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeGuard
 
 import numpy as np
 import numpy.typing as npt
@@ -76,6 +76,7 @@ from timingbench.verdicts import (
 )
 
 if TYPE_CHECKING:
+    from timingbench.family_evidence import FamilyEvidence
     from timingbench.params.analysis import EvidenceParams, SemanticParams
     from timingbench.params.detectors import PersistenceParams
 
@@ -163,9 +164,9 @@ def _check_candidate(family: str, candidate_s: float) -> None:
 # --------------------------------------------------------------------------- trained evidence
 
 
-def judges(evidence: Any, family: str) -> bool:
+def judges(evidence: FamilyEvidence | None, family: str) -> TypeGuard[FamilyEvidence]:
     """True when ``evidence`` is the trained backend's and it judges ``family``."""
-    return evidence is not None and getattr(evidence, "backend", None) == "trained" \
+    return evidence is not None and evidence.backend == "trained" \
         and family in evidence.curves and family not in evidence.exempt and evidence.times.size > 0
 
 
@@ -232,7 +233,7 @@ class SideLevels:
     sounding_s: float
 
 
-def side_levels(evidence: Any, family: str, *, t_s: float, params: EvidenceParams, entry: bool) -> SideLevels:
+def side_levels(evidence: FamilyEvidence, family: str, *, t_s: float, params: EvidenceParams, entry: bool) -> SideLevels:
     """The quiet-side, sounding-side and whole-clip levels of ``family`` around ``t_s`` (:class:`SideLevels`)."""
     def compute(params: EvidenceParams) -> SideLevels:
         times = np.asarray(evidence.times, dtype=np.float64)
@@ -314,7 +315,7 @@ def trained_verdict(ev: Any, family: str, *, t_s: float, params: EvidenceParams,
     return PASS, detail
 
 
-def presence_absence(evidence: Any, family: str, *, t_s: float, params: EvidenceParams, entry: bool) -> GateVerdict:
+def presence_absence(evidence: FamilyEvidence, family: str, *, t_s: float, params: EvidenceParams, entry: bool) -> GateVerdict:
     """Absence of the family before an entrance (after an exit), on the summarised presence.
 
     ``rise`` and ``change`` rules: ``logit(sounding) - logit(quiet)`` and
@@ -352,7 +353,7 @@ def presence_absence(evidence: Any, family: str, *, t_s: float, params: Evidence
     return (PASS if risen and bounded else FAIL), ev
 
 
-def presence_persistence(evidence: Any, family: str, *, t_s: float, clip_end_s: float, params: PersistenceParams,
+def presence_persistence(evidence: FamilyEvidence, family: str, *, t_s: float, clip_end_s: float, params: PersistenceParams,
                          trained: EvidenceParams, want_present: bool) -> GateVerdict:
     """The new state must hold over the ``params.persistence_s`` after ``t_s`` (summarised presence).
 
@@ -461,7 +462,7 @@ def presence_step(presence: F64, times: F64, t_s: float, *, reach_s: float, step
     return float(times[sel[int(np.argmax(step))]])
 
 
-def trained_gates(cand: Candidate, evidence: Any, ctx: EventContext, *, clip_end_s: float,
+def trained_gates(cand: Candidate, evidence: FamilyEvidence, ctx: EventContext, *, clip_end_s: float,
                   persistence_params: PersistenceParams, identity: IdentityParams) -> None:
     """Apply the trained evidence's three gates to ``cand``: absence, persistence, the change head."""
     entry = ctx.kind == "instrument_entry"
@@ -474,7 +475,7 @@ def trained_gates(cand: Candidate, evidence: Any, ctx: EventContext, *, clip_end
                                                   kind="entry" if entry else "exit"))
 
 
-def trained_candidates(onset: npt.ArrayLike, grid: Grid, ctx: EventContext, evidence: Any, *,
+def trained_candidates(onset: npt.ArrayLike, grid: Grid, ctx: EventContext, evidence: FamilyEvidence, *,
                        persistence_params: PersistenceParams, identity: IdentityParams,
                        clip_end_s: float) -> list[Candidate]:
     """Entrance/exit candidates of ``ctx.family`` where the change head peaks (module docstring).
@@ -670,7 +671,7 @@ def family_fall(
     return trained_verdict(ev, family, t_s=float(candidate_s), params=trained, kind="exit")
 
 
-def tagger_family_fall(evidence: Any, family: str, *, t_s: float, min_logit_fall: float | None,
+def tagger_family_fall(evidence: FamilyEvidence, family: str, *, t_s: float, min_logit_fall: float | None,
                        semantic: SemanticParams) -> GateVerdict:
     """Exit identity on a tagger: the family's evidence falls in log-odds across ``t_s``.
 

@@ -12,14 +12,33 @@ at once (:class:`~timingbench.errors.MemoKeyError`) instead of returning a stale
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
-from collections.abc import Callable, Hashable, Iterable
+from collections.abc import Callable, Hashable, Iterable, Iterator
 from typing import Any, TypeVar, cast
 
 from timingbench.errors import MemoKeyError
 
 P = TypeVar("P")
 T = TypeVar("T")
+
+#: Whether in-memory memos keep values (switched off only to time the un-memoised path).
+_MEMO_ON = [True]
+
+
+def memo_on() -> bool:
+    """Whether in-memory memos (:class:`MemoTable`) keep values."""
+    return _MEMO_ON[0]
+
+
+@contextlib.contextmanager
+def memo_disabled() -> Iterator[None]:
+    """Within the block every in-memory memo recomputes its value (for speed comparisons)."""
+    _MEMO_ON[0] = False
+    try:
+        yield
+    finally:
+        _MEMO_ON[0] = True
 
 
 class ParamsView:

@@ -16,7 +16,7 @@ import math
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -39,6 +39,10 @@ from timingbench.runlock import RunLock
 from timingbench.scoring import detector_name, event_tolerance, needs_family_evidence, score_event
 from timingbench.summary import RESULTS_FORMAT
 from timingbench.version import __version__
+
+if TYPE_CHECKING:
+    from timingbench.family_evidence import FamilyEvidence
+    from timingbench.features.bank import FeatureBank
 
 PARTS = ".parts"
 ROUND = 6
@@ -107,7 +111,7 @@ def _json_numbers(x: Any) -> Any:
     return str(x)
 
 
-def family_evidence_for(bank: Any, prompt: Prompt, config: Config, opts: ScoreOptions) -> tuple[Any, dict[str, Any]]:
+def family_evidence_for(bank: FeatureBank, prompt: Prompt, config: Config, opts: ScoreOptions) -> tuple[Any, dict[str, Any]]:
     """Family evidence of the clip (None when the prompt needs none or no backend runs)."""
     low_route = config.params.percussion.route_low_hz is not None
     if opts.family_evidence == "none" or not needs_family_evidence(prompt, opts.family_evidence,
@@ -122,8 +126,8 @@ def family_evidence_for(bank: Any, prompt: Prompt, config: Config, opts: ScoreOp
 
 
 def score_bank(
-    bank: Any, prompt: Prompt, ref: ClipRef, config: Config, opts: ScoreOptions, *,
-    family_evidence: Any = None, evidence_info: dict[str, Any] | None = None,
+    bank: FeatureBank, prompt: Prompt, ref: ClipRef, config: Config, opts: ScoreOptions, *,
+    family_evidence: FamilyEvidence | None = None, evidence_info: dict[str, Any] | None = None,
 ) -> tuple[list[dict[str, Any]], dict[str, Any]]:
     """Score every instructed event of ``prompt`` on one clip's bank.
 
@@ -176,7 +180,7 @@ def clip_row(ref: ClipRef, prompt: Prompt, *, duration_s: float | None = None, d
             "separation": separation, "family_evidence": family_evidence}
 
 
-def _timbre(evidence: Any, event_id: str, family: str, after_s: float, config: Config) -> dict[str, Any]:
+def _timbre(evidence: FamilyEvidence | None, event_id: str, family: str, after_s: float, config: Config) -> dict[str, Any]:
     if evidence is None:
         return {"event_id": event_id, "family": family, "match": None, "reason": "model_unavailable"}
     from timingbench.identity import timbre_match

@@ -20,7 +20,7 @@ import hashlib
 import weakref
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -43,6 +43,10 @@ from timingbench.params.detectors import (
 )
 from timingbench.prompts import STEM_FAMILIES, TONAL_FAMILIES, Event, Prompt
 from timingbench.verdicts import EXEMPT, FAIL, Candidate, EventContext, EventVerdict
+
+if TYPE_CHECKING:
+    from timingbench.family_evidence import FamilyEvidence
+    from timingbench.features.bank import FeatureBank
 
 #: The detector of each whole-mix event kind (instrument events go by family, see
 #: :func:`detector_for`).
@@ -176,7 +180,7 @@ def search_window(
 
 
 def run_detector(
-    bank: Any, ctx: EventContext, config: Config | DetectorParams, *, family_evidence: Any = None
+    bank: FeatureBank, ctx: EventContext, config: Config | DetectorParams, *, family_evidence: FamilyEvidence | None = None
 ) -> list[Candidate]:
     """Dispatch ``ctx`` to its family's detector, handing it its parameter set; return the candidates.
 
@@ -186,7 +190,7 @@ def run_detector(
     name = detector_for(ctx.kind, ctx.family)
     if name == "percussion":
         use_sem = p.percussion.semantic_with_dsp and (
-            getattr(bank.stem("drums"), "backend", "dsp") != "demucs"
+            bank.stem("drums").backend != "demucs"
         )
         return detect_percussion(bank, ctx, p.percussion, identity=p.identity, family_evidence=family_evidence,
                                  use_semantic=use_sem)
@@ -273,7 +277,7 @@ def chance_times(
 
 
 def event_candidates(
-    bank: Any, prompt: Prompt, index: int, config: Config | DetectorParams, *, family_evidence: Any = None,
+    bank: FeatureBank, prompt: Prompt, index: int, config: Config | DetectorParams, *, family_evidence: FamilyEvidence | None = None,
 ) -> tuple[list[Candidate], float]:
     """The candidates of event ``index`` at its instructed time, inside its search window, and its tolerance.
 
@@ -297,7 +301,7 @@ def _inside(cands: list[Candidate], lo_s: float, hi_s: float) -> list[Candidate]
 
 
 def score_event(
-    bank: Any, prompt: Prompt, index: int, config: Config, *, family_evidence: Any = None,
+    bank: FeatureBank, prompt: Prompt, index: int, config: Config, *, family_evidence: FamilyEvidence | None = None,
     disabled_gates: Collection[str] = (), clip: str = "", with_chance: bool = True,
 ) -> tuple[EventVerdict, float | None]:
     """Score event ``index`` of ``prompt`` on a clip's feature bank.

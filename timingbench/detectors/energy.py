@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -12,6 +12,9 @@ from timingbench.detectors.mix import sound_mask
 from timingbench.params.base import zero_if_off
 from timingbench.params.detectors import EnergyParams, MixParams
 from timingbench.verdicts import Candidate, EventContext
+
+if TYPE_CHECKING:
+    from timingbench.features.bank import FeatureBank
 
 
 def window_means(x: np.ndarray, before: int, after: int) -> tuple[np.ndarray, np.ndarray]:
@@ -31,7 +34,7 @@ def rise_curve(level_db: np.ndarray, before: int, after: int) -> np.ndarray:
     return np.where(np.isfinite(pre), post - pre, -np.inf)
 
 
-def detect_energy(bank: Any, ctx: EventContext, params: EnergyParams, *, mix: MixParams) -> list[Candidate]:
+def detect_energy(bank: FeatureBank, ctx: EventContext, params: EnergyParams, *, mix: MixParams) -> list[Candidate]:
     """Candidates for ``mix_energy_increase`` (the strongest sustained rise in the window).
 
     Parameters

@@ -15,7 +15,7 @@ ending is two edges:
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -34,8 +34,11 @@ from timingbench.params.base import zero_if_off
 from timingbench.params.detectors import MixParams
 from timingbench.verdicts import Candidate, EventContext
 
+if TYPE_CHECKING:
+    from timingbench.features.bank import FeatureBank
 
-def sound_mask(bank: Any, params: MixParams) -> np.ndarray:
+
+def sound_mask(bank: FeatureBank, params: MixParams) -> np.ndarray:
     """Frames where the mix is audible (above the silence line, with hysteresis; none when it is off)."""
     loud = float(bank.loudness.loud_level_db)
     line = loud - params.silence_below_loud_db
@@ -43,7 +46,7 @@ def sound_mask(bank: Any, params: MixParams) -> np.ndarray:
     return hysteresis(np.asarray(bank.rms_db, dtype=np.float64), high=line + hyst, low=line)
 
 
-def detect_start(bank: Any, ctx: EventContext, params: MixParams) -> list[Candidate]:
+def detect_start(bank: FeatureBank, ctx: EventContext, params: MixParams) -> list[Candidate]:
     """Candidates for ``music_start_after_silence``.
 
     Gates: ``absence_before`` (the mix quiet over ``start_quiet_window_s`` before the
@@ -85,7 +88,7 @@ def detect_start(bank: Any, ctx: EventContext, params: MixParams) -> list[Candid
     return out
 
 
-def detect_stop(bank: Any, ctx: EventContext, params: MixParams) -> list[Candidate]:
+def detect_stop(bank: FeatureBank, ctx: EventContext, params: MixParams) -> list[Candidate]:
     """Candidates for ``music_end`` and ``music_pause`` (first edge + decay).
 
     Every frame where the mix falls under the silence line inside the search window
@@ -153,7 +156,7 @@ class EdgeCurves:
     loud_db: float
 
     @classmethod
-    def from_bank(cls, bank: Any, grid: Grid, params: MixParams) -> EdgeCurves:
+    def from_bank(cls, bank: FeatureBank, grid: Grid, params: MixParams) -> EdgeCurves:
         """Curves of ``bank``."""
         level = np.asarray(bank.rms_db, dtype=np.float64)
         rms = np.asarray(bank.rms, dtype=np.float64)

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import partial
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import numpy.typing as npt
@@ -44,6 +44,10 @@ from timingbench.identity import judges, tagger_family_fall, trained_candidates,
 from timingbench.memo import memo_key, memoised, persisted
 from timingbench.params.detectors import PercussionParams
 from timingbench.verdicts import EXEMPT, FAIL, PASS, Candidate, EventContext, GateVerdict
+
+if TYPE_CHECKING:
+    from timingbench.family_evidence import FamilyEvidence
+    from timingbench.features.bank import FeatureBank
 
 F64 = npt.NDArray[np.float64]
 #: The constants the dsp route's curves read (their memo key, :mod:`timingbench.memo`).
@@ -89,8 +93,8 @@ class PercussionCurves:
     route: str
 
 
-def _routed_stem(bank: Any, params: PercussionParams, route: str) -> tuple[F64, F64, float, str]:
-    if getattr(bank, "separation_backend", "dsp") != "dsp":
+def _routed_stem(bank: FeatureBank, params: PercussionParams, route: str) -> tuple[F64, F64, float, str]:
+    if bank.separation_backend != "dsp":
         stem = bank.stem("drums")
         return (np.asarray(stem.onset, dtype=np.float64), np.asarray(stem.envelope_db, dtype=np.float64),
                 float(stem.loud_level_db), str(stem.backend))
@@ -154,18 +158,18 @@ def _route_features(
     return {"onset": onset, "envelope_db": env, "loud_level_db": float(np.percentile(env, loud_pct))}
 
 
-def percussion_routes(bank: Any, params: PercussionParams) -> tuple[str, ...]:
+def percussion_routes(bank: FeatureBank, params: PercussionParams) -> tuple[str, ...]:
     """The routes a clip's percussion is read on.
 
     ``("stem",)`` with a separated drum stem; with the dsp fallback the sub/high route,
     plus the low-band route when ``percussion.route_low_hz`` is enabled.
     """
-    if getattr(bank, "separation_backend", "dsp") != "dsp":
+    if bank.separation_backend != "dsp":
         return ("stem",)
     return ("high", "low") if params.route_low_hz is not None else ("high",)
 
 
-def percussion_curves(bank: Any, params: PercussionParams, route: str = "high") -> PercussionCurves:
+def percussion_curves(bank: FeatureBank, params: PercussionParams, route: str = "high") -> PercussionCurves:
     """Routed onset, envelope, rectified density and presence of a clip's percussion.
 
     Parameters
@@ -199,8 +203,8 @@ def percussion_curves(bank: Any, params: PercussionParams, route: str = "high") 
 
 
 def detect_percussion(
-    bank: Any, ctx: EventContext, params: PercussionParams, *, identity: IdentityParams,
-    family_evidence: Any = None, use_semantic: bool = False,
+    bank: FeatureBank, ctx: EventContext, params: PercussionParams, *, identity: IdentityParams,
+    family_evidence: FamilyEvidence | None = None, use_semantic: bool = False,
 ) -> list[Candidate]:
     """Candidates for a percussion ``instrument_entry`` or ``instrument_exit``.
 
@@ -235,7 +239,7 @@ def detect_percussion(
                        route)
         first = first or cur
         for cand in _route_candidates(bank, cur, ctx, params):
-            if trained:
+            if trained and family_evidence is not None:
                 trained_gates(cand, family_evidence, ctx, clip_end_s=end_s, persistence_params=params.persistence,
                               identity=identity)
             elif route == "low":
@@ -243,14 +247,14 @@ def detect_percussion(
             else:
                 _semantic(cand, family_evidence, ctx, identity, use_semantic and ctx.kind == "instrument_entry")
             out.append(cand)
-    if trained and first is not None:
+    if trained and family_evidence is not None and first is not None:
         grid = bank.grid
         out += trained_candidates(first.onset, grid, ctx, family_evidence, persistence_params=params.persistence,
                                   identity=identity, clip_end_s=end_s)
     return out
 
 
-def _route_candidates(bank: Any, cur: PercussionCurves, ctx: EventContext, params: PercussionParams) -> list[Candidate]:
+def _route_candidates(bank: FeatureBank, cur: PercussionCurves, ctx: EventContext, params: PercussionParams) -> list[Candidate]:
     """Candidates of one route, every gate read on that route's own curves and references."""
     grid = bank.grid
     span = grid.span(ctx.window_lo_s, ctx.window_hi_s)
@@ -306,7 +310,7 @@ def _train_start(density: F64, lo: int, hi: int, quiet: float) -> int:
     return int(under[-1]) + lo + 1 if under.size else lo
 
 
-def _absence_before(bank: Any, cur: PercussionCurves, grid: Grid, *, t_s: float,
+def _absence_before(bank: FeatureBank, cur: PercussionCurves, grid: Grid, *, t_s: float,
                     params: PercussionParams) -> GateVerdict:
     """Absence before an entrance: the routed envelope at two scales and the density over the strict window.
 
@@ -338,14 +342,14 @@ def _absence_measures(cur: PercussionCurves, grid: Grid, *, t_s: float, params: 
     return absence_levels(cur.envelope_db, grid, t_s=t_s, params=params.absence), rels
 
 
-def _semantic(cand: Candidate, evidence: Any, ctx: EventContext, identity: IdentityParams, use: bool) -> None:
+def _semantic(cand: Candidate, evidence: FamilyEvidence | None, ctx: EventContext, identity: IdentityParams, use: bool) -> None:
     if use:
         cand.apply("semantic_family", semantic_family(evidence, ctx.family, t_s=cand.time_s, params=identity))
     else:
         cand.apply("semantic_family", (EXEMPT, {"reason": "stem_identity"}))
 
 
-def _identity(cand: Candidate, evidence: Any, ctx: EventContext, params: PercussionParams,
+def _identity(cand: Candidate, evidence: FamilyEvidence | None, ctx: EventContext, params: PercussionParams,
               identity: IdentityParams) -> None:
     """Identity of a low-route candidate: the percussion family evidence must move with it.
 

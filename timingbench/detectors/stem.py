@@ -34,7 +34,7 @@ trained evidence adds its semantic gate to entrances and exits.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 import numpy.typing as npt
@@ -61,6 +61,10 @@ from timingbench.memo import memoised
 from timingbench.params.base import zero_if_off
 from timingbench.params.detectors import StemParams
 from timingbench.verdicts import EXEMPT, Candidate, EventContext
+
+if TYPE_CHECKING:
+    from timingbench.family_evidence import FamilyEvidence
+    from timingbench.features.bank import FeatureBank, Stem
 
 #: Separated stem that carries each stem-isolable family.
 STEM_OF_FAMILY = {"bass": "bass", "guitar": "guitar", "piano": "piano", "vocals": "vocals"}
@@ -114,7 +118,7 @@ def _local_extrema(step: F64, lo: int, hi: int, *, min_value: float, separation:
     return strongest_apart(step, peaks, separation=separation + 1)
 
 
-def _step_curves(bank: Any, stem: Any, grid: Grid, params: StemParams) -> tuple[F64, F64]:
+def _step_curves(bank: FeatureBank, stem: Stem, grid: Grid, params: StemParams) -> tuple[F64, F64]:
     """The stem's smoothed envelope and level-step curve (memoised per bank, stem and the constants they read)."""
 
     def compute(p: StemParams) -> tuple[F64, F64]:
@@ -122,11 +126,11 @@ def _step_curves(bank: Any, stem: Any, grid: Grid, params: StemParams) -> tuple[
         env = smoothed_db(stem.envelope_db, grid.frames(p.smooth_s))
         return env, level_step(env, before=grid.frames(p.step_before_s), after=grid.frames(p.step_after_s), gap=gap)
 
-    return memoised(bank, "stem-step", params, STEP_READS, compute, stem.name, getattr(stem, "backend", None))
+    return memoised(bank, "stem-step", params, STEP_READS, compute, stem.name, stem.backend)
 
 
 def detect_stem(
-    bank: Any, ctx: EventContext, params: StemParams, *, identity: IdentityParams, family_evidence: Any = None
+    bank: FeatureBank, ctx: EventContext, params: StemParams, *, identity: IdentityParams, family_evidence: FamilyEvidence | None = None
 ) -> list[Candidate]:
     """Candidates for an entrance or exit of a stem-isolable instrument.
 
@@ -155,7 +159,7 @@ def detect_stem(
         # the coarse "other" stem carries it and identity comes from the semantic gate
         name = "other"
     stem = bank.stem(name)
-    coarse = name == "other" or getattr(stem, "backend", "dsp") != "demucs"
+    coarse = name == "other" or stem.backend != "demucs"
     grid = bank.grid
     if coarse and judges(family_evidence, ctx.family):
         return trained_candidates(bank.onset_full, grid, ctx, family_evidence, persistence_params=params.persistence,
@@ -194,8 +198,8 @@ def _present(env: F64, ref: float, below_db: float | None) -> npt.NDArray[np.boo
 
 
 def _entry(
-    f: int, env: F64, step: F64, stem: Any, grid: Grid, ctx: EventContext, params: StemParams,
-    identity: IdentityParams, evidence: Any, coarse: bool, end_s: float,
+    f: int, env: F64, step: F64, stem: Stem, grid: Grid, ctx: EventContext, params: StemParams,
+    identity: IdentityParams, evidence: FamilyEvidence | None, coarse: bool, end_s: float,
 ) -> Candidate:
     back = _frames_or_zero(grid, params.snap_back_s)
     fwd = _frames_or_zero(grid, params.snap_forward_s)

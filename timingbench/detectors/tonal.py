@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import partial
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import numpy as np
 import numpy.typing as npt
@@ -32,6 +32,10 @@ from timingbench.memo import memoised
 from timingbench.params.base import zero_if_off
 from timingbench.params.detectors import TonalParams
 from timingbench.verdicts import EXEMPT, FAIL, PASS, Candidate, EventContext
+
+if TYPE_CHECKING:
+    from timingbench.family_evidence import FamilyEvidence
+    from timingbench.features.bank import FeatureBank
 
 F64 = npt.NDArray[np.float64]
 _T = TypeVar("_T")
@@ -71,7 +75,7 @@ def register_levels(logmel: npt.NDArray[np.floating[Any]], *, width: int) -> F64
     return np.stack([m[a : a + width].mean(axis=0) for a in edges])
 
 
-def harmonic_logmel(bank: Any) -> npt.NDArray[np.float32]:
+def harmonic_logmel(bank: FeatureBank) -> npt.NDArray[np.float32]:
     """Log-mel power (dB) of the bank's harmonic part (median-filtering HPSS).
 
     Parameters
@@ -96,7 +100,7 @@ def harmonic_logmel(bank: Any) -> npt.NDArray[np.float32]:
     return sp.log_mel_db(np.asarray(melfb @ hp), db_range=p.db_range).astype(np.float32)
 
 
-def _register_source(bank: Any, source: str) -> npt.NDArray[np.floating[Any]]:
+def _register_source(bank: FeatureBank, source: str) -> npt.NDArray[np.floating[Any]]:
     if source == "mix":
         return np.asarray(bank.logmel)
     if source == "harmonic":
@@ -126,7 +130,7 @@ def _snap_onset(onset: F64, lo: int, hi: int, rel: float) -> int | None:
 
 
 def detect_tonal(
-    bank: Any, ctx: EventContext, params: TonalParams, *, identity: IdentityParams, family_evidence: Any = None
+    bank: FeatureBank, ctx: EventContext, params: TonalParams, *, identity: IdentityParams, family_evidence: FamilyEvidence | None = None
 ) -> list[Candidate]:
     """Candidates for an entrance or exit of a tonal layer.
 
@@ -171,7 +175,7 @@ def detect_tonal(
 
 
 def _measured_peaks(
-    bank: Any, levels: F64, onset_h: F64, nov: F64, span: slice, params: TonalParams, *, grid: Grid,
+    bank: FeatureBank, levels: F64, onset_h: F64, nov: F64, span: slice, params: TonalParams, *, grid: Grid,
     rising: bool, clip_end_s: float,
 ) -> list[tuple[int, _PeakMeasure]]:
     """Every novelty peak of a window with its refined frame and gate statistics (one per distinct frame).
@@ -278,7 +282,7 @@ def _changed_register(levels: F64, p: int, params: TonalParams, *, grid: Grid, r
 
 def _gated(
     m: _PeakMeasure, p: int, *, grid: Grid, rising: bool, nov: F64, ctx: EventContext, params: TonalParams,
-    identity: IdentityParams, family_evidence: Any,
+    identity: IdentityParams, family_evidence: FamilyEvidence | None,
 ) -> Candidate:
     t = grid.time(m.frame)
     cand = Candidate(t, stats={"novelty": round(float(nov[p]), 3), "novelty_s": round(grid.time(p), 4),
@@ -301,7 +305,7 @@ def _gated(
     else:
         cand.gates["register_absent_after"] = _judge(m.after_drop_db, params.absent_after_db,
                                                      "register_absent_after", "after_drop_db", cand.stats)
-        if getattr(family_evidence, "backend", None) == "trained":
+        if family_evidence is not None and family_evidence.backend == "trained":
             v, e = semantic_family_exit(family_evidence, ctx.family, t_s=t, params=identity)
         else:
             v, e = EXEMPT, {"reason": "exit_identity_not_checked"}

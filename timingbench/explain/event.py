@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from timingbench.config import Config, load_config
 from timingbench.convert import round_time
@@ -22,6 +22,10 @@ from timingbench.prompts import Prompt, load_prompts, match_clips
 from timingbench.runner import ScoreOptions, family_evidence_for
 from timingbench.scoring import run_detector, score_event, search_window
 from timingbench.verdicts import Candidate, EventContext, EventVerdict
+
+if TYPE_CHECKING:
+    from timingbench.family_evidence import FamilyEvidence
+    from timingbench.features.bank import FeatureBank
 
 
 @dataclass(frozen=True)
@@ -92,8 +96,8 @@ class ExplainedEvent:
     window: tuple[float, float]
     candidates: list[ExplainedCandidate]
     verdict: EventVerdict
-    bank: Any
-    family_evidence: Any
+    bank: FeatureBank
+    family_evidence: FamilyEvidence | None
     inputs: Inputs
     notes: list[str]
 

@@ -20,11 +20,10 @@ Use :func:`get_bank` (disk-cached) in the pipeline; :func:`compute_bank` always 
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
 import threading
 from collections import OrderedDict
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
@@ -43,6 +42,7 @@ from timingbench.features import cache as _cache
 from timingbench.features import separation as _sep
 from timingbench.features import spectral as _sp
 from timingbench.features.kernels import checkerboard_novelty, hpss_power, weighted_row_sums
+from timingbench.memo import memo_on
 from timingbench.params.analysis import FeaturesParams
 from timingbench.version import __version__
 
@@ -399,7 +399,7 @@ class FeatureBank:
         sweep re-scores a corpus hundreds of times on the same banks); ``key`` must hold
         everything besides the bank that ``fn`` depends on.
         """
-        if not _MEMO_ON[0]:
+        if not memo_on():
             return fn()
         memo_key = ("memo", *key)
         if memo_key in self._memo:
@@ -582,25 +582,6 @@ _MEMORY: OrderedDict[tuple[str, str, str, str, str], FeatureBank] = OrderedDict(
 _MEMORY_SIZE = 8  # banks kept in memory per process (a cache size, not a threshold)
 #: Configuration sections the bank's content depends on (its cache key hashes only these).
 BANK_SECTIONS = ("audio", "features", "separation")
-#: Whether :meth:`FeatureBank.memo` keeps values (switched off only to time the un-memoised path).
-_MEMO_ON = [True]
-
-
-def memo_on() -> bool:
-    """Whether in-memory memos (:meth:`FeatureBank.memo`, ``FamilyEvidence.memo``) keep values."""
-    return _MEMO_ON[0]
-
-
-@contextlib.contextmanager
-def memo_disabled() -> Iterator[None]:
-    """Within the block every in-memory memo recomputes its value (for speed comparisons)."""
-    _MEMO_ON[0] = False
-    try:
-        yield
-    finally:
-        _MEMO_ON[0] = True
-
-
 def bank_params_digest(cfg: Config) -> str:
     """Digest of the parameter sets a bank depends on (``audio``, ``features``, ``separation``).
 

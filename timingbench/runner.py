@@ -245,6 +245,12 @@ def score_decoded(clip: Clip, ref: ClipRef, prompt: Prompt, config: Config, opts
                                                        if prompt.tempo_tolerance_pct is not None
                                                        else params_of(config, TempoParams).tolerance_pct),
                                         tempo=config.params.tempo)
+    clip_row["controls"] = None
+    if prompt.controls is not None:
+        from timingbench.controls.score import score_controls
+
+        clip_row["controls"] = score_controls(bank, prompt.controls, config, span_s=prompt.duration_s, key=ref.clip,
+                                              instructed_bpm=prompt.tempo_bpm, with_chance=opts.chance)
     notes = [n for n in (bank.separation_note,) if n]
     return {"events": events, "clip": clip_row, "notes": notes, "evidence": info}
 

@@ -10,12 +10,15 @@ from typing import Any
 from timingbench import __version__
 from timingbench.audio import file_hash
 from timingbench.config import Config
+from timingbench.controls.report import format_controls, summarise_controls
 from timingbench.params.base import params_of
 from timingbench.params.detectors import ChanceParams, TempoParams
 
 #: Version of the results format (SPEC section 3). 2: ``events.jsonl`` rows carry ``evidence``
 #: (gate name -> the statistics that gate thresholded); additive, version 1 readers ignore it.
-RESULTS_FORMAT = 2
+#: 3: ``clips.jsonl`` rows carry ``controls`` (time-varying control adherence, null without
+#: controls) and ``summary.json`` a ``controls`` object (docs/controls.md); additive.
+RESULTS_FORMAT = 3
 
 OUTCOMES = ("on_time", "off_time", "none")
 
@@ -106,6 +109,7 @@ def build_summary(
                             "exempt_families": dict(sorted(exempt.items()))},
         "chance_credit": {"enabled": bool(opts.chance), "draws": params_of(config, ChanceParams).draws},
         "disabled_gates": list(opts.disabled_gates),
+        "controls": summarise_controls(clips, config=config),
     }
 
 
@@ -157,6 +161,7 @@ def format_table(summary: dict[str, Any]) -> str:
         lines.append(f"  within ±3%, steady clips only (n={t['n_steady']}) {_pct(t['accuracy_3pct_steady'])}")
     lines.append(f"duration compliance {_pct(summary['duration_compliance'])}   "
                  f"timbre match {_pct(summary['timbre_match_rate'])}")
+    lines.extend(format_controls(summary))
     sep = summary["separation"]
     lines.append(f"separation: requested {sep['requested']}, used {sep['used'] or '-'}")
     for n in sep["notes"]:

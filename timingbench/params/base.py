@@ -37,6 +37,7 @@ if TYPE_CHECKING:
         SeparationParams,
     )
     from timingbench.params.benchmarks import AudioragParams, JudgeParams, MgbenchParams, TagParams
+    from timingbench.params.controls import ControlsParams
     from timingbench.params.detectors import (
         ChanceParams,
         DurationParams,
@@ -313,6 +314,7 @@ class ParamSet:
         calibration: CalibrationParams
         chance: ChanceParams
         compare: CompareParams
+        controls: ControlsParams
         duration: DurationParams
         energy: EnergyParams
         evidence: EvidenceParams
@@ -363,7 +365,7 @@ class ParamSet:
 
 def _load_registry() -> None:
     """Import the modules that declare the parameter sets (they register themselves)."""
-    from timingbench.params import analysis, benchmarks, detectors, generation, tools  # noqa: F401
+    from timingbench.params import analysis, benchmarks, controls, detectors, generation, tools  # noqa: F401
 
 
 def all_keys() -> set[str]:

@@ -13,7 +13,13 @@ import pytest
 from timingbench.audio import Clip
 from timingbench.config import Config
 from timingbench.controls import beats as cb
-from timingbench.controls.chance import chance_stats, draw_shifts, shift_chords, shift_curve, shift_times
+from timingbench.controls.chance import (
+    chance_stats,
+    draw_shifts,
+    shift_chords,
+    shift_curve,
+    shift_times,
+)
 from timingbench.controls.chords import chord_accuracy
 from timingbench.controls.drums import onset_scores, pick_onsets
 from timingbench.controls.dynamics import dynamics_scores

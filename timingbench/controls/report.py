@@ -11,15 +11,22 @@ from timingbench.config import Config
 from timingbench.params.base import params_of
 from timingbench.params.controls import ControlsParams
 
-#: control -> (metric inside its row, label, floor field of ``controls``).
+#: control -> (metric inside its row, label, floor key of :func:`floors`).
 METRICS = (
-    ("beats", "f_measure", "beat F1", "floor_beat_f1"),
-    ("downbeats", "f_measure", "downbeat F1", "floor_downbeat_f1"),
-    ("dynamics", "pearson_r", "dynamics r", "floor_dynamics_r"),
-    ("melody", "accuracy", "melody accuracy", "floor_melody_accuracy"),
-    ("drums", "f_measure", "drum onset F1", "floor_drums_f1"),
-    ("chords", "accuracy", "chord accuracy (majmin)", "floor_chord_accuracy"),
+    ("beats", "f_measure", "beat F1", "beat_f1"),
+    ("downbeats", "f_measure", "downbeat F1", "downbeat_f1"),
+    ("dynamics", "pearson_r", "dynamics r", "dynamics_r"),
+    ("melody", "accuracy", "melody accuracy", "melody_accuracy"),
+    ("drums", "f_measure", "drum onset F1", "drums_f1"),
+    ("chords", "accuracy", "chord accuracy (majmin)", "chord_accuracy"),
 )
+
+
+def floors(c: ControlsParams) -> dict[str, float | None]:
+    """The published floor of each metric (``controls.floor_*``; None when not measured)."""
+    return {"beat_f1": c.floor_beat_f1, "downbeat_f1": c.floor_downbeat_f1, "dynamics_r": c.floor_dynamics_r,
+            "melody_accuracy": c.floor_melody_accuracy, "drums_f1": c.floor_drums_f1,
+            "chord_accuracy": c.floor_chord_accuracy}
 
 
 def _mean(xs: list[float]) -> float | None:
@@ -34,7 +41,7 @@ def summarise_controls(clips: Iterable[dict[str, Any]], *, config: Config) -> di
     score; ``floor`` the metric of the renderer's exact controls on its validation
     corpus (``controls.floor_*``), the best the evaluator measures on a perfect rendition.
     """
-    c = params_of(config, ControlsParams)
+    floor_of = floors(params_of(config, ControlsParams))
     rows = [cl["controls"] for cl in clips if cl.get("controls")]
     out: dict[str, Any] = {}
     for name, metric, _, floor_field in METRICS:
@@ -48,7 +55,7 @@ def summarise_controls(clips: Iterable[dict[str, Any]], *, config: Config) -> di
         entry: dict[str, Any] = {"metric": metric, "n": len(got), "mean": _mean(vals),
                                  "chance_mean": _mean([b for _, b in pairs]),
                                  "above_chance": _mean([a - b for a, b in pairs]),
-                                 "p_chance": _mean(pc), "floor": getattr(c, floor_field)}
+                                 "p_chance": _mean(pc), "floor": floor_of[floor_field]}
         if name == "beats":
             entry["cmlt"] = _mean([float(g["cmlt"]) for g in got])
             entry["amlt"] = _mean([float(g["amlt"]) for g in got])

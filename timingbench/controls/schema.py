@@ -109,7 +109,7 @@ def _curve(v: Any, fld: str, key: str, *, pid: str, dur: float, where: str,
            lo: float, hi: float, unit: str) -> tuple[float, F64]:
     if not isinstance(v, Mapping):
         raise _fail(pid, fld, f"must be an object {{hop_s, {key}}}", where)
-    hop = v.get("hop_s")
+    hop: Any = v.get("hop_s")
     if not _num(hop) or hop <= 0:
         raise _fail(pid, f"{fld}.hop_s", f"must be a positive number of seconds, got {hop!r}", where)
     vals = v.get(key)
@@ -138,7 +138,9 @@ def _chords(v: Any, *, pid: str, dur: float, where: str) -> tuple[Chord, ...]:
         f = f"chords[{i}]"
         if not isinstance(c, Mapping):
             raise _fail(pid, f, "must be an object {start_s, end_s, label}", where)
-        s, e, lab = c.get("start_s"), c.get("end_s"), c.get("label")
+        s: Any = c.get("start_s")
+        e: Any = c.get("end_s")
+        lab = c.get("label")
         if not _num(s) or not _num(e) or not 0.0 <= s < e <= dur:
             raise _fail(pid, f, f"needs 0 <= start_s < end_s <= duration_s={dur}, got {s!r}..{e!r}", where)
         if not isinstance(lab, str) or not _HARTE.match(lab):

@@ -74,7 +74,8 @@ def test_outputs_follow_spec(corpus, tmp_path):
         for stats in e["gate_stats"].values():
             for v in stats.values():
                 assert v is None or isinstance(v, (str, bool)) or v == round(v, 4)
-    assert summary["results_format"] == 3
+    assert summary["results_format"] == 3  # 3: clips.jsonl rows carry controls (null without)
+    assert all(c["controls"] is None for c in clips if c["error"] is None)
     assert summary["unmatched"] == ["stray.wav"]
     assert summary["missing"] == ["never-made"]
     assert [x["clip"] for x in summary["errors"]] == ["broken__1.wav"]

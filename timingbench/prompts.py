@@ -63,6 +63,8 @@ class Prompt:
     tempo_bpm: float | None
     tempo_tolerance_pct: float | None
     raw: Mapping[str, Any] = field(compare=False, repr=False)
+    #: The validated ``controls`` object (:class:`timingbench.controls.Controls`), or None.
+    controls: Any = field(default=None, compare=False, repr=False)
 
 
 def _fail(pid: str, fld: str, rule: str, where: str) -> PromptError:
@@ -82,7 +84,7 @@ def _number(value: Any) -> bool:
         return False
 
 
-def parse_prompt(row: Any, *, where: str = "") -> Prompt:
+def parse_prompt(row: Any, *, where: str = "", base_dir: Path | None = None) -> Prompt:
     """Validate one prompt row.
 
     Parameters
@@ -91,6 +93,8 @@ def parse_prompt(row: Any, *, where: str = "") -> Prompt:
         The parsed JSON object.
     where : str
         Location prefix for messages (``"file.jsonl:12: "``).
+    base_dir : Path, optional
+        Folder that relative paths inside ``controls`` are resolved against.
 
     Returns
     -------
@@ -178,7 +182,12 @@ def parse_prompt(row: Any, *, where: str = "") -> Prompt:
         raise _fail(pid, "events", f"a 'single_event' prompt has exactly one event, got {len(events)}", where)
     if fam == "event_sequence" and len(events) < 2:
         raise _fail(pid, "events", f"an 'event_sequence' prompt has two or more events, got {len(events)}", where)
-    return Prompt(pid, fam, text, style, float(dur), tuple(events), bpm, tpct, row)
+    controls = None
+    if _get(row, "controls") is not None:
+        from timingbench.controls.schema import parse_controls
+
+        controls = parse_controls(row["controls"], pid=pid, duration_s=float(dur), where=where, base_dir=base_dir)
+    return Prompt(pid, fam, text, style, float(dur), tuple(events), bpm, tpct, row, controls)
 
 
 @dataclass
@@ -191,7 +200,9 @@ class PromptSet:
 
 
 def validate_prompt_rows(rows: Iterable[tuple[int, Any]], *, source: str) -> PromptSet:
-    """Validate ``(line_number, row)`` pairs; see :func:`load_prompts`."""
+    """Validate ``(line_number, row)`` pairs; see :func:`load_prompts` (relative control
+    audio paths are resolved against the folder of ``source``)."""
+    base_dir = Path(source).parent
     prompts: dict[str, Prompt] = {}
     errors: list[PromptError] = []
     event_ids: set[str] = set()
@@ -201,7 +212,7 @@ def validate_prompt_rows(rows: Iterable[tuple[int, Any]], *, source: str) -> Pro
             errors.append(PromptError(str(row)))
             continue
         try:
-            p = parse_prompt(row, where=where)
+            p = parse_prompt(row, where=where, base_dir=base_dir)
         except PromptError as exc:
             errors.append(exc)
             continue

@@ -170,14 +170,14 @@ def score_bank(
 def clip_row(ref: ClipRef, prompt: Prompt, *, duration_s: float | None = None, duration_ok: bool | None = None,
              tempo: dict[str, Any] | None = None, timbre_match: list[dict[str, Any]] | None = None,
              error: str | None = None, separation: str | None = None,
-             family_evidence: str | None = None) -> dict[str, Any]:
+             family_evidence: str | None = None, controls: dict[str, Any] | None = None) -> dict[str, Any]:
     """A ``clips.jsonl`` row: every key in the order the runner writes it, scored or not.
 
     A clip that could not be scored gets the same keys, with ``error`` set and the rest null.
     """
     return {"clip": ref.clip, "prompt_id": prompt.id, "sample": ref.sample, "duration_s": duration_s,
             "duration_ok": duration_ok, "tempo": tempo, "timbre_match": timbre_match, "error": error,
-            "separation": separation, "family_evidence": family_evidence}
+            "separation": separation, "family_evidence": family_evidence, "controls": controls}
 
 
 def _timbre(evidence: FamilyEvidence | None, event_id: str, family: str, after_s: float, config: Config) -> dict[str, Any]:
@@ -247,6 +247,11 @@ def score_decoded(clip: Clip, ref: ClipRef, prompt: Prompt, config: Config, opts
                                                        if prompt.tempo_tolerance_pct is not None
                                                        else config.params.tempo.tolerance_pct),
                                         tempo=config.params.tempo)
+    if prompt.controls is not None:
+        from timingbench.controls.score import score_controls
+
+        clip_row["controls"] = score_controls(bank, prompt.controls, config, span_s=prompt.duration_s, key=ref.clip,
+                                              instructed_bpm=prompt.tempo_bpm, with_chance=opts.chance)
     notes = [n for n in (bank.separation_note,) if n]
     return {"events": events, "clip": clip_row, "notes": notes, "family_evidence": info}
 

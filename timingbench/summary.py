@@ -9,12 +9,15 @@ from typing import Any
 
 from timingbench.audio import file_hash
 from timingbench.config import Config
+from timingbench.controls.report import format_controls, summarise_controls
 from timingbench.version import __version__
 
 #: Version of the results format (SPEC section 3). 2: ``events.jsonl`` rows carry ``evidence``
 #: (gate name -> the statistics that gate thresholded); additive, version 1 readers ignore it.
-#: 3: that object is named ``gate_stats``, and the row of a clip that could not be scored has
-#: every key of a scored clip's row (``separation`` and ``family_evidence`` null).
+#: 3: that object is named ``gate_stats``; ``clips.jsonl`` rows carry ``controls``
+#: (time-varying control adherence, null without controls) and ``summary.json`` a
+#: ``controls`` object (docs/controls.md); the row of a clip that could not be scored has
+#: every key of a scored clip's row.
 RESULTS_FORMAT = 3
 
 OUTCOMES = ("on_time", "off_time", "none")
@@ -106,6 +109,7 @@ def build_summary(
                             "exempt_families": dict(sorted(exempt.items()))},
         "chance_credit": {"enabled": bool(opts.chance), "draws": config.params.chance.draws},
         "disabled_gates": list(opts.disabled_gates),
+        "controls": summarise_controls(clips, config=config),
     }
 
 
@@ -157,6 +161,7 @@ def format_table(summary: dict[str, Any]) -> str:
         lines.append(f"  within ±3%, steady clips only (n={t['n_steady']}) {_pct(t['accuracy_3pct_steady'])}")
     lines.append(f"duration compliance {_pct(summary['duration_compliance'])}   "
                  f"timbre match {_pct(summary['timbre_match_rate'])}")
+    lines.extend(format_controls(summary))
     sep = summary["separation"]
     lines.append(f"separation: requested {sep['requested']}, used {sep['used'] or '-'}")
     for n in sep["notes"]:

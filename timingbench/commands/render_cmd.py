@@ -4,7 +4,7 @@
 
     timingbench render --recipe NAME|all --n N --seed S --out DIR [--duration S] [--gain-db DB]
                        [--param KEY=VALUE ...] [--gain-variants]
-    timingbench render --corpus dev|validation|demo|tempo --out DIR [--jobs N] [--stems]
+    timingbench render --corpus dev|validation|demo|tempo --out DIR [--jobs N] [--stems] [--controls]
     timingbench render --corpus real --sources DIR --out DIR [--jobs N] [--stems]
 """
 
@@ -56,6 +56,9 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p.add_argument("--jobs", type=int, default=os.cpu_count() or 1,
                    help="worker processes (default: all cores)")
     p.add_argument("--stems", action="store_true", help="also write one WAV per instrument part")
+    p.add_argument("--controls", action="store_true",
+                   help="write each clip's exact time-varying controls (beats, downbeats, level curve, "
+                        "melody, chords, drums) into its prompt row")
     p.add_argument("--soundfont", type=Path, default=None, help="General MIDI .sf2/.sf3 to use")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.set_defaults(func=run_render)
@@ -110,7 +113,7 @@ def run_render(args: argparse.Namespace) -> int:
     bar = ProgressBar(len(specs), label, enabled=not args.no_progress)
     with bar as advance:
         clips = render_specs(specs, out_dir=args.out, split=split, jobs=args.jobs, stems=args.stems,
-                             soundfont=args.soundfont, on_done=advance)
+                             soundfont=args.soundfont, on_done=advance, controls=args.controls)
     _print_rate(len(clips), sum(len(c.truth) for c in clips), bar.elapsed_s, args)
     return 0
 

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -36,6 +36,7 @@ from timingbench.compare.stats import (
     timbre_verdicts,
 )
 from timingbench.config import Config
+from timingbench.controls.report import METRICS as CONTROL_METRICS
 from timingbench.errors import ParameterError, TimingbenchError
 from timingbench.prompts import EVENT_FAMILIES, EVENT_KINDS
 
@@ -148,6 +149,8 @@ def metric_info(key: str) -> MetricInfo:
         "tempo_octave_equivalent": MetricInfo("tempo octave-equivalent accuracy", +1, "rate"),
         "duration_ok_rate": MetricInfo("duration compliance", +1, "rate"),
         "timbre_match_rate": MetricInfo("timbre-match rate", +1, "rate"),
+        **{f"control_{name}": MetricInfo(f"control adherence: {label}", +1, "rate")
+           for name, _, label, _ in CONTROL_METRICS},
     }
     if base.startswith("tempo_within_") and base.endswith("pct"):
         return MetricInfo(f"tempo within ±{base[len('tempo_within_'):-3]} %", +1, "rate")
@@ -241,6 +244,26 @@ def system_series(
     out["duration_ok_rate"] = rate_series(prompt_index=[d[0] for d in dur], hits=[d[1] for d in dur], n_prompts=n)
     tim = [(index[c["prompt_id"]], float(v)) for c in system.clips for v in timbre_verdicts(c.get("timbre_match"))]
     out["timbre_match_rate"] = rate_series(prompt_index=[t[0] for t in tim], hits=[t[1] for t in tim], n_prompts=n)
+    out.update(control_series(system.clips, index=index, n_prompts=n))
+    return out
+
+
+def control_series(clips: Sequence[dict[str, Any]], *, index: dict[str, int], n_prompts: int) -> dict[str, Any]:
+    """Per-prompt series of each control-adherence metric in [0, 1] (``control_<name>``).
+
+    Dynamics (a correlation in [-1, 1]) is not pooled as a rate; clips without the control
+    add nothing, and a system without any has no series for it.
+    """
+    out: dict[str, Any] = {}
+    for name, metric, _, _ in CONTROL_METRICS:
+        if name == "dynamics":
+            continue
+        got = [(index[c["prompt_id"]], float(c["controls"][name][metric])) for c in clips
+               if isinstance(c.get("controls"), dict) and isinstance(c["controls"].get(name), dict)
+               and isinstance(c["controls"][name].get(metric), int | float)]
+        if got:
+            out[f"control_{name}"] = rate_series(prompt_index=[g[0] for g in got], hits=[g[1] for g in got],
+                                                 n_prompts=n_prompts)
     return out
 
 
@@ -393,6 +416,7 @@ def compare_systems(
     pair_keys = list(PAIRWISE_METRICS)
     pair_keys += [_tempo_key(settings.tempo_tolerance_pct)]
     all_keys = set().union(*(set(v) for v in series.values()))
+    pair_keys += sorted(k for k in all_keys if k.startswith("control_"))
     pair_keys += sorted(k for k in all_keys if k.startswith("on_time_rate|"))
     pair_keys += sorted(k for k in all_keys if k.startswith("error_median_s|family="))
     pairwise: list[PairRow] = []

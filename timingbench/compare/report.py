@@ -160,6 +160,11 @@ def format_text(comp: Comparison) -> str:
                      _pct(e["tempo_octave_equivalent"]), _pct(e["duration_ok_rate"]),
                      _pct(e["timbre_match_rate"]), str(len(s.missing)), str(len(s.errors))])
     out.append(_table("Tempo, duration and timbre (reported apart from timing); disclosures", head, rows, comp))
+    ctl = sorted({k for s in comp.systems for k in comp.estimates[s.name] if k.startswith("control_")})
+    if ctl:
+        head = ["system", *[metric_info(k).label.removeprefix("control adherence: ") for k in ctl]]
+        rows = [[s.name, *[_pct(comp.estimates[s.name].get(k)) for k in ctl]] for s in comp.systems]
+        out.append(_table("Control adherence, mean metric x 100 (docs/controls.md)", head, rows, comp))
     for scope in ("kind", "family"):
         head = ["system", scope, "events", "on-time", "off-time", "none"]
         if scope == "family":
@@ -179,7 +184,7 @@ def format_text(comp: Comparison) -> str:
     shown = {"on_time_rate", "none_rate", "on_time_rate_discounted", "on_time_rate_low_p_chance",
              "error_median_s", tempo, "duration_ok_rate", "timbre_match_rate"}
     for p in comp.pairwise:
-        if p.metric in shown:
+        if p.metric in shown or p.metric.startswith("control_"):
             rows.append([metric_info(p.metric).label, f"{p.a} - {p.b}",
                          _fmt(p.metric, p.diff), p.verdict])
     out.append(_table("Pairwise differences (headline metrics; per-kind and per-family rows in pairwise.csv)",

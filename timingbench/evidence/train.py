@@ -16,7 +16,7 @@ import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import numpy.typing as npt
@@ -67,7 +67,7 @@ def change_targets_for(pres: npt.NDArray[np.float32], shape: NetShape,
 def shape_from_config(cfg: Config, *, n_mels: int, width: int = 12, embed: int = 96) -> NetShape:
     """The network shape implied by the configuration's stride, context and guard
     (``evidence.frame_stride``, ``evidence.context_s``, ``evidence.guard_s``, ``features.hop``)."""
-    ev = cast("EvidenceParams", cfg.params.evidence)
+    ev = cfg.params.evidence
     stride = int(ev.frame_stride)
     out_s = stride * int(cfg.params.features.hop) / 44100.0
     return NetShape(n_mels=n_mels, width=width, embed=embed, stride=stride,

@@ -19,6 +19,7 @@ from timingbench.params.analysis import (
 )
 from timingbench.params.base import REGISTRY, ConfigSource, Params
 from timingbench.params.benchmarks import AudioragParams, JudgeParams, MgbenchParams, TagParams
+from timingbench.params.controls import ControlsParams
 from timingbench.params.detectors import (
     ChanceParams,
     DurationParams,
@@ -59,6 +60,7 @@ class ParamSet:
     calibration: CalibrationParams
     chance: ChanceParams
     compare: CompareParams
+    controls: ControlsParams
     duration: DurationParams
     energy: EnergyParams
     evidence: EvidenceParams

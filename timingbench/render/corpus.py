@@ -189,11 +189,11 @@ CORPORA: dict[str, CorpusDef] = {
 
 
 def _render_one(spec: ClipSpec, out_dir: Path, split: str, stems: bool,
-                soundfont: Path | None) -> RenderedClip:
+                soundfont: Path | None, controls: bool = False) -> RenderedClip:
     return render_recipe(spec.recipe, seed=spec.seed, out_dir=out_dir, clip_id=spec.clip_id,
                          duration_s=spec.duration_s, gain_db=spec.gain_db, stems=stems,
                          soundfont=soundfont, split=split, humanize_ms=spec.humanize_ms,
-                         stem_parts=spec.stem_parts, **spec.params)
+                         stem_parts=spec.stem_parts, controls=controls, **spec.params)
 
 
 def render_specs(
@@ -205,6 +205,7 @@ def render_specs(
     stems: bool = False,
     soundfont: Path | None = None,
     on_done: Callable[[RenderedClip], None] | None = None,
+    controls: bool = False,
 ) -> list[RenderedClip]:
     """Render clips (in a process pool when ``jobs > 1``) and write the corpus files.
 
@@ -224,6 +225,8 @@ def render_specs(
         General MIDI soundfont; the configured one when omitted.
     on_done : callable, optional
         Called with each finished clip (in completion order), e.g. to advance a progress bar.
+    controls : bool
+        Write each clip's exact time-varying controls into its prompt row.
 
     Returns
     -------
@@ -241,12 +244,12 @@ def render_specs(
     results: list[RenderedClip | None] = [None] * len(specs)
     if jobs == 1:
         for i, spec in enumerate(specs):
-            results[i] = _render_one(spec, out_dir, split, stems, soundfont)
+            results[i] = _render_one(spec, out_dir, split, stems, soundfont, controls)
             if on_done is not None:
                 on_done(results[i])  # type: ignore[arg-type]
     else:
         with ProcessPoolExecutor(max_workers=jobs) as pool:
-            futures = {pool.submit(_render_one, spec, out_dir, split, stems, soundfont): i
+            futures = {pool.submit(_render_one, spec, out_dir, split, stems, soundfont, controls): i
                        for i, spec in enumerate(specs)}
             for fut in as_completed(futures):
                 rc = fut.result()

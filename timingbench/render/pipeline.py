@@ -113,6 +113,7 @@ def render_recipe(
     humanize_ms: float = 0.0,
     reverb: bool = False,
     config: Config | None = None,
+    controls: bool = False,
     **params: Any,
 ) -> RenderedClip:
     """Render one seeded scenario with exact truth.
@@ -150,6 +151,9 @@ def render_recipe(
         Switch on FluidSynth's reverb (stems then carry reverb tails).
     config : Config, optional
         Configuration; the packaged one when omitted.
+    controls : bool
+        Write the clip's exact time-varying controls into the prompt row
+        (:mod:`timingbench.render.controls`).
     **params
         Recipe parameters (see :data:`~timingbench.render.scenarios.RECIPE_PARAMS`): ``family``, ``target``, ``style``,
         ``time_s``, ``offset_s``, ``bpm``, ``kind``, ``gap_s`` ...
@@ -231,6 +235,13 @@ def render_recipe(
         raise ParameterError(f"recipe {name} seed {seed} rendered digital silence")
     scale = 10.0 ** (rp.peak_dbfs / 20.0) / peak * 10.0 ** (gain_db / 20.0)
     write_wav(audio_path, mix * scale, sr=sr)
+    if controls:
+        from timingbench.render.controls import rendered_controls
+
+        prompt["controls"] = rendered_controls(
+            parts=plan.parts, notes=notes, grid=plan.grid, harmony=plan.harmony, envelope=env, mix=mix * scale,
+            sr=sr, prompt_s=ctx.prompt_s, controls=cfg.params.controls, features=cfg.params.features)
+        parse_prompt(prompt, where=f"recipe {name} seed {seed}: ")
     stem_paths: dict[str, Path] = {}
     if stems and stem_parts is not None:
         unknown_parts = sorted(set(stem_parts) - {p.name for p in plan.parts})

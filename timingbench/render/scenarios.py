@@ -73,6 +73,9 @@ class Plan:
     meta: dict[str, Any] = field(default_factory=dict)
     intro: str | None = None
     keep_exact: tuple[str, ...] = ()
+    #: The tempo grid and harmony the parts were generated on (the source of the rendered controls).
+    grid: Grid | None = None
+    harmony: Harmony | None = None
 
 
 @dataclass(frozen=True)
@@ -356,7 +359,7 @@ def _entry(ctx: Ctx, *, off: bool, family: str | None = None, target: str | None
     parts.append(_part("target", tgt, _gen(tgt, ctx, grid, harmony, actual, ctx.duration_s,
                                            level=level, anchor=True), ctx.rng))
     sentence = ["Bring in {t} {at}.", "Introduce {t} {at}.", "Add {t} {at}."][int(ctx.rng.integers(3))]
-    return Plan(
+    return Plan(grid=grid, harmony=harmony,
         scenario="entry_off_time" if off else "entry_on_time", style=st.name, phrase=_phrase(ctx, st),
         parts=parts,
         events=[_event("instrument_entry", tgt.target, tgt.family, t, _tol(ctx))],
@@ -394,7 +397,7 @@ def _exit(ctx: Ctx, *, off: bool, family: str | None = None, target: str | None 
                                               rng=ctx.rng), ctx.rng))
     sentence = ["Have the {t} drop out {at}.", "Stop the {t} {at}.",
                 "Take the {t} out {at}."][int(ctx.rng.integers(3))]
-    return Plan(
+    return Plan(grid=grid, harmony=harmony,
         scenario="exit_off_time" if off else "exit_on_time", style=st.name, phrase=_phrase(ctx, st),
         parts=parts,
         events=[_event("instrument_exit", tgt.target, tgt.family, t, _tol(ctx))],
@@ -460,7 +463,7 @@ def never_delivered(ctx: Ctx, *, kind: str = "instrument_entry", family: str | N
         rule = TruthRule("absent", character="gradual" if kind == "music_end" else "hard", salience=3)
         meta = {}
     meta.update({"instructed_s": t, "bpm": grid.bpm, "negative_kind": kind})
-    return Plan(scenario=f"never_delivered:{kind}", style=st.name, phrase=_phrase(ctx, st), parts=parts,
+    return Plan(grid=grid, harmony=harmony,scenario=f"never_delivered:{kind}", style=st.name, phrase=_phrase(ctx, st), parts=parts,
                 events=[ev], rules=[rule], sentences=[sentence], intro=intro, meta=meta)
 
 
@@ -493,7 +496,7 @@ def busy_decoy(ctx: Ctx, *, family: str | None = None, target: str | None = None
             if spec.is_drum:  # a fill and a crash right on the instructed time
                 notes += anchor_notes(spec, grid=grid, harmony=harmony, t=t, rng=ctx.rng, length_s=0.1)
             parts.append(_part(spec.name, spec, notes, ctx.rng))
-    return Plan(
+    return Plan(grid=grid, harmony=harmony,
         scenario="busy_decoy", style=st.name, phrase=_phrase(ctx, st), parts=parts,
         events=[_event("instrument_entry", tgt.target, tgt.family, t, _tol(ctx))],
         rules=[TruthRule("absent", character=tgt.character, salience=_salience(tgt, False))],
@@ -524,7 +527,7 @@ def pre_existing(ctx: Ctx, *, family: str | None = None, target: str | None = No
     before = _gen(tgt, ctx, grid, harmony, 0.0, t - gap, level=0.55 if quiet else 1.0)
     after = _gen(tgt, ctx, grid, harmony, t, ctx.duration_s, level=1.1, anchor=True)
     parts.append(_part("target", tgt, before + after, ctx.rng))
-    return Plan(
+    return Plan(grid=grid, harmony=harmony,
         scenario="pre_existing", style=st.name, phrase=_phrase(ctx, st), parts=parts,
         events=[_event("instrument_entry", tgt.target, tgt.family, t, _tol(ctx))],
         rules=[TruthRule("absent", character=tgt.character, salience=_salience(tgt, False))],
@@ -555,7 +558,7 @@ def pause(ctx: Ctx, *, style: str | None = None, time_s: float | None = None,
         before = _gen(spec, ctx, grid, harmony, 0.0, t_p)
         after = _gen(spec, ctx, grid, harmony, t_r, ctx.duration_s, anchor=True)
         parts.append(_part(spec.name, spec, before + after, ctx.rng))
-    return Plan(
+    return Plan(grid=grid, harmony=harmony,
         scenario="pause", style=st.name, phrase=_phrase(ctx, st), parts=parts,
         events=[_event("music_pause", "music", "mix", t, _tol(ctx))],
         rules=[TruthRule("fixed", fixed_s=t_p, character="hard", salience=3)],
@@ -580,7 +583,7 @@ def end_cut(ctx: Ctx, *, style: str | None = None, time_s: float | None = None,
     t, off_s, st, grid, harmony, specs = _end_common(ctx, style, time_s, offset_s, bpm)
     t_c = _quantize(t + off_s, ctx.sr)
     parts = _bed_parts(ctx, specs, grid, harmony, 0.0, t_c)
-    return Plan(
+    return Plan(grid=grid, harmony=harmony,
         scenario="end_cut", style=st.name, phrase=_phrase(ctx, st), parts=parts,
         events=[_event("music_end", "music", "mix", t, _tol(ctx))],
         rules=[TruthRule("fixed", fixed_s=t_c, character="hard", salience=3)],
@@ -603,7 +606,7 @@ def end_decay(ctx: Ctx, *, style: str | None = None, time_s: float | None = None
         notes += anchor_notes(spec, grid=grid, harmony=harmony, t=t_a, rng=ctx.rng, level=1.1,
                               length_s=min(1.5, ring))
         parts.append(_part(spec.name, spec, notes, ctx.rng))
-    return Plan(
+    return Plan(grid=grid, harmony=harmony,
         scenario="end_decay", style=st.name, phrase=_phrase(ctx, st), parts=parts,
         events=[_event("music_end", "music", "mix", t, _tol(ctx))],
         rules=[TruthRule("last_on", ("*",), character="hard", salience=3)],
@@ -631,7 +634,7 @@ def end_fade(ctx: Ctx, *, style: str | None = None, time_s: float | None = None,
                              "before 2 s; use a later time_s or a shorter fade_s")
     op = GainOp("fade", f0, f0 + length, depth)
     parts = _bed_parts(ctx, specs, grid, harmony, 0.0, op.t1)
-    return Plan(
+    return Plan(grid=grid, harmony=harmony,
         scenario="end_fade", style=st.name, phrase=_phrase(ctx, st), parts=parts,
         events=[_event("music_end", "music", "mix", t, _tol(ctx))],
         rules=[TruthRule("fixed", fixed_s=op.fade_time_at(point), character="gradual", salience=2)],
@@ -673,7 +676,7 @@ def energy_increase(ctx: Ctx, *, style: str | None = None, time_s: float | None 
                            _gen(spec, ctx, grid, harmony, t_e, ctx.duration_s, level=1.1, anchor=True),
                            ctx.rng))
         new_names.append("new_" + spec.name)
-    return Plan(
+    return Plan(grid=grid, harmony=harmony,
         scenario="energy_increase", style=st.name, phrase=_phrase(ctx, st), parts=parts,
         events=[_event("mix_energy_increase", "music", "mix", t, _tol(ctx))],
         rules=[TruthRule("first_on", tuple(new_names), character="hard", salience=3)],
@@ -697,7 +700,7 @@ def silence_then_start(ctx: Ctx, *, style: str | None = None, time_s: float | No
     sentence = [f"Start with {t:g} seconds of silence, then begin the music.",
                 f"Keep complete silence until {_at(t, ctx.rng)[len('at exactly '):]}, then start the music."][
         int(ctx.rng.integers(2))]
-    return Plan(
+    return Plan(grid=grid, harmony=harmony,
         scenario="silence_then_start", style=st.name, phrase=_phrase(ctx, st), parts=parts,
         events=[_event("music_start_after_silence", "music", "mix", t, _tol(ctx))],
         rules=[TruthRule("first_on", ("*",), character="hard" if hard else "soft", salience=3)],
@@ -735,7 +738,7 @@ def sequence(ctx: Ctx, *, family: str | None = None, target: str | None = None,
     parts = _bed_parts(ctx, bed, grid, harmony, d1, d3, anchor=True)
     parts.append(_part("target", tgt, _gen(tgt, ctx, grid, harmony, d2, d3, anchor=True), ctx.rng))
     tol = _tol(ctx)
-    return Plan(
+    return Plan(grid=grid, harmony=harmony,
         scenario="sequence", style=st.name, phrase=_phrase(ctx, st), parts=parts,
         events=[_event("music_start_after_silence", "music", "mix", t1, tol),
                 _event("instrument_entry", tgt.target, tgt.family, t2, tol),
@@ -790,7 +793,7 @@ def _tempo(ctx: Ctx, *, kind: str, bpm: float | None, style: str | None,
     text = (f"Create a {phrase} track at exactly {target:g} BPM for exactly {ctx.prompt_s:g} seconds."
             if kind != "tempo_click" else
             f"Create a steady click track at exactly {target:g} BPM for exactly {ctx.prompt_s:g} seconds.")
-    return Plan(
+    return Plan(grid=grid, harmony=harmony,
         scenario=kind, style=st.name if kind != "tempo_click" else "click", phrase=phrase, parts=parts,
         events=[], rules=[], sentences=[], prompt_family="tempo",
         tempo={"bpm": target, "tolerance_pct": ctx.params.tempo_tolerance_pct},

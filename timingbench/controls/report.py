@@ -1,0 +1,94 @@
+"""The ``controls`` object of ``summary.json`` and its lines in the stdout table."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+import numpy as np
+
+from timingbench.config import Config
+from timingbench.params.controls import ControlsParams
+
+#: control -> (metric inside its row, label, floor key of :func:`floors`).
+METRICS = (
+    ("beats", "f_measure", "beat F1", "beat_f1"),
+    ("downbeats", "f_measure", "downbeat F1", "downbeat_f1"),
+    ("dynamics", "pearson_r", "dynamics r", "dynamics_r"),
+    ("melody", "accuracy", "melody accuracy", "melody_accuracy"),
+    ("drums", "f_measure", "drum onset F1", "drums_f1"),
+    ("chords", "accuracy", "chord accuracy (majmin)", "chord_accuracy"),
+)
+
+
+def floors(c: ControlsParams) -> dict[str, float | None]:
+    """The published floor of each metric (``controls.floor_*``; None when not measured)."""
+    return {"beat_f1": c.floor_beat_f1, "downbeat_f1": c.floor_downbeat_f1, "dynamics_r": c.floor_dynamics_r,
+            "melody_accuracy": c.floor_melody_accuracy, "drums_f1": c.floor_drums_f1,
+            "chord_accuracy": c.floor_chord_accuracy}
+
+
+def _mean(xs: list[float]) -> float | None:
+    return round(float(np.mean(xs)), 4) if xs else None
+
+
+def summarise_controls(clips: Iterable[dict[str, Any]], *, config: Config) -> dict[str, Any]:
+    """Per control: clips scored, mean metric, mean chance score, above chance, floor.
+
+    ``above_chance`` is the mean metric minus the mean chance score (over clips with
+    both); ``p_chance`` the mean share of chance draws scoring at least the clip's own
+    score; ``floor`` the metric of the renderer's exact controls on its validation
+    corpus (``controls.floor_*``), the best the evaluator measures on a perfect rendition.
+    """
+    floor_of = floors(config.params.controls)
+    rows = [cl["controls"] for cl in clips if cl.get("controls")]
+    out: dict[str, Any] = {}
+    for name, metric, _, floor_field in METRICS:
+        got = [r[name] for r in rows if name in r and r[name].get(metric) is not None]
+        if not got:
+            continue
+        vals = [float(g[metric]) for g in got]
+        pairs = [(float(g[metric]), float(g["chance"]["mean"])) for g in got
+                 if (g.get("chance") or {}).get("mean") is not None]
+        pc = [float(g["chance"]["p_chance"]) for g in got if (g.get("chance") or {}).get("p_chance") is not None]
+        entry: dict[str, Any] = {"metric": metric, "n": len(got), "mean": _mean(vals),
+                                 "chance_mean": _mean([b for _, b in pairs]),
+                                 "above_chance": _mean([a - b for a, b in pairs]),
+                                 "p_chance": _mean(pc), "floor": floor_of[floor_field]}
+        if name == "beats":
+            entry["cmlt"] = _mean([float(g["cmlt"]) for g in got])
+            entry["amlt"] = _mean([float(g["amlt"]) for g in got])
+        if name == "melody":
+            entry["shuffled"] = _mean([float(g["shuffled_accuracy"]) for g in got
+                                       if g.get("shuffled_accuracy") is not None])
+        if name == "dynamics":
+            entry["mae_db"] = _mean([float(g["mae_db"]) for g in got if g.get("mae_db") is not None])
+        out[name] = entry
+    return out
+
+
+def _f(x: float | None) -> str:
+    return "  -  " if x is None else f"{x:5.3f}"
+
+
+def format_controls(summary: dict[str, Any]) -> list[str]:
+    """Table lines of the ``controls`` summary (none when no clip carried controls)."""
+    ctl = summary.get("controls") or {}
+    if not ctl:
+        return []
+    lines = ["", f"{'control adherence':<26}{'n':>5}  {'mean':>5}  {'chance':>6}  {'above':>6}  "
+             f"{'p_chance':>8}  {'floor':>5}"]
+    for name, _, label, _ in METRICS:
+        e = ctl.get(name)
+        if not e:
+            continue
+        extra = ""
+        if name == "beats":
+            extra = f"   CMLt {_f(e.get('cmlt'))}  AMLt {_f(e.get('amlt'))}"
+        elif name == "melody":
+            extra = f"   shuffled {_f(e.get('shuffled'))}"
+        elif name == "dynamics":
+            extra = f"   MAE {_f(e.get('mae_db'))} dB"
+        lines.append(f"  {label:<24}{e['n']:>5}  {_f(e['mean'])}  {_f(e['chance_mean']):>6}  "
+                     f"{_f(e['above_chance']):>6}  {_f(e['p_chance']):>8}  {_f(e['floor'])}{extra}")
+    return lines

@@ -1,0 +1,153 @@
+"""Score one clip against its prompt's controls: the ``controls`` object of a ``clips.jsonl`` row."""
+
+from __future__ import annotations
+
+import zlib
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from timingbench.config import Config
+from timingbench.controls import beats as _beats
+from timingbench.controls import chance as _chance
+from timingbench.controls import chords as _chords
+from timingbench.controls import drums as _drums
+from timingbench.controls import frames as _frames
+from timingbench.controls.dynamics import dynamics_scores
+from timingbench.controls.melody import melody_accuracy, melody_scores, produced_pitch_class
+from timingbench.controls.schema import Controls
+from timingbench.errors import ParameterError
+
+F64 = npt.NDArray[np.float64]
+ROUND = 6
+
+
+def _r(x: float | None) -> float | None:
+    return None if x is None else round(float(x), ROUND)
+
+
+def _rounded(d: dict[str, Any]) -> dict[str, Any]:
+    return {k: (_rounded(v) if isinstance(v, dict) else _r(v) if isinstance(v, float) else v) for k, v in d.items()}
+
+
+def tracked_beats(bank: Any, config: Config) -> tuple[F64, F64]:
+    """Tracked beats and downbeats of a clip, computed once per bank and kept with it."""
+    c = config.params.controls
+    t = config.params.tempo
+    key = (f"controls-beats-{t.beat_fps}-{t.min_bpm}-{t.max_bpm}-{t.dbn_transition_lambda}-"
+           f"{t.dbn_observation_lambda}-{t.dbn_correct}-{t.input_loud_level_dbfs}-{list(c.beats_per_bar)}")
+    return bank.derived(key, lambda bk: _beats.track_beats(bk.samples, sr=bk.sr, tempo=t, audio=config.params.audio,
+                                                             controls=c))  # type: ignore[no-any-return]
+
+
+def produced_chords(bank: Any) -> list[Any]:
+    """Recognised chords of a clip, computed once per bank and kept with it."""
+    return bank.derived("controls-chords-deepchroma-crf",  # type: ignore[no-any-return]
+                        lambda bk: _chords.recognise_chords(bk.samples, sr=bk.sr))
+
+
+def control_drum_onsets(controls: Controls, config: Config) -> F64:
+    """The requested drum onsets: given times, or the onsets extracted from the control audio file."""
+    if controls.drums_s is not None:
+        return controls.drums_s
+    from timingbench.audio import load_clip
+    from timingbench.features import compute_bank
+
+    if controls.drums_path is None:
+        raise ParameterError("controls carry no drum request (neither drums_s times nor a control audio file)")
+    bank = compute_bank(load_clip(controls.drums_path, config), config, separation="dsp")
+    return _drums.bank_drum_onsets(bank, percussion=config.params.percussion,
+                                   controls=config.params.controls)
+
+
+def score_controls(bank: Any, controls: Controls, config: Config, *, span_s: float, key: str,
+                   instructed_bpm: float | None = None, with_chance: bool = True) -> dict[str, Any]:
+    """Score every control given, with its chance control.
+
+    Parameters
+    ----------
+    bank : FeatureBank
+        The clip's feature bank.
+    controls : Controls
+        The prompt's validated controls.
+    config : Config
+    span_s : float
+        The instructed duration in seconds: the span shifts wrap around.
+    key : str
+        Identifies the clip for the chance draws (its file name).
+    instructed_bpm : float, optional
+        The prompt's tempo target, reported beside the tempo the beats imply.
+    with_chance : bool
+        Run the chance re-scorings.
+
+    Returns
+    -------
+    row : dict
+        Control name -> its scores and ``chance`` (``mean``, ``p_chance``, ``draws``).
+    """
+    c = config.params.controls
+    out: dict[str, Any] = {}
+
+    def shifts(name: str) -> F64:
+        if not with_chance:
+            return np.empty(0)
+        return _chance.draw_shifts(span_s=span_s, draws=c.chance_draws, min_shift_s=c.chance_min_shift_s,
+                                   seed=c.chance_seed, key=f"{key}/{name}")
+
+    def wrap(t: F64, s: float) -> F64:
+        return _chance.shift_times(t, s, span_s=span_s)
+
+    if controls.beats_s is not None or controls.downbeats_s is not None:
+        beats, downbeats = tracked_beats(bank, config)
+        if controls.beats_s is not None:
+            ref = controls.beats_s
+            row = _beats.beat_scores(ref, beats, controls=c)
+            row["instructed_bpm"] = instructed_bpm
+            row["chance"] = _chance.chance_stats(row["f_measure"], shifts("beats_s"), lambda s: _beats.f_measure(
+                wrap(ref, s), beats, window_s=c.beat_window_s))
+            out["beats"] = row
+        if controls.downbeats_s is not None:
+            dref = controls.downbeats_s
+            f = _beats.f_measure(dref, downbeats, window_s=c.beat_window_s)
+            est = _beats.within_span(downbeats, dref, window_s=c.beat_window_s)
+            out["downbeats"] = {"f_measure": f, "n_requested": int(dref.size), "n_tracked": int(est.size),
+                                "chance": _chance.chance_stats(f, shifts("downbeats_s"), lambda s: _beats.f_measure(
+                                    wrap(dref, s), downbeats, window_s=c.beat_window_s))}
+    if controls.dynamics_db is not None or controls.melody_midi is not None:
+        fr = _frames.bank_frames(bank, highpass_hz=c.melody_highpass_hz)
+    if controls.dynamics_db is not None and controls.dynamics_hop_s is not None:
+        req, hop = controls.dynamics_db, controls.dynamics_hop_s
+        prod = _frames.level_curve_db(fr["a_ms"], frame_hop_s=fr["hop_s"], hop_s=hop, n=req.size,
+                                      range_db=bank.params.level_range_db)
+        row = dynamics_scores(req, prod)
+        row["hop_s"] = hop
+        row["chance"] = _chance.chance_stats(row["pearson_r"], shifts("dynamics"), lambda s: dynamics_scores(
+            _chance.shift_curve(req, s, hop_s=hop), prod)["pearson_r"])
+        out["dynamics"] = row
+    if controls.melody_midi is not None and controls.melody_hop_s is not None:
+        mreq, mhop = controls.melody_midi, controls.melody_hop_s
+        pc = produced_pitch_class(_frames.pool(fr["chroma"], frame_hop_s=fr["hop_s"], hop_s=mhop, n=mreq.size))
+        rng = np.random.default_rng(np.random.SeedSequence([c.chance_seed, zlib.crc32(key.encode())]))
+        row = melody_scores(mreq, pc, rng=rng)
+        row["hop_s"] = mhop
+        row["chance"] = _chance.chance_stats(row["accuracy"], shifts("melody"), lambda s: melody_accuracy(
+            _chance.shift_curve(mreq, s, hop_s=mhop), pc)[0])
+        out["melody"] = row
+    if controls.names().count("drums_s"):
+        dref = control_drum_onsets(controls, config)
+        est = _drums.bank_drum_onsets(bank, percussion=config.params.percussion, controls=c)
+        row = _drums.onset_scores(dref, est, window_s=c.onset_window_s)
+        row["source"] = "audio" if controls.drums_path is not None else "times"
+        row["chance"] = _chance.chance_stats(row["f_measure"], shifts("drums_s"), lambda s: _drums.onset_scores(
+            wrap(dref, s), est, window_s=c.onset_window_s)["f_measure"])
+        out["drums"] = row
+    if controls.chords is not None:
+        req_chords = controls.chords
+        prod_chords = produced_chords(bank)
+        row = _chords.chord_accuracy(req_chords, prod_chords)
+        row["vocabulary"] = c.chord_vocabulary
+        row["chance"] = _chance.chance_stats(row["accuracy"], shifts("chords"), lambda s: _chords.chord_accuracy(
+            _chance.shift_chords(req_chords, s, span_s=span_s), prod_chords)["accuracy"])
+        out["chords"] = row
+    return _rounded(out)

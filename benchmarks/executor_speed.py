@@ -86,10 +86,10 @@ def cost_model(corpus: Path, n: int) -> dict[str, float]:
 
     evid = {}
     for backend in ("trained", "musicnn"):
-        family_evidence(banks[0], sr=banks[0].sr, semantic=cfg.params.semantic, trained=cfg.params.evidence, audio=cfg.params.audio, backend=backend)  # load the model once
+        family_evidence(banks[0], sr=banks[0].sr, semantic=cfg.params.semantic, evidence_params=cfg.params.evidence, audio=cfg.params.audio, backend=backend)  # load the model once
         t = time.process_time()
         for bank in banks[1:]:
-            family_evidence(bank, sr=bank.sr, semantic=cfg.params.semantic, trained=cfg.params.evidence, audio=cfg.params.audio, backend=backend)
+            family_evidence(bank, sr=bank.sr, semantic=cfg.params.semantic, evidence_params=cfg.params.evidence, audio=cfg.params.audio, backend=backend)
         evid[backend] = (time.process_time() - t) / max(1, len(banks) - 1)
     import torch
     from demucs.htdemucs import HTDemucs

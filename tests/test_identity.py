@@ -51,13 +51,13 @@ def test_drum_presence_is_summarised_between_hits(config: Config, rule: str) -> 
     ev = _ev(_hits(t, 9.0))
     pers = config.params.percussion.persistence
     v, d = presence_persistence(ev, "percussion", t_s=9.0, clip_end_s=N * HOP, params=pers,
-                                trained=config.params.evidence, want_present=True)
+                                evidence_params=config.params.evidence, want_present=True)
     assert v == "pass" and d["held_fraction"] >= 0.9
     assert presence_absence(ev, "percussion", t_s=9.0, params=config.params.evidence, entry=True)[0] == "pass"
     # read frame by frame (no summary span) the same kit fails persistence: the old rule's miss
     frame = config.with_value("evidence.presence_span_s_by_family", {})
     v, d = presence_persistence(ev, "percussion", t_s=9.0, clip_end_s=N * HOP, params=pers,
-                                trained=frame.params.evidence, want_present=True)
+                                evidence_params=frame.params.evidence, want_present=True)
     assert v == "fail"
 
 
@@ -69,16 +69,16 @@ def test_rise_rule_reads_the_clips_own_scale(config: Config) -> None:
     v, d = presence_absence(ev, "bass", t_s=9.0, params=config.params.evidence, entry=True)
     assert v == "pass" and d["rise"] > 3.0
     v, _ = presence_persistence(ev, "bass", t_s=9.0, clip_end_s=N * HOP, params=config.params.stem.persistence,
-                                trained=config.params.evidence, want_present=True)
+                                evidence_params=config.params.evidence, want_present=True)
     assert v == "pass"
     # the fixed present level stays a floor under the rise rule
     v, d = presence_persistence(ev, "bass", t_s=9.0, clip_end_s=N * HOP, params=config.params.stem.persistence,
-                                trained=config.with_value("evidence.present_prob", 0.5).params.evidence,
+                                evidence_params=config.with_value("evidence.present_prob", 0.5).params.evidence,
                                 want_present=True)
     assert v == "fail" and d["level"] == 0.5
     absolute = config.with_value("evidence.decision_rule", "absolute").with_value("evidence.present_prob", 0.5)
     v, _ = presence_persistence(ev, "bass", t_s=9.0, clip_end_s=N * HOP, params=config.params.stem.persistence,
-                                trained=absolute.params.evidence, want_present=True)
+                                evidence_params=absolute.params.evidence, want_present=True)
     assert v == "fail"  # 0.27 never reaches the fixed present level
 
 
@@ -143,7 +143,7 @@ def test_candidates_come_from_the_change_head_and_never_from_nothing(config: Con
     grid = Grid(sr=44100, hop=512, n_frames=int(N * HOP * 44100 / 512))
     onset = np.zeros(grid.n)
     onset[grid.frame(9.0)] = 1.0
-    ident = IdentityParams(semantic=config.params.semantic, trained=config.params.evidence)
+    ident = IdentityParams(semantic=config.params.semantic, evidence_params=config.params.evidence)
     ctx = _ctx("instrument_entry", "percussion", 9.0)
     (cand,) = trained_candidates(onset, grid, ctx, _ev(pres, entered), persistence_params=config.params.percussion.persistence,
                                  identity=ident, clip_end_s=N * HOP)
@@ -168,12 +168,12 @@ def test_a_confident_change_head_carries_persistence(config: Config) -> None:
     ev = _ev(pres, entered=np.where(np.abs(t - 9.0) < 0.3, 0.99, 0.0), family="piano")
     cfg = config.with_value("evidence.decision_rule", "absolute").with_value("evidence.present_prob", 0.35)
     args = dict(t_s=9.0, clip_end_s=N * HOP, params=cfg.params.stem.persistence, want_present=True)
-    v, d = presence_persistence(ev, "piano", trained=cfg.with_disabled("evidence.confident_change").params.evidence,
+    v, d = presence_persistence(ev, "piano", evidence_params=cfg.with_disabled("evidence.confident_change").params.evidence,
                                 **args)
     assert v == "fail" and "confident_change" not in d
-    v, d = presence_persistence(ev, "piano", trained=cfg.with_value("evidence.confident_change", 0.97).params.evidence,
+    v, d = presence_persistence(ev, "piano", evidence_params=cfg.with_value("evidence.confident_change", 0.97).params.evidence,
                                 **args)
     assert v == "pass" and d["confident_change"] == 0.99
-    v, _ = presence_persistence(ev, "piano", trained=cfg.with_value("evidence.confident_change", 1.01).params.evidence,
+    v, _ = presence_persistence(ev, "piano", evidence_params=cfg.with_value("evidence.confident_change", 1.01).params.evidence,
                                 **args)
     assert v == "fail"

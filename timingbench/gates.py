@@ -197,7 +197,7 @@ def semantic_family(evidence: FamilyEvidence | None, family: str, *, t_s: float,
     if evidence is None:
         return EXEMPT, {"reason": "model_unavailable"}
     verdict, detail = family_rise(evidence, family, candidate_s=t_s, semantic=params.semantic,
-                                  trained=params.trained)
+                                  evidence_params=params.evidence_params)
     return verdict, dict(detail)
 
 
@@ -209,5 +209,5 @@ def semantic_family_exit(evidence: FamilyEvidence | None, family: str, *, t_s: f
     """
     if evidence is None:
         return EXEMPT, {"reason": "model_unavailable"}
-    verdict, detail = family_fall(evidence, family, candidate_s=t_s, trained=params.trained)
+    verdict, detail = family_fall(evidence, family, candidate_s=t_s, evidence_params=params.evidence_params)
     return verdict, dict(detail)

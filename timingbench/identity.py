@@ -96,12 +96,12 @@ class IdentityParams:
     ----------
     semantic : SemanticParams
         The ``semantic`` section (musicnn / CLAP evidence).
-    trained : EvidenceParams
+    evidence_params : EvidenceParams
         The ``evidence`` section (the trained evidence network).
     """
 
     semantic: SemanticParams
-    trained: EvidenceParams
+    evidence_params: EvidenceParams
 
 
 # --------------------------------------------------------------------------- the window convention
@@ -354,7 +354,7 @@ def presence_absence(evidence: FamilyEvidence, family: str, *, t_s: float, param
 
 
 def presence_persistence(evidence: FamilyEvidence, family: str, *, t_s: float, clip_end_s: float, params: PersistenceParams,
-                         trained: EvidenceParams, want_present: bool) -> GateVerdict:
+                         evidence_params: EvidenceParams, want_present: bool) -> GateVerdict:
     """The new state must hold over the ``params.persistence_s`` after ``t_s`` (summarised presence).
 
     The share of that span where the summarised presence is on the new side of a level
@@ -372,19 +372,19 @@ def presence_persistence(evidence: FamilyEvidence, family: str, *, t_s: float, c
     Evidence: ``held_fraction``, ``level``.
     """
     dur, need = params.persistence_s, params.persistence_min_fraction
-    rule = _rule(trained)
+    rule = _rule(evidence_params)
     if need is None or rule == "change":
         return PASS, {"held_fraction": None, "level": None}
     if rule == "absolute":
-        if trained.present_prob is None:
+        if evidence_params.present_prob is None:
             return PASS, {"held_fraction": None, "level": None}
-        level: float | None = trained.present_prob
+        level: float | None = evidence_params.present_prob
     else:
-        lv = side_levels(evidence, family, t_s=t_s, params=trained, entry=want_present)
+        lv = side_levels(evidence, family, t_s=t_s, params=evidence_params, entry=want_present)
         level = None if lv.quiet is None or lv.sounding is None else 0.5 * (lv.quiet + lv.sounding)
-        if level is not None and trained.present_prob is not None:
+        if level is not None and evidence_params.present_prob is not None:
             # entering: at least the fixed present level; leaving: at most it
-            level = max(level, trained.present_prob) if want_present else min(level, trained.present_prob)
+            level = max(level, evidence_params.present_prob) if want_present else min(level, evidence_params.present_prob)
     end = min(t_s + dur, clip_end_s)
     if end - t_s < params.persistence_min_span_fraction * dur or level is None:
         return FAIL, {"held_fraction": None, "level": _r4(level)}
@@ -392,14 +392,14 @@ def presence_persistence(evidence: FamilyEvidence, family: str, *, t_s: float, c
     sel = (times >= t_s) & (times <= end)
     if not sel.any():
         return FAIL, {"held_fraction": None, "level": _r4(level)}
-    held = summarised(evidence.curves[family], sel, _span_frames(family, trained, times))
+    held = summarised(evidence.curves[family], sel, _span_frames(family, evidence_params, times))
     on = held >= level if want_present else held <= level
     frac = float(on.mean())
     ev: dict[str, Any] = {"held_fraction": round(frac, 3), "level": _r4(level)}
-    sure = trained.confident_change
+    sure = evidence_params.confident_change
     if frac < need and sure is not None:
         ch = change_near((evidence.entered if want_present else evidence.left)[family], times, t_s,
-                         trained.gate_reach_s)
+                         evidence_params.gate_reach_s)
         ev["confident_change"] = None if ch is None else round(ch, 4)
         if ch is not None and ch >= sure:
             return PASS, ev
@@ -466,11 +466,11 @@ def trained_gates(cand: Candidate, evidence: FamilyEvidence, ctx: EventContext, 
                   persistence_params: PersistenceParams, identity: IdentityParams) -> None:
     """Apply the trained evidence's three gates to ``cand``: absence, persistence, the change head."""
     entry = ctx.kind == "instrument_entry"
-    sec = identity.trained
+    sec = identity.evidence_params
     cand.apply("absence_before" if entry else "absence_after",
                presence_absence(evidence, ctx.family, t_s=cand.time_s, params=sec, entry=entry))
     cand.apply("persistence", presence_persistence(evidence, ctx.family, t_s=cand.time_s, clip_end_s=clip_end_s,
-                                                   params=persistence_params, trained=sec, want_present=entry))
+                                                   params=persistence_params, evidence_params=sec, want_present=entry))
     cand.apply("semantic_family", trained_verdict(evidence, ctx.family, t_s=cand.time_s, params=sec,
                                                   kind="entry" if entry else "exit"))
 
@@ -493,7 +493,7 @@ def trained_candidates(onset: npt.ArrayLike, grid: Grid, ctx: EventContext, evid
     persistence_params : PersistenceParams
         The calling detector's persistence constants.
     identity : IdentityParams
-        ``identity.trained`` (the ``evidence`` section) places and gates the candidates.
+        ``identity.evidence_params`` (the ``evidence`` section) places and gates the candidates.
     clip_end_s : float
         Length of the audio in seconds.
 
@@ -502,7 +502,7 @@ def trained_candidates(onset: npt.ArrayLike, grid: Grid, ctx: EventContext, evid
     candidates : list of Candidate
         Empty when the change head never reaches its floor inside the window.
     """
-    sec = identity.trained
+    sec = identity.evidence_params
     entry = ctx.kind == "instrument_entry"
     curve = np.asarray((evidence.entered if entry else evidence.left)[ctx.family], dtype=np.float64)
     floor = sec.entry_min_prob if entry else sec.exit_min_prob
@@ -584,7 +584,7 @@ def _family_setting(table: Mapping[str, Any] | None, family: str, default: Any) 
 
 
 def family_rise(
-    ev: Any, family: str, *, candidate_s: float, semantic: SemanticParams, trained: EvidenceParams
+    ev: Any, family: str, *, candidate_s: float, semantic: SemanticParams, evidence_params: EvidenceParams
 ) -> tuple[GateOutcome, dict[str, Any]]:
     """Semantic family gate of an entrance: the family must rise across the candidate and have been quiet before.
 
@@ -606,7 +606,7 @@ def family_rise(
         SPEC section 1 family of the instructed event.
     candidate_s : float
         Candidate time in seconds.
-    semantic, trained : SemanticParams, EvidenceParams
+    semantic, evidence_params : SemanticParams, EvidenceParams
         The taggers' gate constants; the trained evidence's (``trained`` backend).
 
     Returns
@@ -626,7 +626,7 @@ def family_rise(
     """
     _check_candidate(family, candidate_s)
     if ev.backend == "trained":
-        return trained_verdict(ev, family, t_s=float(candidate_s), params=trained, kind="entry")
+        return trained_verdict(ev, family, t_s=float(candidate_s), params=evidence_params, kind="entry")
     detail: dict[str, Any] = {"backend": ev.backend, "before": None, "after": None, "rise": None,
                               "reason": None}
     if family in ev.exempt or family not in ev.curves:
@@ -653,7 +653,7 @@ def family_rise(
 
 
 def family_fall(
-    ev: Any, family: str, *, candidate_s: float, trained: EvidenceParams
+    ev: Any, family: str, *, candidate_s: float, evidence_params: EvidenceParams
 ) -> tuple[GateOutcome, dict[str, Any]]:
     """Semantic family gate of an exit: the family must leave across the candidate.
 
@@ -668,7 +668,7 @@ def family_fall(
     _check_candidate(family, candidate_s)
     if ev.backend != "trained":
         return EXEMPT, {"backend": ev.backend, "reason": "exit_not_judged"}
-    return trained_verdict(ev, family, t_s=float(candidate_s), params=trained, kind="exit")
+    return trained_verdict(ev, family, t_s=float(candidate_s), params=evidence_params, kind="exit")
 
 
 def tagger_family_fall(evidence: FamilyEvidence, family: str, *, t_s: float, min_logit_fall: float | None,
@@ -706,13 +706,13 @@ def tagger_family_fall(evidence: FamilyEvidence, family: str, *, t_s: float, min
 
 
 def timbre_match(
-    ev: Any, family: str, *, after_s: float, semantic: SemanticParams, trained: EvidenceParams
+    ev: Any, family: str, *, after_s: float, semantic: SemanticParams, evidence_params: EvidenceParams
 ) -> dict[str, Any]:
     """Does the layer that appeared at ``after_s`` sound like the requested family?
 
     Separate from the timing score (paper Sec. IV-F). Among the families the backend can
     judge, the one whose evidence rises most across ``after_s`` is the observed family
-    (trained: the highest "entered" probability within ``evidence.gate_reach_s``;
+    (evidence_params: the highest "entered" probability within ``evidence.gate_reach_s``;
     taggers: the largest log-odds rise, with the windows and statistics of
     :func:`family_rise`, against zero evidence when nothing precedes the event); the event
     matches when it is the requested one.
@@ -725,7 +725,7 @@ def timbre_match(
         Requested SPEC section 1 family.
     after_s : float
         The event time in seconds (the detection, or the instructed time when none).
-    semantic, trained : SemanticParams, EvidenceParams
+    semantic, evidence_params : SemanticParams, EvidenceParams
         The ``semantic`` section; the ``evidence`` section for the trained backend.
 
     Returns
@@ -749,7 +749,7 @@ def timbre_match(
         out["reason"] = ev.exempt.get(family, "not_in_vocabulary")
         return out
     if ev.backend == "trained":
-        observed, probs = observed_entrant(ev, t_s=float(after_s), params=trained)
+        observed, probs = observed_entrant(ev, t_s=float(after_s), params=evidence_params)
         if observed is None:
             out["reason"] = "insufficient_context"
             return out

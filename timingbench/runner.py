@@ -120,7 +120,7 @@ def family_evidence_for(bank: FeatureBank, prompt: Prompt, config: Config, opts:
     from timingbench.features.semantic import family_evidence
 
     ev = family_evidence(bank, sr=bank.sr, semantic=config.params.semantic,
-                         trained=config.params.evidence, audio=config.params.audio,
+                         evidence_params=config.params.evidence, audio=config.params.audio,
                          backend=opts.family_evidence, clap_dir=Path(opts.clap_dir) if opts.clap_dir else None)
     return ev, {"backend": ev.backend, "exempt": dict(ev.exempt)}
 
@@ -186,7 +186,7 @@ def _timbre(evidence: FamilyEvidence | None, event_id: str, family: str, after_s
     from timingbench.identity import timbre_match
 
     res = dict(timbre_match(evidence, family, after_s=after_s, semantic=config.params.semantic,
-                            trained=config.params.evidence))
+                            evidence_params=config.params.evidence))
     return {"event_id": event_id, "family": family, **res}
 
 

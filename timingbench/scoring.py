@@ -147,7 +147,7 @@ class DetectorParams:
                    tonal=config.params.tonal, mix=config.params.mix,
                    energy=config.params.energy,
                    identity=IdentityParams(semantic=config.params.semantic,
-                                           trained=config.params.evidence))
+                                           evidence_params=config.params.evidence))
 
 
 #: DetectorParams of each live configuration (keyed by its parameter sets, which it outlives with).

@@ -92,7 +92,7 @@ def evaluate_corpus(annotations_path: Path, clips_dir: Path, config: Config, *, 
         from timingbench.identity import family_rise
 
         _, detail = family_rise(ev, pr.family, candidate_s=pr.time_s, semantic=config.params.semantic,
-                                trained=config.params.evidence)
+                                evidence_params=config.params.evidence)
         return detail.get("rise")
 
     counts: dict[str, int] = {}

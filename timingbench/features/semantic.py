@@ -133,7 +133,7 @@ def family_evidence(
     *,
     sr: int,
     semantic: SemanticParams,
-    trained: EvidenceParams,
+    evidence_params: EvidenceParams,
     audio: AudioParams,
     backend: str = "musicnn",
     clap_dir: Path | None = None,
@@ -148,7 +148,7 @@ def family_evidence(
         ``semantic:<backend>:<version>:...``.
     sr : int
         Sample rate of the samples in Hz (a bank's own ``sr`` takes precedence).
-    semantic, trained, audio : SemanticParams, EvidenceParams, AudioParams
+    semantic, evidence_params, audio : SemanticParams, EvidenceParams, AudioParams
         The ``semantic`` and ``evidence`` sections, and the level normalisation of the
         tagger input (``audio.level_frame_s``, ``audio.level_percentile``).
     backend : str
@@ -177,7 +177,7 @@ def family_evidence(
     if int(sr) != sr or sr <= 0:
         raise ParameterError(f"sr must be a positive whole number of Hz, got {sr!r}")
     if backend == "trained":
-        return _trained(bank, trained)
+        return _trained(bank, evidence_params)
     sec = semantic
     hop_s = sec.hop_s
     y = level_normalised(y, sr=int(sr), loud_dbfs=sec.input_loud_level_dbfs, frame_s=audio.level_frame_s,

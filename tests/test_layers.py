@@ -33,7 +33,7 @@ LAYERS = {
     "timingbench.controls.chance": 1, "timingbench.controls.chords": 1, "timingbench.controls.report": 2,
     "timingbench.controls.beats": 3, "timingbench.controls.frames": 6, "timingbench.controls.drums": 7,
     "timingbench.controls": 8,
-    "timingbench.scoring": 8, "timingbench.models": 8, "timingbench.mgbench_gen": 8,
+    "timingbench.scoring": 8, "timingbench.model_registry": 8, "timingbench.mgbench_gen": 8,
     "timingbench.suites": 8,
     "timingbench.runner": 9, "timingbench.compare": 9,
     # built on the runner: the API, explanations, calibration and the network's training

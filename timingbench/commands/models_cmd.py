@@ -9,7 +9,7 @@ from dataclasses import asdict
 from pathlib import Path
 
 from timingbench.errors import TimingbenchError
-from timingbench.models import (
+from timingbench.model_registry import (
     CLAP_REPO,
     DEMUCS_MODELS,
     FETCHABLE,

@@ -55,11 +55,66 @@ def test_every_configured_constant_has_a_field():
     assert set(cfg) == all_keys(), sorted(set(cfg) ^ all_keys())
 
 
+def _reads_by_module() -> dict[Path, tuple[set[str], set[str]]]:
+    """Per module: the attribute names it reads, and the parameter classes and sections it names
+    (a class by name, a section as ``.params.<section>``)."""
+    out: dict[Path, tuple[set[str], set[str]]] = {}
+    for p in PKG.rglob("*.py"):
+        tree = ast.parse(p.read_text(encoding="utf-8"))
+        attrs = {n.attr for n in ast.walk(tree) if isinstance(n, ast.Attribute)}
+        named = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)}
+        named |= {n.attr for n in ast.walk(tree) if isinstance(n, ast.Attribute) and isinstance(n.value, ast.Attribute)
+                  and n.value.attr == "params"}
+        named |= {a.name for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) for a in n.names}
+        named |= attrs & set(REGISTRY)  # a section reached through a ParamSet held in a variable
+        out[p] = (attrs, named)
+    return out
+
+
+def _owners() -> dict[type[Params], set[str]]:
+    """The names under which code reaches each registered set: its class, its section, and
+    the classes that embed it."""
+    out: dict[type[Params], set[str]] = {}
+    for cls in REGISTRY.values():
+        out.setdefault(cls, set()).update({cls.__name__, cls.SECTION})
+    for cls in REGISTRY.values():
+        for f in dataclasses.fields(cls):
+            t = typing.get_type_hints(cls)[f.name]
+            if isinstance(t, type) and issubclass(t, Params):
+                out.setdefault(t, set()).update({t.__name__, cls.__name__, cls.SECTION, f.name})
+    return out
+
+
+def _unread(by_module: dict[Path, tuple[set[str], set[str]]], read: set[str]) -> list[str]:
+    """Fields no code reads: a field counts as read only in a module that reads the name and
+    names the field's own set (its class, its section as ``.params.<section>``, or the set
+    that embeds it), or by the set's own code; so that ``bank.hop`` or another set's
+    ``.seed`` cannot hide an unread constant."""
+    owners = _owners()
+    unread = []
+    for cls in REGISTRY.values():
+        for owner, name in _fields(cls):
+            holder = next(c for c in [cls, *owners] if c.__name__ == owner)
+            names = owners.get(holder, {holder.__name__}) | owners.get(cls, set())
+            ok = name in read and any(name in attrs and (names & named or p.relative_to(PKG).parts[0] == "params")
+                                      for p, (attrs, named) in by_module.items())
+            if not ok:
+                unread.append(f"{cls.SECTION}.{name}")
+    return sorted(unread)
+
+
 def test_every_field_is_read_by_some_code():
-    read = _attributes_read()
-    unread = sorted(f"{cls.SECTION}.{name}" for cls in REGISTRY.values() for _, name in _fields(cls)
-                    if name not in read)
+    unread = _unread(_reads_by_module(), _attributes_read())
     assert not unread, f"constants no code reads: {unread}"
+
+
+def test_a_shared_name_read_only_by_other_sets_is_caught():
+    # without the modules that name the features section, the banks' and grids' ``.hop``
+    # reads elsewhere must not count for ``features.hop``
+    by_module = {p: v for p, v in _reads_by_module().items()
+                 if not ({"features", "FeaturesParams"} & v[1]) and p.relative_to(PKG).parts[0] != "params"}
+    assert "hop" in set().union(*(attrs for attrs, _ in by_module.values()))  # still read elsewhere
+    assert "features.hop" in _unread(by_module, _attributes_read())
 
 
 def test_no_code_looks_up_a_constant_by_string_key():

@@ -21,7 +21,13 @@ import timingbench.features.separation as sep
 from timingbench.cli import main
 from timingbench.config import load_config
 from timingbench.errors import ModelUnavailableError
-from timingbench.model_registry import DEMUCS_HOST, fetch_clap, fetch_demucs, list_models, verify_clap
+from timingbench.model_registry import (
+    DEMUCS_HOST,
+    fetch_clap,
+    fetch_demucs,
+    list_models,
+    verify_clap,
+)
 
 SIGS = {"htdemucs": "955717e8", "htdemucs_6s": "5c90dfd2"}
 SOURCES = {"htdemucs": ["drums", "bass", "other", "vocals"],

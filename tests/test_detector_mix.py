@@ -18,7 +18,7 @@ from timingbench.config import Config
 from timingbench.detectors.energy import window_means
 from timingbench.features import compute_bank
 from timingbench.render.synth import write_wav
-from timingbench.scoring import decide, run_detector
+from timingbench.scoring import DetectorParams, decide, run_detector
 from timingbench.verdicts import Candidate, EventContext
 
 SR = 44100
@@ -69,7 +69,7 @@ def test_cut_is_placed_within_a_frame(tmp_path: Path, config: Config,
                                       cut_clip: tuple[np.ndarray, float]) -> None:
     y, t_cut = cut_clip
     bank = _bank(tmp_path, y, config, name="cut")
-    got = _passing(run_detector(bank, _ctx("music_end", 17.0), config))
+    got = _passing(run_detector(bank, _ctx("music_end", 17.0), DetectorParams.of(config)))
     assert len(got) == 1
     assert got[0].stats["edge"] == "cut"
     np.testing.assert_allclose(got[0].time_s, t_cut, atol=0.012)
@@ -86,8 +86,8 @@ def test_verdicts_do_not_depend_on_gain(tmp_path: Path, config: Config, rng: np.
     fade[inside] = 10 ** (-60.0 * (t[inside] - f0) / length / 20)
     fade[t >= f0 + length] = 0.0
     y = y * fade
-    ref = run_detector(_bank(tmp_path, y, config, name="ref"), _ctx("music_end", 17.0), config)
-    low = run_detector(_bank(tmp_path, y, config, name="low", gain_db=gain_db), _ctx("music_end", 17.0), config)
+    ref = run_detector(_bank(tmp_path, y, config, name="ref"), _ctx("music_end", 17.0), DetectorParams.of(config))
+    low = run_detector(_bank(tmp_path, y, config, name="low", gain_db=gain_db), _ctx("music_end", 17.0), DetectorParams.of(config))
     assert [c.rejected_by for c in low] == [c.rejected_by for c in ref]
     np.testing.assert_allclose([c.time_s for c in low], [c.time_s for c in ref], atol=0.012)
 
@@ -102,7 +102,7 @@ def test_fade_point_is_23_db_down(tmp_path: Path, config: Config, rng: np.random
     g[t >= f0 + length] = 0.0
     bank = _bank(tmp_path, y * g, config, name="fade")
     point = f0 + length * float(config.params.mix.fade_point_below_loud_db) / depth
-    got = _passing(run_detector(bank, _ctx("music_end", point), config))
+    got = _passing(run_detector(bank, _ctx("music_end", point), DetectorParams.of(config)))
     assert got and {c.stats["edge"] for c in got} == {"fade"}
     # the decaying bursts of the tail may cross the silence line twice: both read one fade
     np.testing.assert_allclose([c.time_s for c in got], point, atol=0.15)
@@ -119,7 +119,7 @@ def test_final_hit_that_rings_out_is_the_edge(tmp_path: Path, config: Config,
     chord[-int(0.2 * SR):] *= np.linspace(1.0, 0.0, int(0.2 * SR))
     y[n0 : n0 + tt.size] += chord
     bank = _bank(tmp_path, y, config, name="hit")
-    got = _passing(run_detector(bank, _ctx("music_end", t_hit), config))
+    got = _passing(run_detector(bank, _ctx("music_end", t_hit), DetectorParams.of(config)))
     assert len(got) == 1 and got[0].stats["edge"] == "accent"
     np.testing.assert_allclose(got[0].time_s, t_hit, atol=0.03)
 
@@ -129,10 +129,10 @@ def test_pause_resumes_and_is_not_an_end(tmp_path: Path, config: Config, rng: np
     y = _notes(rng, 0.0, DUR)
     y[int(round(t_p * SR)) : int(round((t_p + gap) * SR))] = 0.0
     bank = _bank(tmp_path, y, config, name="pause")
-    pause = _passing(run_detector(bank, _ctx("music_pause", t_p), config))
+    pause = _passing(run_detector(bank, _ctx("music_pause", t_p), DetectorParams.of(config)))
     assert len(pause) == 1
     np.testing.assert_allclose(pause[0].time_s, t_p, atol=0.012)
-    end = run_detector(bank, _ctx("music_end", t_p), config)
+    end = run_detector(bank, _ctx("music_end", t_p), DetectorParams.of(config))
     assert end and not _passing(end)
     assert {c.rejected_by for c in end} == {"stays_down"}
 
@@ -145,7 +145,7 @@ def test_pause_needs_the_bounded_3_s_quiet(tmp_path: Path, config: Config, rng: 
     y = _notes(rng, 0.0, DUR)
     y[int(round(t_p * SR)) : int(round((t_p + gap) * SR))] = 0.0
     bank = _bank(tmp_path, y, config, name=f"gap{gap}")
-    assert bool(_passing(run_detector(bank, _ctx("music_pause", t_p), config))) is credited
+    assert bool(_passing(run_detector(bank, _ctx("music_pause", t_p), DetectorParams.of(config)))) is credited
 
 
 def test_disabled_quiet_fraction_skips_the_check(tmp_path: Path, config: Config,
@@ -155,10 +155,10 @@ def test_disabled_quiet_fraction_skips_the_check(tmp_path: Path, config: Config,
     y = _notes(rng, 0.0, DUR)
     y[int(round(t_p * SR)) : int(round((t_p + 1.0) * SR))] = 0.0
     bank = _bank(tmp_path, y, config, name="short-gap")
-    cands = run_detector(bank, _ctx("music_end", t_p), config)
+    cands = run_detector(bank, _ctx("music_end", t_p), DetectorParams.of(config))
     assert cands and all(c.gates["stays_down"] == "fail" for c in cands)
     off = config.with_disabled("mix.quiet_min_fraction")
-    assert all(c.gates["stays_down"] == "pass" for c in run_detector(bank, _ctx("music_end", t_p), off))
+    assert all(c.gates["stays_down"] == "pass" for c in run_detector(bank, _ctx("music_end", t_p), DetectorParams.of(off)))
 
 
 @pytest.mark.parametrize("kind", ["music_end", "music_pause", "music_start_after_silence",
@@ -166,13 +166,13 @@ def test_disabled_quiet_fraction_skips_the_check(tmp_path: Path, config: Config,
 def test_music_throughout_credits_nothing(tmp_path: Path, config: Config, rng: np.random.Generator,
                                           kind: str) -> None:
     bank = _bank(tmp_path, _notes(rng, 0.0, DUR), config, name="steady")
-    assert not _passing(run_detector(bank, _ctx(kind, 14.0), config))
+    assert not _passing(run_detector(bank, _ctx(kind, 14.0), DetectorParams.of(config)))
 
 
 def test_start_after_silence(tmp_path: Path, config: Config, rng: np.random.Generator) -> None:
     t_s = 4.0
     bank = _bank(tmp_path, _notes(rng, t_s, DUR), config, name="start")
-    got = _passing(run_detector(bank, _ctx("music_start_after_silence", t_s), config))
+    got = _passing(run_detector(bank, _ctx("music_start_after_silence", t_s), DetectorParams.of(config)))
     assert len(got) == 1
     np.testing.assert_allclose(got[0].time_s, t_s, atol=0.03)
 
@@ -181,13 +181,13 @@ def test_energy_increase_and_silence_before(tmp_path: Path, config: Config, rng:
     t_e = 12.0
     y = 0.25 * _notes(rng, 0.0, t_e, step_s=0.5) + _notes(rng, t_e, DUR, step_s=0.125)
     bank = _bank(tmp_path, y, config, name="energy")
-    got = _passing(run_detector(bank, _ctx("mix_energy_increase", t_e), config))
+    got = _passing(run_detector(bank, _ctx("mix_energy_increase", t_e), DetectorParams.of(config)))
     assert len(got) >= 1
     best = min(got, key=lambda c: abs(c.time_s - t_e))
     np.testing.assert_allclose(best.time_s, t_e, atol=0.03)
     # music out of digital silence is a start, not an energy increase
     quiet_start = _bank(tmp_path, _notes(rng, 1.0, DUR), config, name="from_silence")
-    cands = run_detector(quiet_start, _ctx("mix_energy_increase", 3.0, window_s=3.0), config)
+    cands = run_detector(quiet_start, _ctx("mix_energy_increase", 3.0, window_s=3.0), DetectorParams.of(config))
     assert not _passing(cands)
 
 
@@ -246,4 +246,4 @@ def test_soft_final_chord_gives_no_candidate(tmp_path: Path, config: Config) -> 
     clip = render_recipe("end_decay", seed=4901, out_dir=tmp_path, split="dev", offset_s=0.0)
     bank = compute_bank(load_clip(clip.audio_path, config), config, separation="none")
     truth = clip.truth[0]["onset_s"]
-    assert not _passing(run_detector(bank, _ctx("music_end", truth), config))
+    assert not _passing(run_detector(bank, _ctx("music_end", truth), DetectorParams.of(config)))

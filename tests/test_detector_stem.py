@@ -12,7 +12,7 @@ from timingbench.audio import load_clip
 from timingbench.config import DEFAULT_CONFIG_PATH, load_config
 from timingbench.detectors.stem import level_step, smoothed_db
 from timingbench.features import compute_bank
-from timingbench.scoring import decide, run_detector
+from timingbench.scoring import DetectorParams, decide, run_detector
 from timingbench.verdicts import EventContext
 
 SR = 44100
@@ -91,7 +91,7 @@ def _ctx(kind: str, family: str, t: float, *, lo: float, hi: float) -> EventCont
 def test_entry_over_a_bed_is_localised(tmp_path: Path, rng: np.random.Generator, family: str,
                                        onset_s: float) -> None:
     bank = _bank(tmp_path, _mix(12 * SR, rng, onset_s=onset_s, target=family))
-    cands = run_detector(bank, _ctx("instrument_entry", family, onset_s, lo=1.5, hi=10.0), CFG)
+    cands = run_detector(bank, _ctx("instrument_entry", family, onset_s, lo=1.5, hi=10.0), DetectorParams.of(CFG))
     v = decide(cands, instructed_s=onset_s, tolerance_s=0.5)
     assert v.outcome == "on_time", (v, [c.gates for c in cands])
     assert abs(v.error_s) <= 0.05  # type: ignore[arg-type]
@@ -102,7 +102,7 @@ def test_entry_over_a_bed_is_localised(tmp_path: Path, rng: np.random.Generator,
 @pytest.mark.parametrize("family", ["bass", "piano"])
 def test_pre_existing_part_is_rejected(tmp_path: Path, rng: np.random.Generator, family: str) -> None:
     bank = _bank(tmp_path, _mix(12 * SR, rng, onset_s=None, target=family))
-    cands = run_detector(bank, _ctx("instrument_entry", family, 6.0, lo=1.0, hi=11.0), CFG)
+    cands = run_detector(bank, _ctx("instrument_entry", family, 6.0, lo=1.0, hi=11.0), DetectorParams.of(CFG))
     assert decide(cands, instructed_s=6.0, tolerance_s=0.5).outcome == "none"
 
 
@@ -110,12 +110,12 @@ def test_pre_existing_part_is_rejected(tmp_path: Path, rng: np.random.Generator,
 def test_exit_is_localised_and_a_steady_part_has_none(tmp_path: Path, rng: np.random.Generator,
                                                       family: str) -> None:
     bank = _bank(tmp_path, _mix(14 * SR, rng, onset_s=None, target=family, exit_s=7.0))
-    v = decide(run_detector(bank, _ctx("instrument_exit", family, 7.0, lo=2.0, hi=12.0), CFG),
+    v = decide(run_detector(bank, _ctx("instrument_exit", family, 7.0, lo=2.0, hi=12.0), DetectorParams.of(CFG)),
                instructed_s=7.0, tolerance_s=0.5)
     assert v.outcome == "on_time"
     assert abs(v.error_s) <= 0.1  # type: ignore[arg-type]
     steady = _bank(tmp_path, _mix(14 * SR, rng, onset_s=None, target=family), gain_db=-1.0)
-    w = decide(run_detector(steady, _ctx("instrument_exit", family, 7.0, lo=2.0, hi=12.0), CFG),
+    w = decide(run_detector(steady, _ctx("instrument_exit", family, 7.0, lo=2.0, hi=12.0), DetectorParams.of(CFG)),
                instructed_s=7.0, tolerance_s=0.5)
     assert w.outcome == "none"
 
@@ -124,21 +124,21 @@ def test_exit_is_localised_and_a_steady_part_has_none(tmp_path: Path, rng: np.ra
 def test_entry_verdict_is_gain_invariant(tmp_path: Path, rng: np.random.Generator, gain_db: float) -> None:
     y = _mix(12 * SR, rng, onset_s=5.5, target="bass")
     ctx = _ctx("instrument_entry", "bass", 5.5, lo=1.0, hi=10.0)
-    a = decide(run_detector(_bank(tmp_path, y), ctx, CFG), instructed_s=5.5, tolerance_s=0.5)
-    b = decide(run_detector(_bank(tmp_path, y, gain_db), ctx, CFG), instructed_s=5.5, tolerance_s=0.5)
+    a = decide(run_detector(_bank(tmp_path, y), ctx, DetectorParams.of(CFG)), instructed_s=5.5, tolerance_s=0.5)
+    b = decide(run_detector(_bank(tmp_path, y, gain_db), ctx, DetectorParams.of(CFG)), instructed_s=5.5, tolerance_s=0.5)
     assert a.outcome == b.outcome == "on_time"
     assert abs(a.detected_s - b.detected_s) <= 512 / SR + 1e-9  # type: ignore[operator]
 
 
 def test_no_candidate_without_a_step(tmp_path: Path, rng: np.random.Generator) -> None:
     bank = _bank(tmp_path, _mix(10 * SR, rng, onset_s=None, target="piano"))
-    assert run_detector(bank, _ctx("instrument_entry", "piano", 5.0, lo=2.0, hi=8.0), CFG) == []
+    assert run_detector(bank, _ctx("instrument_entry", "piano", 5.0, lo=2.0, hi=8.0), DetectorParams.of(CFG)) == []
 
 
 def test_disabled_step_threshold_gives_no_candidate(tmp_path: Path, rng: np.random.Generator) -> None:
     bank = _bank(tmp_path, _mix(10 * SR, rng, onset_s=5.0, target="piano"))
     cfg = CFG.with_disabled("stem.step_min_db")
-    assert run_detector(bank, _ctx("instrument_entry", "piano", 5.0, lo=1.0, hi=9.0), cfg) == []
+    assert run_detector(bank, _ctx("instrument_entry", "piano", 5.0, lo=1.0, hi=9.0), DetectorParams.of(cfg)) == []
 
 
 # ----------------------------------------------------------------------------- rendered clips

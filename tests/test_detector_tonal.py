@@ -13,7 +13,7 @@ from timingbench.audio import load_clip
 from timingbench.config import DEFAULT_CONFIG_PATH, load_config
 from timingbench.detectors.tonal import register_levels
 from timingbench.features import compute_bank
-from timingbench.scoring import decide, run_detector
+from timingbench.scoring import DetectorParams, decide, run_detector
 from timingbench.verdicts import EventContext
 
 SR = 44100
@@ -61,7 +61,7 @@ def test_entry_of_a_new_register_is_localised(tmp_path: Path, rng: np.random.Gen
     tt = np.arange(n - k) / SR
     y[k:] += _tone([880.0, 1108.7, 1318.5], tt, amp=0.15)
     bank = _bank(tmp_path, y)
-    cands = run_detector(bank, _ctx("instrument_entry", onset_s, lo=onset_s - 3, hi=onset_s + 3), CFG)
+    cands = run_detector(bank, _ctx("instrument_entry", onset_s, lo=onset_s - 3, hi=onset_s + 3), DetectorParams.of(CFG))
     v = decide(cands, instructed_s=onset_s, tolerance_s=0.5)
     assert v.outcome == "on_time"
     assert v.detected_s is not None
@@ -72,7 +72,7 @@ def test_entry_of_a_new_register_is_localised(tmp_path: Path, rng: np.random.Gen
 def test_no_change_gives_no_credit(tmp_path: Path, rng: np.random.Generator) -> None:
     y = _bed(12 * SR, rng)
     bank = _bank(tmp_path, y)
-    v = decide(run_detector(bank, _ctx("instrument_entry", 6.0, lo=3.0, hi=9.0), CFG),
+    v = decide(run_detector(bank, _ctx("instrument_entry", 6.0, lo=3.0, hi=9.0), DetectorParams.of(CFG)),
                instructed_s=6.0, tolerance_s=0.5)
     assert v.outcome == "none"
 
@@ -86,7 +86,7 @@ def test_pre_existing_layer_is_rejected(tmp_path: Path, rng: np.random.Generator
     on = (t < 5.5) | (t >= 8.0)
     y += layer * on
     bank = _bank(tmp_path, y)
-    v = decide(run_detector(bank, _ctx("instrument_entry", 8.0, lo=6.0, hi=11.0), CFG),
+    v = decide(run_detector(bank, _ctx("instrument_entry", 8.0, lo=6.0, hi=11.0), DetectorParams.of(CFG)),
                instructed_s=8.0, tolerance_s=0.5)
     assert v.outcome == "none"
     assert v.rejected_by == "register_absent_before"
@@ -98,11 +98,11 @@ def test_exit_needs_sustained_absence(tmp_path: Path, rng: np.random.Generator) 
     layer = _tone([880.0, 1108.7, 1318.5], t, amp=0.15)
     stop = _bed(n, rng) + layer * (t < 7.0)
     back = _bed(n, rng) + layer * ((t < 7.0) | (t >= 8.0))
-    ok = decide(run_detector(_bank(tmp_path, stop), _ctx("instrument_exit", 7.0, lo=4.0, hi=10.0), CFG),
+    ok = decide(run_detector(_bank(tmp_path, stop), _ctx("instrument_exit", 7.0, lo=4.0, hi=10.0), DetectorParams.of(CFG)),
                 instructed_s=7.0, tolerance_s=0.5)
     assert ok.outcome == "on_time"
     assert ok.detected_s is not None and abs(ok.detected_s - 7.0) <= 0.15
-    brief = decide(run_detector(_bank(tmp_path, back), _ctx("instrument_exit", 7.0, lo=4.0, hi=10.0), CFG),
+    brief = decide(run_detector(_bank(tmp_path, back), _ctx("instrument_exit", 7.0, lo=4.0, hi=10.0), DetectorParams.of(CFG)),
                    instructed_s=7.0, tolerance_s=0.5)
     assert brief.outcome == "none"
 
@@ -121,7 +121,7 @@ def test_rendered_entrance_is_credited(tmp_path: Path, recipe: str, family: str,
     ev, _ = family_evidence_for(bank, prompt, CFG, ScoreOptions(separation="dsp"))
     e = prompt.events[0]
     cands = run_detector(bank, EventContext(e.kind, e.family, e.target, e.time_s, e.time_s - 5, e.time_s + 5),
-                         CFG, family_evidence=ev)
+                         DetectorParams.of(CFG), family_evidence=ev)
     v = decide(cands, instructed_s=e.time_s, tolerance_s=0.5)
     truth = clip.truth[0]["onset_s"]
     assert v.outcome == "on_time", v
@@ -154,4 +154,4 @@ def test_unknown_register_source_raises(tmp_path: Path, rng: np.random.Generator
     bank = _bank(tmp_path, _bed(6 * SR, rng))
     cfg = CFG.with_value("tonal.register_source", "stems")
     with pytest.raises(ParameterError, match="register_source"):
-        run_detector(bank, _ctx("instrument_entry", 3.0, lo=1.0, hi=5.0), cfg)
+        run_detector(bank, _ctx("instrument_entry", 3.0, lo=1.0, hi=5.0), DetectorParams.of(cfg))

@@ -180,29 +180,28 @@ def search_window(
 
 
 def run_detector(
-    bank: FeatureBank, ctx: EventContext, config: Config | DetectorParams, *, family_evidence: FamilyEvidence | None = None
+    bank: FeatureBank, ctx: EventContext, params: DetectorParams, *, family_evidence: FamilyEvidence | None = None
 ) -> list[Candidate]:
     """Dispatch ``ctx`` to its family's detector, handing it its parameter set; return the candidates.
 
     ``family_evidence`` is the clip's evidence, computed by the caller (the runner).
     """
-    p = config if isinstance(config, DetectorParams) else DetectorParams.of(config)
     name = detector_for(ctx.kind, ctx.family)
     if name == "percussion":
-        use_sem = p.percussion.semantic_with_dsp and (
+        use_sem = params.percussion.semantic_with_dsp and (
             bank.stem("drums").backend != "demucs"
         )
-        return detect_percussion(bank, ctx, p.percussion, identity=p.identity, family_evidence=family_evidence,
+        return detect_percussion(bank, ctx, params.percussion, identity=params.identity, family_evidence=family_evidence,
                                  use_semantic=use_sem)
     if name == "stem":
-        return detect_stem(bank, ctx, p.stem, identity=p.identity, family_evidence=family_evidence)
+        return detect_stem(bank, ctx, params.stem, identity=params.identity, family_evidence=family_evidence)
     if name == "tonal":
-        return detect_tonal(bank, ctx, p.tonal, identity=p.identity, family_evidence=family_evidence)
+        return detect_tonal(bank, ctx, params.tonal, identity=params.identity, family_evidence=family_evidence)
     if name == "mix.start":
-        return detect_start(bank, ctx, p.mix)
+        return detect_start(bank, ctx, params.mix)
     if name == "mix.stop":
-        return detect_stop(bank, ctx, p.mix)
-    return detect_energy(bank, ctx, p.energy, mix=p.mix)
+        return detect_stop(bank, ctx, params.mix)
+    return detect_energy(bank, ctx, params.energy, mix=params.mix)
 
 
 def _effective(c: Candidate, disabled: Collection[str]) -> dict[str, str]:
@@ -277,18 +276,18 @@ def chance_times(
 
 
 def event_candidates(
-    bank: FeatureBank, prompt: Prompt, index: int, config: Config | DetectorParams, *, family_evidence: FamilyEvidence | None = None,
+    bank: FeatureBank, prompt: Prompt, index: int, params: DetectorParams, *,
+    family_evidence: FamilyEvidence | None = None,
 ) -> tuple[list[Candidate], float]:
     """The candidates of event ``index`` at its instructed time, inside its search window, and its tolerance.
 
     :func:`decide` on them gives the event's verdict (for any set of disabled gates).
     """
     ev = prompt.events[index]
-    p = config if isinstance(config, DetectorParams) else DetectorParams.of(config)
-    lo, hi = search_window(prompt.events, index, params=p.search, analysed_s=float(bank.duration_s))
+    lo, hi = search_window(prompt.events, index, params=params.search, analysed_s=float(bank.duration_s))
     ctx = EventContext(ev.kind, ev.family, ev.target, ev.time_s, lo, hi)
-    return _inside(run_detector(bank, ctx, p, family_evidence=family_evidence), lo, hi), \
-        event_tolerance(ev, p.search)
+    return _inside(run_detector(bank, ctx, params, family_evidence=family_evidence), lo, hi), \
+        event_tolerance(ev, params.search)
 
 
 def _inside(cands: list[Candidate], lo_s: float, hi_s: float) -> list[Candidate]:

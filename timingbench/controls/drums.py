@@ -10,11 +10,13 @@ file has its onsets extracted the same way.
 from __future__ import annotations
 
 import warnings
+from functools import partial
 from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
+from timingbench.memo import memo_key, memoised
 from timingbench.params.controls import ControlsParams
 from timingbench.params.detectors import PercussionParams
 
@@ -56,16 +58,16 @@ def pick_onsets(onset: npt.ArrayLike, times_s: npt.ArrayLike, *, rel: float, min
 
 
 def bank_drum_onsets(bank: Any, *, percussion: PercussionParams, controls: ControlsParams) -> F64:
-    """Drum onsets of a clip from its bank's percussion route (memoised per bank)."""
-    from timingbench.detectors.percussion import percussion_curves
+    """Drum onsets of a clip from its bank's percussion route (memoised per bank, the route's
+    curves shared with the percussion detector)."""
+    from timingbench.detectors.percussion import CURVE_READS, percussion_curves
 
-    def compute() -> F64:
-        cur = percussion_curves(bank, percussion, route="high")
-        return pick_onsets(cur.onset, bank.times, rel=controls.drum_onset_rel, min_ioi_s=controls.drum_min_ioi_s)
-
-    memo = getattr(bank, "memo", None)
-    key = ("controls-drums", controls.drum_onset_rel, controls.drum_min_ioi_s, id(percussion))
-    return compute() if memo is None else memo(key, compute)
+    route = ("high",)
+    cur = memoised(bank, "percussion-curves", percussion, CURVE_READS, partial(percussion_curves, bank, route="high"),
+                   *route)
+    return memoised(bank, "controls-drums", controls, ("drum_onset_rel", "drum_min_ioi_s"),
+                    lambda c: pick_onsets(cur.onset, bank.times, rel=c.drum_onset_rel, min_ioi_s=c.drum_min_ioi_s),
+                    memo_key("percussion-curves", percussion, CURVE_READS, route))
 
 
 def onset_scores(reference_s: F64, estimated_s: F64, *, window_s: float) -> dict[str, Any]:

@@ -83,28 +83,6 @@ class TempoEstimate:
     precise_bpm: float | None = None
 
 
-@dataclass(frozen=True)
-class _TrackerParams:
-    fps: int
-    min_bpm: float
-    max_bpm: float
-    transition_lambda: float
-    observation_lambda: int
-    correct: bool
-    refine: str
-    num_threads: int
-    intra_op_num_threads: int
-
-
-def _tracker_params(tempo: TempoParams) -> _TrackerParams:
-    return _TrackerParams(
-        fps=tempo.beat_fps, min_bpm=float(tempo.min_bpm), max_bpm=float(tempo.max_bpm),
-        transition_lambda=float(tempo.dbn_transition_lambda), observation_lambda=tempo.dbn_observation_lambda,
-        correct=tempo.dbn_correct, refine=tempo.beat_refine, num_threads=tempo.num_threads,
-        intra_op_num_threads=tempo.intra_op_num_threads,
-    )
-
-
 @functools.lru_cache(maxsize=4)
 def _rnn_processor(fps: int, num_threads: int, intra_op_num_threads: int) -> Any:
     from madmom.features.beats import RNNBeatProcessor
@@ -197,32 +175,31 @@ def beat_times(
         If ``samples`` is not a finite 1-D float array or ``sr`` is not positive.
     """
     x = _validate_samples(samples, sr)
-    params = _tracker_params(tempo)
     if sr != MADMOM_SR:
         x = soxr.resample(x, sr, MADMOM_SR, quality="VHQ").astype(np.float32)
     # madmom's log spectrogram is not gain-invariant: feed it the clip at a fixed loud level
     x = level_normalised(x, sr=MADMOM_SR, loud_dbfs=tempo.input_loud_level_dbfs,
                          frame_s=audio.level_frame_s,
                          percentile=audio.level_percentile)
-    rnn = _rnn_processor(params.fps, params.num_threads, params.intra_op_num_threads)
+    rnn = _rnn_processor(tempo.beat_fps, tempo.num_threads, tempo.intra_op_num_threads)
     dbn = _dbn_processor(
-        params.fps,
-        params.min_bpm,
-        params.max_bpm,
-        params.transition_lambda,
-        params.observation_lambda,
-        params.correct,
+        tempo.beat_fps,
+        float(tempo.min_bpm),
+        float(tempo.max_bpm),
+        float(tempo.dbn_transition_lambda),
+        tempo.dbn_observation_lambda,
+        tempo.dbn_correct,
     )
     activation = np.asarray(rnn(x), dtype=np.float64)
     # madmom returns seconds on its own grid (frame / fps); recover the frames exactly
     beats_grid = np.asarray(dbn(activation.astype(np.float32)), dtype=np.float64)
-    frames = np.rint(beats_grid * params.fps).astype(np.int64)
+    frames = np.rint(beats_grid * tempo.beat_fps).astype(np.int64)
     frames = frames[(frames >= 0) & (frames < len(activation))]
     strength = activation[frames] if frames.size else np.empty(0, dtype=np.float64)
     fractional = (
-        _refine_peaks(activation, frames) if params.refine == "parabolic" else frames.astype(float)
+        _refine_peaks(activation, frames) if tempo.beat_refine == "parabolic" else frames.astype(float)
     )
-    hop = MADMOM_SR // params.fps
+    hop = MADMOM_SR // tempo.beat_fps
     return frames_to_time(fractional, sr=MADMOM_SR, hop=hop), strength
 
 

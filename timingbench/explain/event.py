@@ -20,7 +20,7 @@ from timingbench.explain.results import ResultsFolder
 from timingbench.explain.thresholds import GateCheck, gate_checks
 from timingbench.prompts import Prompt, load_prompts, match_clips
 from timingbench.runner import ScoreOptions, family_evidence_for
-from timingbench.scoring import run_detector, score_event, search_window
+from timingbench.scoring import DetectorParams, run_detector, score_event, search_window
 from timingbench.verdicts import Candidate, EventContext, EventVerdict
 
 if TYPE_CHECKING:
@@ -218,7 +218,7 @@ def explain_event(results: ResultsFolder, clip: str, event_id: str, inputs: Inpu
     verdict, _ = score_event(bank, prompt, index, cfg, family_evidence=evidence,
                              disabled_gates=opts.disabled_gates, clip=clip, with_chance=False)
     ctx = EventContext(ev.kind, ev.family, ev.target, ev.time_s, lo, hi)
-    cands = sorted((c for c in run_detector(bank, ctx, cfg, family_evidence=evidence)
+    cands = sorted((c for c in run_detector(bank, ctx, DetectorParams.of(cfg), family_evidence=evidence)
                     if round_time(lo) <= round_time(c.time_s) <= round_time(hi)), key=lambda c: c.time_s)
     pick = verdict.detected_s if verdict.detected_s is not None else verdict.stats.get("nearest_candidate_s")
     detector = str(row.get("detector") or "")

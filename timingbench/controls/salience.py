@@ -81,8 +81,8 @@ def spectral_peaks(mag: npt.ArrayLike, *, sr: int, n_fft: int, peak_range_db: fl
     frame_top = np.full(a.shape[1], -np.inf)
     np.maximum.at(frame_top, j, peak_db)
     keep = peak_db >= frame_top[j] - float(peak_range_db)
-    freq = (k[keep] + 1 + delta[keep]) * (sr / n_fft)
-    return j[keep].astype(np.int64), freq, 10.0 ** (peak_db[keep] / 20.0)
+    freq = ((k[keep] + 1 + delta[keep]) * (sr / n_fft)).astype(np.float64)
+    return j[keep].astype(np.int64), freq, (10.0 ** (peak_db[keep] / 20.0)).astype(np.float64)
 
 
 def _kernel() -> F64:
@@ -96,22 +96,16 @@ def semitone_salience(mag: npt.ArrayLike, *, sr: int, n_fft: int, n_harmonics: i
 
     Parameters
     ----------
-    mag : array_like, shape (n_fft // 2 + 1, m)
-        Magnitude STFT.
-    sr : int
-        Sample rate, Hz.
-    n_fft : int
-        STFT window, samples.
+    mag, sr, n_fft
+        As for :func:`spectral_peaks` (magnitude STFT; Hz; samples).
     n_harmonics : int
         Harmonics a peak votes through (``h = 1 .. n_harmonics``).
     alpha : float
         Weight ratio of consecutive harmonics, in (0, 1].
     beta : float
         Magnitude compression, in (0, 1].
-    peak_range_db : float
-        Peak magnitude threshold below the frame's highest peak, dB.
-    max_hz : float
-        Highest spectral peak considered, Hz.
+    peak_range_db, max_hz : float
+        As for :func:`spectral_peaks` (dB; Hz).
 
     Returns
     -------

@@ -149,3 +149,13 @@ def test_prior_rejects_a_non_positive_width_and_silence_has_no_pitch():
     s = np.zeros((sal.N_SEMITONES, 3))
     s[:, 1] = np.nan  # a control frame past the clip's end
     assert sal.predominant_pitch_class(s, prior).tolist() == [-1, -1, -1]
+
+
+@pytest.mark.parametrize(("key", "value"), [("melody_salience_alpha", 1.5), ("melody_salience_beta", 0.0),
+                                            ("melody_prior_width_semitones", 0.0),
+                                            ("melody_salience_peak_range_db", -3.0)])
+def test_config_rejects_salience_constants_out_of_range(config: Config, key: str, value: float):
+    from timingbench.errors import ConfigError
+
+    with pytest.raises(ConfigError, match=f"controls.{key}"):
+        config.with_value(f"controls.{key}", value).params.controls  # noqa: B018

@@ -33,7 +33,7 @@ def main() -> None:
     ps = load_prompts(args.corpus / "prompts.jsonl")
     refs = [r for r in match_clips(args.corpus / "clips", ps.prompts).clips
             if ps.prompts[r.prompt_id].controls is not None][: args.n + 1]
-    opts = ScoreOptions(separation="dsp", family_evidence="trained", chance=True)
+    opts = ScoreOptions(separation="dsp", family_evidence="trained", chance=True, use_cache=False)
     clips = [load_clip(r.path, cfg) for r in refs]
     cpu = {"without": 0.0, "with": 0.0}
     for i, (ref, clip) in enumerate(zip(refs, clips, strict=True)):
@@ -41,7 +41,7 @@ def main() -> None:
         bare = dataclasses.replace(prompt, controls=None)
         for label, p in (("without", bare), ("with", prompt)):
             t0 = time.process_time()
-            score_decoded(clip, ref, p, cfg, opts, use_cache=False)
+            score_decoded(clip, ref, p, cfg, opts)
             if i > 0:  # clip 0 warms the models up
                 cpu[label] += time.process_time() - t0
     n = len(refs) - 1

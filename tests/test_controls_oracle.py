@@ -18,7 +18,8 @@ from timingbench.prompts import parse_prompt
 
 @pytest.fixture(scope="module")
 def renders(tmp_path_factory: pytest.TempPathFactory) -> list[Any]:
-    """Two clips with exact controls: woodwind lead entering over a 120 BPM bed, and a 97 BPM one."""
+    """Two clips with exact controls, a lead entering over a bed (a clarinet at 120 BPM, a trumpet at 97 BPM),
+    each with its lead rendered alone as well (the ``target`` stem)."""
     import shutil
 
     from timingbench.render.pipeline import render_recipe
@@ -26,16 +27,36 @@ def renders(tmp_path_factory: pytest.TempPathFactory) -> list[Any]:
     if shutil.which("fluidsynth") is None:
         pytest.skip("FluidSynth is not installed")
     out = tmp_path_factory.mktemp("controls")
-    return [render_recipe("entry_on_time", seed=3, out_dir=out, controls=True, bpm=120.0, family="woodwinds",
-                          time_s=6.0),
-            render_recipe("entry_on_time", seed=8, out_dir=out, controls=True, bpm=97.0, family="brass",
-                          time_s=8.0)]
+    kw = {"out_dir": out, "controls": True, "stems": True, "stem_parts": ["target"]}
+    return [render_recipe("entry_on_time", seed=3, bpm=120.0, family="woodwinds", time_s=6.0, **kw),
+            render_recipe("entry_on_time", seed=8, bpm=97.0, family="brass", time_s=8.0, **kw)]
 
 
-def _score(rc: Any, controls_of: Any, config: Config) -> dict[str, Any]:
-    bank = compute_bank(load_clip(rc.audio_path, config), config, separation="dsp")
+def _score(rc: Any, controls_of: Any, config: Config, audio: Path | None = None) -> dict[str, Any]:
+    path = rc.audio_path if audio is None else audio
+    bank = compute_bank(load_clip(path, config), config, separation="dsp")
     p = parse_prompt(controls_of.prompt)
-    return score_controls(bank, p.controls, config, span_s=p.duration_s, key=rc.audio_path.name)
+    return score_controls(bank, p.controls, config, span_s=p.duration_s, key=path.name)
+
+
+def test_a_rendered_lead_scored_against_its_own_melody(renders: list[Any], config: Config):
+    """The lead as rendered (its stem) against the written melody control: the salience measure reaches
+    0.9 on both clips, where the chroma argmax follows the third harmonic (the clarinet's fifth); on the
+    full mix both measures stay above chance but under 0.9, the lead being quieter than the bed."""
+    from timingbench.render.instruments import INSTRUMENTS
+
+    for rc in renders:
+        lead = {x["part"]: x["instrument"] for x in rc.meta["parts"]}["target"]
+        assert INSTRUMENTS[lead].role == "lead", lead
+        alone = _score(rc, rc, config, audio=rc.stem_paths["target"])["melody"]
+        mix = _score(rc, rc, config)["melody"]
+        print(f"{lead}: alone chroma {alone['accuracy']:.3f} salience {alone['salience']['accuracy']:.3f}; "
+              f"mix chroma {mix['accuracy']:.3f} salience {mix['salience']['accuracy']:.3f} "
+              f"(chance {mix['salience']['chance']['mean']:.3f})")
+        assert alone["salience"]["accuracy"] >= 0.9
+        assert alone["salience"]["accuracy"] > alone["accuracy"]
+        assert alone["salience"]["chance"]["p_chance"] == 0.0
+        assert mix["salience"]["accuracy"] - mix["salience"]["chance"]["mean"] > 0.1
 
 
 def test_own_controls_score_near_one_and_above_every_chance_draw(renders: list[Any], config: Config):
@@ -61,6 +82,8 @@ def test_another_clips_controls_score_at_chance(renders: list[Any], config: Conf
         assert o < own[name][metric], name
         # no further above the same control's time-shifted chance mean than 0.1
         assert o - ch["mean"] < 0.1, (name, o, ch)
+    o, ch = other["melody"]["salience"]["accuracy"], other["melody"]["salience"]["chance"]
+    assert o < own["melody"]["salience"]["accuracy"] and o - ch["mean"] < 0.1, (o, ch)
 
 
 def test_808_kick_beats_on_its_half_second_grid(config: Config, realdata: Path):

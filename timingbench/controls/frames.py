@@ -10,6 +10,8 @@ Both come from one STFT of the clip on the feature bank's grid (``features.n_fft
 - **Melody chroma**: the 12 pitch-class energies (librosa's chroma filterbank at
   ``features.chroma_tuning``) of the power spectrum weighted by a second-order high-pass
   at ``controls.melody_highpass_hz`` (Music ControlNet takes its melody above middle C).
+- **Pitch salience** (when asked for): the harmonic-summation salience of the same
+  magnitude spectrum at semitone resolution (:mod:`timingbench.controls.salience`).
 """
 
 from __future__ import annotations
@@ -19,8 +21,10 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from timingbench.controls.salience import semitone_salience
 from timingbench.errors import ParameterError
 from timingbench.features import spectral as sp
+from timingbench.params.controls import ControlsParams
 
 F64 = npt.NDArray[np.float64]
 
@@ -35,7 +39,7 @@ def a_weighting_db(freqs_hz: npt.ArrayLike) -> F64:
 
 
 def spectral_frames(samples: npt.NDArray[np.floating], *, sr: int, n_fft: int, hop: int, tuning: float,
-                    highpass_hz: float) -> dict[str, Any]:
+                    highpass_hz: float, salience: ControlsParams | None = None) -> dict[str, Any]:
     """A-weighted mean square and high-passed chroma of every STFT frame.
 
     Parameters
@@ -50,12 +54,17 @@ def spectral_frames(samples: npt.NDArray[np.floating], *, sr: int, n_fft: int, h
         Chroma tuning deviation in fractions of a bin.
     highpass_hz : float
         Corner of the second-order high-pass applied before the chroma, Hz.
+    salience : ControlsParams, optional
+        When given, also the pitch salience of every frame with its ``melody_salience_*``
+        constants.
 
     Returns
     -------
     frames : dict
         ``a_ms`` (np.ndarray, shape (m,): A-weighted mean square, full scale = 1),
-        ``chroma`` (np.ndarray, shape (12, m)), ``hop_s`` (float, frame hop in seconds).
+        ``chroma`` (np.ndarray, shape (12, m)), ``hop_s`` (float, frame hop in seconds) and,
+        with ``salience``, ``salience`` (np.ndarray of float32, shape (60, m): semitone
+        salience, MIDI 33 upwards).
     """
     mag = sp.stft_magnitude(np.asarray(samples, dtype=np.float32), n_fft=n_fft, hop=hop)
     power = mag.astype(np.float64) ** 2
@@ -64,15 +73,27 @@ def spectral_frames(samples: npt.NDArray[np.floating], *, sr: int, n_fft: int, h
     a_ms = sp.spectral_mean_square(power * a_gain[:, None], n_fft=n_fft)
     hp = freqs**4 / (freqs**4 + float(highpass_hz) ** 4)
     chroma = np.asarray(sp.chroma_basis(sr=sr, n_fft=n_fft, tuning=tuning), dtype=np.float64) @ (power * hp[:, None])
-    return {"a_ms": a_ms, "chroma": chroma, "hop_s": hop / float(sr)}
+    out: dict[str, Any] = {"a_ms": a_ms, "chroma": chroma, "hop_s": hop / float(sr)}
+    if salience is not None:
+        c = salience
+        out["salience"] = semitone_salience(mag, sr=sr, n_fft=n_fft, n_harmonics=c.melody_salience_harmonics,
+                                            alpha=c.melody_salience_alpha, beta=c.melody_salience_beta,
+                                            peak_range_db=c.melody_salience_peak_range_db,
+                                            max_hz=c.melody_salience_max_hz)
+    return out
 
 
-def bank_frames(bank: Any, *, highpass_hz: float) -> dict[str, Any]:
+def bank_frames(bank: Any, *, highpass_hz: float, salience: ControlsParams | None = None) -> dict[str, Any]:
     """:func:`spectral_frames` of a feature bank's clip, computed once per bank and kept with it."""
     p = bank.params
     key = f"controls-frames-{p.n_fft}-{p.hop}-{p.chroma_tuning}-{highpass_hz}"
+    if salience is not None:
+        c = salience
+        key += (f"-salience-{c.melody_salience_harmonics}-{c.melody_salience_alpha}-{c.melody_salience_beta}-"
+                f"{c.melody_salience_peak_range_db}-{c.melody_salience_max_hz}")
     return bank.derived(key, lambda bk: spectral_frames(bk.samples, sr=bk.sr, n_fft=p.n_fft, hop=p.hop,
-                                                        tuning=p.chroma_tuning, highpass_hz=highpass_hz))
+                                                        tuning=p.chroma_tuning, highpass_hz=highpass_hz,
+                                                        salience=salience))
 
 
 def pool(values: npt.ArrayLike, *, frame_hop_s: float, hop_s: float, n: int) -> F64:

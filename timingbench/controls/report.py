@@ -24,12 +24,25 @@ METRICS = (
 def floors(c: ControlsParams) -> dict[str, float | None]:
     """The published floor of each metric (``controls.floor_*``; None when not measured)."""
     return {"beat_f1": c.floor_beat_f1, "downbeat_f1": c.floor_downbeat_f1, "dynamics_r": c.floor_dynamics_r,
-            "melody_accuracy": c.floor_melody_accuracy, "drums_f1": c.floor_drums_f1,
+            "melody_accuracy": c.floor_melody_accuracy, "melody_salience_accuracy": c.floor_melody_salience_accuracy,
+            "drums_f1": c.floor_drums_f1,
             "chord_accuracy": c.floor_chord_accuracy}
 
 
 def _mean(xs: list[float]) -> float | None:
     return round(float(np.mean(xs)), 4) if xs else None
+
+
+def _salience_entry(rows: list[dict[str, Any]], floor: float | None) -> dict[str, Any]:
+    """Summary of the predominant-pitch melody measure (the ``salience`` object of melody rows)."""
+    vals = [float(g["accuracy"]) for g in rows]
+    pairs = [(float(g["accuracy"]), float(g["chance"]["mean"])) for g in rows
+             if (g.get("chance") or {}).get("mean") is not None]
+    pc = [float(g["chance"]["p_chance"]) for g in rows if (g.get("chance") or {}).get("p_chance") is not None]
+    return {"metric": "accuracy", "n": len(rows), "mean": _mean(vals), "chance_mean": _mean([b for _, b in pairs]),
+            "above_chance": _mean([a - b for a, b in pairs]), "p_chance": _mean(pc),
+            "shuffled": _mean([float(g["shuffled_accuracy"]) for g in rows if g.get("shuffled_accuracy") is not None]),
+            "floor": floor}
 
 
 def summarise_controls(clips: Iterable[dict[str, Any]], *, config: Config) -> dict[str, Any]:
@@ -61,6 +74,9 @@ def summarise_controls(clips: Iterable[dict[str, Any]], *, config: Config) -> di
         if name == "melody":
             entry["shuffled"] = _mean([float(g["shuffled_accuracy"]) for g in got
                                        if g.get("shuffled_accuracy") is not None])
+            sal = [g["salience"] for g in got if (g.get("salience") or {}).get("accuracy") is not None]
+            if sal:
+                entry["salience"] = _salience_entry(sal, floor_of["melody_salience_accuracy"])
         if name == "dynamics":
             entry["mae_db"] = _mean([float(g["mae_db"]) for g in got if g.get("mae_db") is not None])
         out[name] = entry
@@ -69,6 +85,11 @@ def summarise_controls(clips: Iterable[dict[str, Any]], *, config: Config) -> di
 
 def _f(x: float | None) -> str:
     return "  -  " if x is None else f"{x:5.3f}"
+
+
+def _line(label: str, e: dict[str, Any], extra: str) -> str:
+    return (f"  {label:<24}{e['n']:>5}  {_f(e['mean'])}  {_f(e['chance_mean']):>6}  "
+            f"{_f(e['above_chance']):>6}  {_f(e['p_chance']):>8}  {_f(e['floor'])}{extra}")
 
 
 def format_controls(summary: dict[str, Any]) -> list[str]:
@@ -89,6 +110,8 @@ def format_controls(summary: dict[str, Any]) -> list[str]:
             extra = f"   shuffled {_f(e.get('shuffled'))}"
         elif name == "dynamics":
             extra = f"   MAE {_f(e.get('mae_db'))} dB"
-        lines.append(f"  {label:<24}{e['n']:>5}  {_f(e['mean'])}  {_f(e['chance_mean']):>6}  "
-                     f"{_f(e['above_chance']):>6}  {_f(e['p_chance']):>8}  {_f(e['floor'])}{extra}")
+        lines.append(_line(label, e, extra))
+        if name == "melody" and e.get("salience"):
+            sal = e["salience"]
+            lines.append(_line("melody salience accuracy", sal, f"   shuffled {_f(sal.get('shuffled'))}"))
     return lines

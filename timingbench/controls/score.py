@@ -16,6 +16,7 @@ from timingbench.controls import drums as _drums
 from timingbench.controls import frames as _frames
 from timingbench.controls.dynamics import dynamics_scores
 from timingbench.controls.melody import melody_accuracy, melody_scores, produced_pitch_class
+from timingbench.controls.salience import predominant_pitch_class, range_prior
 from timingbench.controls.schema import Controls
 from timingbench.errors import ParameterError
 
@@ -115,7 +116,8 @@ def score_controls(bank: Any, controls: Controls, config: Config, *, span_s: flo
                                 "chance": _chance.chance_stats(f, shifts("downbeats_s"), lambda s: _beats.f_measure(
                                     wrap(dref, s), downbeats, window_s=c.beat_window_s))}
     if controls.dynamics_db is not None or controls.melody_midi is not None:
-        fr = _frames.bank_frames(bank, highpass_hz=c.melody_highpass_hz)
+        fr = _frames.bank_frames(bank, highpass_hz=c.melody_highpass_hz,
+                                 salience=c if controls.melody_midi is not None else None)
     if controls.dynamics_db is not None and controls.dynamics_hop_s is not None:
         req, hop = controls.dynamics_db, controls.dynamics_hop_s
         prod = _frames.level_curve_db(fr["a_ms"], frame_hop_s=fr["hop_s"], hop_s=hop, n=req.size,
@@ -128,11 +130,20 @@ def score_controls(bank: Any, controls: Controls, config: Config, *, span_s: flo
     if controls.melody_midi is not None and controls.melody_hop_s is not None:
         mreq, mhop = controls.melody_midi, controls.melody_hop_s
         pc = produced_pitch_class(_frames.pool(fr["chroma"], frame_hop_s=fr["hop_s"], hop_s=mhop, n=mreq.size))
-        rng = np.random.default_rng(np.random.SeedSequence([c.chance_seed, zlib.crc32(key.encode())]))
-        row = melody_scores(mreq, pc, rng=rng)
+        seed = [c.chance_seed, zlib.crc32(key.encode())]
+        row = melody_scores(mreq, pc, rng=np.random.default_rng(np.random.SeedSequence(seed)))
         row["hop_s"] = mhop
         row["chance"] = _chance.chance_stats(row["accuracy"], shifts("melody"), lambda s: melody_accuracy(
             _chance.shift_curve(mreq, s, hop_s=mhop), pc)[0])
+        # the predominant-pitch measure: the same frames, the same shuffle and the same shifts
+        prior = range_prior(centre_midi=c.melody_prior_centre_midi, width_semitones=c.melody_prior_width_semitones)
+        spc = predominant_pitch_class(_frames.pool(fr["salience"], frame_hop_s=fr["hop_s"], hop_s=mhop,
+                                                   n=mreq.size), prior)
+        sal = melody_scores(mreq, spc, rng=np.random.default_rng(np.random.SeedSequence(seed)))
+        del sal["n_frames"]
+        sal["chance"] = _chance.chance_stats(sal["accuracy"], shifts("melody"), lambda s: melody_accuracy(
+            _chance.shift_curve(mreq, s, hop_s=mhop), spc)[0])
+        row["salience"] = sal
         out["melody"] = row
     if controls.names().count("drums_s"):
         dref = control_drum_onsets(controls, config)

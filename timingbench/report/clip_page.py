@@ -188,6 +188,9 @@ def write_clip_page(job: ClipJob) -> dict[str, Any]:
             spec, audio_rel, prompt_text = _derive(job, folder, stem, views, texts, plots, event_errors)
         except (TimingbenchError, OSError) as exc:
             error = str(exc)
+            views.clear()  # the row's own times only, for every event alike
+            texts.clear()
+            plots.clear()
     if not views:
         views = [_row_view(r) for r in job.rows]
     html = clip_page_html(job=job, views=views, texts=texts, plots=plots, event_errors=event_errors,

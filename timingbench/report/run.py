@@ -17,7 +17,6 @@ from timingbench.compare.results import SystemResults
 from timingbench.compare.results import load_results as load_checked
 from timingbench.explain.results import ResultsFolder
 from timingbench.explain.results import load_results as load_folder
-from timingbench.jsonio import read_json
 
 #: Event-row fields a table row carries as they are.
 TABLE_FIELDS = ("clip", "prompt_id", "sample", "event_id", "kind", "family", "instructed_s", "tolerance_s",
@@ -139,9 +138,3 @@ def table_rows(run: Run, page_of: dict[str, int], others: list[Run]) -> list[dic
                          "margin_floors": None, "exempt": False, "clip_error": crow.get("error"),
                          "others": [None for _ in others]})
     return rows
-
-
-def read_summary(path: str | Path) -> dict[str, Any]:
-    """``summary.json`` of a results folder (raises naming the file when unreadable)."""
-    data = read_json(Path(path) / "summary.json")
-    return data if isinstance(data, dict) else {}

@@ -1,6 +1,7 @@
 """Speed of ``timingbench report``: seconds to write the report of 250 and 2,000 clips, and first paint.
 
-Run: ``.venv/bin/python benchmarks/report_speed.py --results RESULTS [--clips 250 2000] [--jobs 2]``.
+Run: ``.venv/bin/python benchmarks/report_speed.py --results RESULTS [--clips 250 2000] [--jobs 2]``
+(``--clips`` with no size: the index-only report and its first paint alone).
 
 A scored run rarely has 2,000 clips at hand, so the corpus is synthesised: the rows of a
 real scored run (``--results``, e.g. the rendered validation corpus scored with
@@ -12,13 +13,15 @@ in the cache. The first (smallest) report starts from an empty cache, so it pays
 computing each original clip's bank once; the larger one finds every bank cached, so its
 figure is the report's own cost.
 
-Baseline (same process, the first ``--baseline-clips`` clips of the 250 corpus): each event
-of a clip explained on its own and plotted, the way ``timingbench explain --plot`` does it
-(a feature bank read per event); the report re-derives all of a clip's events on one bank.
+Baseline (same process, ``--baseline-clips`` clips, one process each side, the feature cache
+filled by the first report): each event of a clip explained on its own and plotted, the way
+``timingbench explain --plot`` does it (a feature bank read per event), against the report
+of the same clips (all of a clip's events re-derived on one bank, plus its page).
 
-First paint: the 2,000-clip ``index.html`` opened from disk in headless Chromium
-(Playwright, as the report's test), ``--loads`` times: ``first-contentful-paint`` and the
-moment the clip table is ready, medians; and one clip page's first contentful paint.
+First paint: the 2,000-clip ``index.html`` (written alone with ``--no-clip-pages``: the
+same page, its rows linking nowhere) opened from disk in headless Chromium (Playwright, as
+the report's test), ``--loads`` times: ``first-contentful-paint`` and the moment the clip
+table is ready, medians; and the first clip page's first contentful paint.
 """
 
 from __future__ import annotations
@@ -90,36 +93,58 @@ def baseline_per_clip(results: Path, n: int, out: Path, cache: Path) -> float:
     return (time.perf_counter() - t0) / max(len(names), 1)
 
 
+_PAINT = ("new Promise(r => { const f = () => { const e = performance.getEntriesByName("
+          "'first-contentful-paint')[0]; if (e) r(e.startTime); else setTimeout(f, 20); }; f(); })")
+
+
 def first_paint(index: Path, loads: int) -> dict[str, float]:
-    """Median first contentful paint and table-ready time (ms) of ``index``, and of one clip page."""
+    """Median first contentful paint and table-ready time (ms) of ``index`` in Chromium."""
     from playwright.sync_api import sync_playwright
 
-    fcp, ready, clip_fcp = [], [], []
-    paint = ("new Promise(r => { const f = () => { const e = performance.getEntriesByName("
-             "'first-contentful-paint')[0]; if (e) r(e.startTime); else setTimeout(f, 20); }; f(); })")
+    fcp, ready = [], []
     with sync_playwright() as pw:
         browser = pw.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
         try:
             for _ in range(loads):
                 page = browser.new_page(viewport={"width": 1400, "height": 900})
                 page.goto(index.as_uri(), wait_until="commit")
-                fcp.append(float(page.evaluate(paint)))
+                fcp.append(float(page.evaluate(_PAINT)))
                 page.wait_for_function("window.tbReport && window.tbReport.ready")
                 ready.append(float(page.evaluate("performance.now()")))
-                page.goto((index.parent / "clips" / "c00000.html").as_uri(), wait_until="commit")
-                clip_fcp.append(float(page.evaluate(paint)))
                 page.close()
         finally:
             browser.close()
     return {"fcp_ms": statistics.median(fcp), "ready_ms": statistics.median(ready),
-            "clip_fcp_ms": statistics.median(clip_fcp), "index_bytes": float(index.stat().st_size)}
+            "index_bytes": float(index.stat().st_size)}
+
+
+def first_paint_clip(report: Path, loads: int) -> float:
+    """Median first contentful paint (ms) of a report's first clip page (nan without Chromium)."""
+    if not CHROMIUM.exists():
+        return float("nan")
+    from playwright.sync_api import sync_playwright
+
+    fcp = []
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+        try:
+            for _ in range(loads):
+                page = browser.new_page(viewport={"width": 1400, "height": 900})
+                page.goto((report / "clips" / "c00000.html").as_uri(), wait_until="commit")
+                fcp.append(float(page.evaluate(_PAINT)))
+                page.close()
+        finally:
+            browser.close()
+    return statistics.median(fcp)
 
 
 def main() -> int:
     """Write the reports, time them and the baseline, print the figures."""
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--results", required=True, help="a real scored results folder to replicate")
-    ap.add_argument("--clips", type=int, nargs="+", default=[250, 2000])
+    ap.add_argument("--clips", type=int, nargs="*", default=[250, 2000], help="sizes of the full reports")
+    ap.add_argument("--index-clips", type=int, default=2000,
+                    help="size of the index-only report (--no-clip-pages) whose first paint is measured")
     ap.add_argument("--jobs", type=int, default=2)
     ap.add_argument("--baseline-clips", type=int, default=10)
     ap.add_argument("--loads", type=int, default=5)
@@ -129,12 +154,22 @@ def main() -> int:
     work = Path(a.keep) if a.keep else Path(tempfile.mkdtemp(prefix="report-speed-"))
     cache = work / "cache"
     print(f"corpus: the rows of {a.results} replicated as further samples of the same prompts "
-          "(synthesised; replicas share the original's audio and feature bank)")
+          "(synthesised; replicas share the original's audio and feature bank)", flush=True)
     try:
-        last = None
+        n = a.index_clips
+        res = replicate(Path(a.results), n, work / f"corpus-{n}")
+        t0 = time.perf_counter()
+        build_report(res, work / "index-only", config=config, clip_pages=False)
+        dt = time.perf_counter() - t0
+        print(f"{n} clips, index.html alone (--no-clip-pages): {dt:.2f} s to write ({1000 * dt / n:.2f} ms per clip)")
+        if CHROMIUM.exists():
+            fp = first_paint(work / "index-only" / "index.html", a.loads)
+            print(f"first paint of the {n}-clip index.html ({fp['index_bytes'] / 1e6:.2f} MB), median of {a.loads} "
+                  f"loads: first contentful paint {fp['fcp_ms']:.0f} ms, clip table ready {fp['ready_ms']:.0f} ms",
+                  flush=True)
         base = None
         for n in a.clips:
-            res = replicate(Path(a.results), n, work / f"corpus-{n}")
+            res = replicate(Path(a.results), n, work / f"corpus-{n}-full")
             out = work / f"report-{n}"
             t0 = time.perf_counter()
 
@@ -145,20 +180,17 @@ def main() -> int:
             r = build_report(res, out, config=config, jobs=a.jobs, overrides={"cache_dir": str(cache)},
                              progress=tick)
             dt = time.perf_counter() - t0
-            if base is None:  # the first report filled the feature cache: the baseline reads it too
+            print(f"{n} clips: {dt:.1f} s to write ({dt / n:.3f} s per clip, {a.jobs} jobs), "
+                  f"{len(r.not_derived)} pages not derived", flush=True)
+            if base is None:  # the first report filled the feature cache: both sides read it
                 base = baseline_per_clip(res, a.baseline_clips, work / "baseline", cache)
-                print(f"baseline (explain + plot per event, {a.baseline_clips} clips, 1 process): "
-                      f"{base:.3f} s per clip")
-            print(f"{n} clips: {dt:.1f} s to write ({dt / n:.3f} s per clip, {a.jobs} jobs; "
-                  f"{a.jobs * dt / n:.3f} s per clip and process; {base / (a.jobs * dt / n):.2f}x the baseline), "
-                  f"{len(r.not_derived)} pages not derived")
-            last = out
-            print(flush=True)
-        if last is not None and CHROMIUM.exists():
-            fp = first_paint(last / "index.html", a.loads)
-            print(f"first paint of the {max(a.clips)}-clip index.html ({fp['index_bytes'] / 1e6:.2f} MB), median of "
-                  f"{a.loads} loads: first contentful paint {fp['fcp_ms']:.0f} ms, clip table ready "
-                  f"{fp['ready_ms']:.0f} ms; a clip page: first contentful paint {fp['clip_fcp_ms']:.0f} ms")
+                sub = replicate(Path(a.results), a.baseline_clips, work / "corpus-baseline")
+                t0 = time.perf_counter()
+                build_report(sub, work / "report-baseline", config=config, jobs=1, overrides={"cache_dir": str(cache)})
+                own = (time.perf_counter() - t0) / a.baseline_clips
+                print(f"same {a.baseline_clips} clips, 1 process: explain + plot per event {base:.3f} s per clip "
+                      f"(baseline), report {own:.3f} s per clip ({base / own:.2f}x faster); first clip page: "
+                      f"first contentful paint {first_paint_clip(out, a.loads):.0f} ms", flush=True)
     finally:
         if not a.keep:
             shutil.rmtree(work, ignore_errors=True)

@@ -340,3 +340,13 @@ def test_report_in_chromium(rendered_report: dict[str, Any], tmp_path: Path) -> 
             browser.close()
     assert requests and all(u.startswith("file://") for u in requests), [u for u in requests
                                                                          if not u.startswith("file://")]
+
+
+def test_index_alone(tmp_path: Path) -> None:
+    res = _fake_run(tmp_path)
+    out = tmp_path / "report"
+    assert main(["report", str(res), "--out", str(out), "--no-clip-pages"]) == 0
+    assert not (out / "clips").exists() and (out / "assets" / "index.js").is_file()
+    html = (out / "index.html").read_text()
+    table = json.loads(re.search(r'id="tb-table">(.*?)</script>', html, re.S).group(1))  # type: ignore[union-attr]
+    assert [r["page"] for r in table["rows"]] == [None, None]

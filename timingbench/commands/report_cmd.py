@@ -27,6 +27,8 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p.add_argument("--out", required=True, help="report folder (index.html, clips/, img/, audio/)")
     p.add_argument("--audio", choices=["none", "copy", "mp3"], default="none",
                    help="put the clips' audio in the report: none (default), copy, or mp3 (ffmpeg)")
+    p.add_argument("--no-clip-pages", action="store_true",
+                   help="write index.html alone (overview, families, table): seconds for any run size")
     p.add_argument("--jobs", type=positive_int, default=1, help="worker processes for the clip pages")
     p.add_argument("--config", default=None,
                    help="configuration YAML for the comparison constants (default: the packaged v1)")
@@ -54,8 +56,9 @@ def run_report(args: argparse.Namespace) -> int:
         res = build_report(args.results, args.out, config=load_config(args.config), compare=args.compare,
                            names=names, audio=args.audio, jobs=args.jobs, allow_mixed=args.allow_mixed,
                            resolve={"clips_dir": args.clips, "prompts_path": args.prompts},
-                           overrides={"cache_dir": args.cache}, progress=tick)
+                           overrides={"cache_dir": args.cache}, progress=tick,
+                           clip_pages=not args.no_clip_pages)
     for clip, why in res.not_derived:
         print(f"timingbench: warning: {clip}: page without spectrogram and gate tables: {why}", file=sys.stderr)
-    print(f"wrote {res.index} and {res.pages} clip pages")
+    print(f"wrote {res.index}" + (f" and {res.pages} clip pages" if res.pages else ""))
     return 0

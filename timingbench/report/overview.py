@@ -158,11 +158,6 @@ def unresolved_notes(run: Run, est: dict[str, Estimate], *, min_prompts: int) ->
         notes.append("Chance credit was not computed (scored with --no-chance): p_chance is null and the "
                      "p_chance-discounted rate is not available, so on-time credits that busy music would "
                      "earn by luck are not taken off.")
-    wide = [k for k in ("on_time_rate", "none_rate") if (e := est.get(k)) is not None and math.isfinite(e.lo)
-            and e.hi - e.lo > 0.2]
-    if wide:
-        notes.append("The headline intervals span more than 20 points (" + ", ".join(wide)
-                     + "): differences smaller than that between systems are not resolved.")
     return notes
 
 

@@ -59,7 +59,7 @@ def build_report(
     results: str | Path, out: str | Path, *, config: Config, compare: Sequence[str | Path] = (),
     names: Sequence[str] | None = None, audio: str = "none", jobs: int = 1, allow_mixed: bool = False,
     resolve: dict[str, Any] | None = None, overrides: dict[str, Any] | None = None,
-    progress: Callable[[int, int, str], None] | None = None,
+    progress: Callable[[int, int, str], None] | None = None, clip_pages: bool = True,
 ) -> ReportResult:
     """Write the static HTML report of a results folder.
 
@@ -87,6 +87,8 @@ def build_report(
         Options of the re-derivation (``cache_dir``, ``separation``, ...).
     progress : callable, optional
         Called with ``(done, total, clip)`` after each clip page.
+    clip_pages : bool
+        Write the clip pages (False: ``index.html`` alone, whose rows then open no page).
 
     Returns
     -------
@@ -111,7 +113,7 @@ def build_report(
     ov = build_overview(run, est, min_prompts=cast(CompareParams, config.params.compare).min_prompts)
 
     d = Path(out)
-    for sub in ("assets", "clips", "img", *(["audio"] if audio != "none" else [])):
+    for sub in ("assets", *(["clips", "img"] if clip_pages else []), *(["audio"] if audio != "none" else [])):
         (d / sub).mkdir(parents=True, exist_ok=True)
     for name in ASSET_FILES:
         atomic_write_text(d / "assets" / name, (REPORT_ASSETS / name).read_text(encoding="utf-8"))
@@ -141,6 +143,8 @@ def build_report(
     not_derived: list[tuple[str, str]] = []
     done = 0
     failed: set[str] = set()
+    if not clip_pages:
+        jobs_list, page_of = [], {}
     for _, status in LocalExecutor(jobs).imap(write_clip_page, jobs_list, label=lambda j: j.clip):
         done += 1
         if status["error"]:

@@ -110,14 +110,17 @@
       tr.dataset.family = r.family || "";
       tr.dataset.clip = r.clip;
       if (r.exempt) tr.className = "exempt";
-      var href = "clips/c" + String(r.page).padStart(5, "0") + ".html" + (r.event_id ? "#ev-" + encodeURIComponent(r.event_id) : "");
-      tr.addEventListener("click", function (ev) { if (ev.target.tagName !== "A") window.location.href = href; });
+      var href = r.page === null ? null
+        : "clips/c" + String(r.page).padStart(5, "0") + ".html" + (r.event_id ? "#ev-" + encodeURIComponent(r.event_id) : "");
+      if (href) tr.addEventListener("click", function (ev) { if (ev.target.tagName !== "A") window.location.href = href; });
       cols.forEach(function (c) {
         if (c.key === "clip") {
-          var td = cell(tr, "", "");
-          var a = document.createElement("a");
-          a.href = href; a.textContent = r.clip;
-          td.appendChild(a);
+          var td = cell(tr, href ? "" : r.clip, "");
+          if (href) {
+            var a = document.createElement("a");
+            a.href = href; a.textContent = r.clip;
+            td.appendChild(a);
+          }
           if (r.clip_error) td.title = r.clip_error;
         } else if (c.key === "outcome" || c.other !== undefined) {
           var v = value(r, c);

@@ -147,8 +147,8 @@ def unresolved_notes(run: Run, est: dict[str, Estimate], *, min_prompts: int) ->
     small = [k.split("=", 1)[1] for k, e in est.items() if k.startswith("on_time_rate|family=")
              and e.n_prompts < min_prompts]
     if small:
-        notes.append(f"Families with fewer than {min_prompts} prompts ({', '.join(sorted(small))}): their "
-                     "intervals are too wide to rank against another system.")
+        notes.append(f"Families with fewer than {min_prompts} prompts ({', '.join(sorted(small))}): a "
+                     "difference from another system on them is never resolved (compare.min_prompts).")
     present = {r["family"] for r in run.checked.events}
     ex = {f: why for f, why in exempt_families(s).items() if f in present}
     if ex:

@@ -40,7 +40,7 @@ LAYERS = {
     # built on the runner: the API, explanations, calibration and the network's training
     "timingbench.api": 10, "timingbench.explain": 10, "timingbench.calibration": 10,
     "timingbench.evidence": 10, "timingbench.interchange": 10,
-    "timingbench.label": 11,
+    "timingbench.label": 11, "timingbench.report": 11,
     "timingbench.commands": 12, "timingbench.cli": 12, "timingbench": 12,
 }
 

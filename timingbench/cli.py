@@ -29,6 +29,7 @@ COMMAND_MODULES = (
     "timingbench.commands.tempo_cmd",
     "timingbench.commands.calibration_cmd",
     "timingbench.commands.compare_cmd",
+    "timingbench.commands.report_cmd",
     "timingbench.commands.label_cmd",
     "timingbench.commands.annotations_cmd",
     "timingbench.commands.tag_cmd",

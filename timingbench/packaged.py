@@ -32,3 +32,5 @@ def data_path(*parts: str) -> Path:
 DEFAULT_PROMPTS_PATH = data_path("prompts", "timingbench-v1.jsonl")
 #: The label page's static files (``index.html``, ``app.js``, ``style.css``).
 LABEL_ASSETS: Traversable = DATA / "label"
+#: The run report's static files (``report.css``, ``index.js``, ``clip.js``).
+REPORT_ASSETS: Traversable = DATA / "report"

@@ -11,6 +11,7 @@ from timingbench.compare.core import (
     compare_systems,
     metric_info,
     settings_from_config,
+    system_estimates,
 )
 from timingbench.compare.plots import write_plots
 from timingbench.compare.report import format_text, to_json, write_report
@@ -29,6 +30,7 @@ __all__ = [
     "metric_info",
     "mixed_reasons",
     "settings_from_config",
+    "system_estimates",
     "to_json",
     "write_plots",
     "write_report",

@@ -408,10 +408,7 @@ def compare_systems(
     index = {p: i for i, p in enumerate(prompt_ids)}
     counts = bootstrap_counts(n_prompts=len(prompt_ids), n_boot=settings.n_boot, seed=settings.seed)
     series = {s.name: system_series(s, index=index, settings=settings) for s in systems}
-    estimates: dict[str, dict[str, Estimate]] = {}
-    for name, ser in series.items():
-        estimates[name] = {k: estimate(v, counts, level=settings.ci_level, q=metric_info(k).q)
-                           for k, v in ser.items()}
+    estimates = {name: _estimates(ser, counts, settings) for name, ser in series.items()}
     floors = family_floors(systems)
     pair_keys = list(PAIRWISE_METRICS)
     pair_keys += [_tempo_key(settings.tempo_tolerance_pct)]
@@ -439,6 +436,39 @@ def compare_systems(
     comp = Comparison(systems, prompt_ids, settings, mixed, estimates, pairwise, floors)
     comp.ranks = ranks(comp)
     return comp
+
+
+def _estimates(series: dict[str, Series], counts: np.ndarray, settings: CompareSettings) -> dict[str, Estimate]:
+    return {k: estimate(v, counts, level=settings.ci_level, q=metric_info(k).q) for k, v in series.items()}
+
+
+def system_estimates(system: SystemResults, *, config: Config) -> dict[str, Estimate]:
+    """Every metric of one system with its bootstrap interval, as :func:`compare_systems` computes it.
+
+    Parameters
+    ----------
+    system : SystemResults
+    config : Config
+        Configuration with the ``compare`` and ``tempo`` sections.
+
+    Returns
+    -------
+    estimates : dict of str to Estimate
+        Metric key (see :func:`metric_info`) -> estimate, macro-averaged over the
+        system's prompts with the configured bootstrap.
+
+    Raises
+    ------
+    TimingbenchError
+        If the folder covers no prompts.
+    """
+    settings = settings_from_config(config)
+    prompt_ids = sorted(system.prompt_ids)
+    if not prompt_ids:
+        raise TimingbenchError(f"{system.path}: the results folder covers no prompts")
+    index = {p: i for i, p in enumerate(prompt_ids)}
+    counts = bootstrap_counts(n_prompts=len(prompt_ids), n_boot=settings.n_boot, seed=settings.seed)
+    return _estimates(system_series(system, index=index, settings=settings), counts, settings)
 
 
 def ranks(comp: Comparison) -> dict[str, dict[str, int]]:

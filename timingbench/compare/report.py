@@ -38,7 +38,8 @@ def _sec(e: Estimate | None, *, ci: bool = True) -> str:
     return s
 
 
-def _fmt(key: str, e: Estimate | None, *, ci: bool = True) -> str:
+def format_estimate(key: str, e: Estimate | None, *, ci: bool = True) -> str:
+    """An estimate as text: percent for a rate, signed seconds for a time; ``[lo, hi]`` with ``ci``."""
     return _sec(e, ci=ci) if metric_info(key).unit == "s" else _pct(e, ci=ci)
 
 
@@ -186,7 +187,7 @@ def format_text(comp: Comparison) -> str:
     for p in comp.pairwise:
         if p.metric in shown or p.metric.startswith("control_"):
             rows.append([metric_info(p.metric).label, f"{p.a} - {p.b}",
-                         _fmt(p.metric, p.diff), p.verdict])
+                         format_estimate(p.metric, p.diff), p.verdict])
     out.append(_table("Pairwise differences (headline metrics; per-kind and per-family rows in pairwise.csv)",
                       head, rows, comp))
     return "\n\n".join(out) + "\n"

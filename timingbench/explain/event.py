@@ -119,6 +119,93 @@ def _options(results: ResultsFolder, clip: str, overrides: dict[str, Any]) -> Sc
                         disabled_gates=tuple(s.get("disabled_gates") or ()))
 
 
+@dataclass(frozen=True)
+class RunInputs:
+    """What every clip of a results folder was scored with: prompts, audio files, configuration.
+
+    Attributes
+    ----------
+    prompts : dict of str to Prompt
+        The valid prompts of the prompt file, by id.
+    audio : dict of str to Path
+        Clip file name -> its audio file in the clips folder.
+    prompts_path : str
+        The prompt file.
+    clips_dir : str
+        The clips folder.
+    config : Config
+    notes : list of str
+        Differences from the recorded run (another configuration).
+    """
+
+    prompts: dict[str, Prompt]
+    audio: dict[str, Path]
+    prompts_path: str
+    clips_dir: str
+    config: Config
+    notes: list[str]
+
+
+def resolve_run(
+    results: ResultsFolder, *, clips_dir: str | Path | None = None, prompts_path: str | Path | None = None,
+    config_path: str | Path | None = None,
+) -> RunInputs:
+    """The prompt file, clips folder and configuration a results folder was scored with.
+
+    Parameters
+    ----------
+    results : ResultsFolder
+    clips_dir, prompts_path, config_path : str or Path, optional
+        Override what ``summary.json`` records.
+
+    Raises
+    ------
+    TimingbenchError
+        If the clips folder or prompt file is neither recorded nor given, or either (or
+        the configuration) cannot be found.
+    """
+    s = results.summary or {}
+    notes: list[str] = []
+    cdir = clips_dir if clips_dir is not None else s.get("clips_dir")
+    if cdir is None:
+        raise TimingbenchError(f"{results.path}: summary.json does not record the clips folder; pass --clips DIR")
+    ppath = prompts_path if prompts_path is not None else (s.get("prompts") or {}).get("path")
+    if ppath is None:
+        raise TimingbenchError(f"{results.path}: summary.json does not record the prompt file; pass --prompts FILE")
+    if not Path(cdir).is_dir():
+        raise TimingbenchError(f"{cdir}: clips folder not found; pass --clips DIR")
+    ps = load_prompts(ppath)
+    audio = {r.clip: r.path for r in match_clips(cdir, ps.prompts).clips}
+    recorded_cfg = s.get("config") or {}
+    cpath = config_path
+    if cpath is None and recorded_cfg.get("source") and Path(str(recorded_cfg["source"])).is_file():
+        cpath = str(recorded_cfg["source"])
+    config = load_config(cpath)
+    if recorded_cfg.get("hash") and recorded_cfg["hash"] != config.content_hash:
+        notes.append(f"configuration {config.source} (hash {config.content_hash}) is not the one of the run "
+                     f"(hash {recorded_cfg['hash']}): re-scored gates may differ from events.jsonl")
+    return RunInputs(ps.prompts, audio, str(ppath), str(cdir), config, notes)
+
+
+def clip_inputs(run: RunInputs, results: ResultsFolder, clip: str, prompt_id: str, *,
+                overrides: dict[str, Any] | None = None) -> Inputs:
+    """The inputs of one clip of a run (see :func:`resolve_inputs`).
+
+    Raises
+    ------
+    TimingbenchError
+        If the clip's prompt or audio file is not in the run's prompt file or clips folder.
+    """
+    prompt = run.prompts.get(prompt_id)
+    if prompt is None:
+        raise TimingbenchError(f"{run.prompts_path}: no prompt {prompt_id!r} (the prompt of clip {clip!r}); "
+                               "pass --prompts FILE")
+    if clip not in run.audio:
+        raise TimingbenchError(f"{run.clips_dir}: no audio file {clip!r}; pass --clips DIR (the folder that was "
+                               "scored)")
+    return Inputs(run.audio[clip], prompt, run.config, _options(results, clip, overrides or {}), list(run.notes))
+
+
 def resolve_inputs(
     results: ResultsFolder, clip: str, prompt_id: str, *, clips_dir: str | Path | None = None,
     prompts_path: str | Path | None = None, config_path: str | Path | None = None,
@@ -144,32 +231,8 @@ def resolve_inputs(
         If the clips folder or prompt file is neither recorded nor given, or the clip,
         its prompt or the configuration cannot be found.
     """
-    s = results.summary or {}
-    notes: list[str] = []
-    cdir = clips_dir if clips_dir is not None else s.get("clips_dir")
-    if cdir is None:
-        raise TimingbenchError(f"{results.path}: summary.json does not record the clips folder; pass --clips DIR")
-    ppath = prompts_path if prompts_path is not None else (s.get("prompts") or {}).get("path")
-    if ppath is None:
-        raise TimingbenchError(f"{results.path}: summary.json does not record the prompt file; pass --prompts FILE")
-    if not Path(cdir).is_dir():
-        raise TimingbenchError(f"{cdir}: clips folder not found; pass --clips DIR")
-    ps = load_prompts(ppath)
-    prompt = ps.prompts.get(prompt_id)
-    if prompt is None:
-        raise TimingbenchError(f"{ppath}: no prompt {prompt_id!r} (the prompt of clip {clip!r}); pass --prompts FILE")
-    refs = {r.clip: r for r in match_clips(cdir, ps.prompts).clips}
-    if clip not in refs:
-        raise TimingbenchError(f"{cdir}: no audio file {clip!r}; pass --clips DIR (the folder that was scored)")
-    recorded_cfg = s.get("config") or {}
-    cpath = config_path
-    if cpath is None and recorded_cfg.get("source") and Path(str(recorded_cfg["source"])).is_file():
-        cpath = str(recorded_cfg["source"])
-    config = load_config(cpath)
-    if recorded_cfg.get("hash") and recorded_cfg["hash"] != config.content_hash:
-        notes.append(f"configuration {config.source} (hash {config.content_hash}) is not the one of the run "
-                     f"(hash {recorded_cfg['hash']}): re-scored gates may differ from events.jsonl")
-    return Inputs(refs[clip].path, prompt, config, _options(results, clip, overrides or {}), notes)
+    run = resolve_run(results, clips_dir=clips_dir, prompts_path=prompts_path, config_path=config_path)
+    return clip_inputs(run, results, clip, prompt_id, overrides=overrides)
 
 
 def _same(a: float | None, b: float | None) -> bool:
@@ -179,7 +242,7 @@ def _same(a: float | None, b: float | None) -> bool:
 
 
 def explain_event(results: ResultsFolder, clip: str, event_id: str, inputs: Inputs | None = None,
-                  **resolve: Any) -> ExplainedEvent:
+                  *, bank: Any = None, **resolve: Any) -> ExplainedEvent:
     """Re-derive the verdict of ``(clip, event_id)`` of a results folder.
 
     Parameters
@@ -191,6 +254,9 @@ def explain_event(results: ResultsFolder, clip: str, event_id: str, inputs: Inpu
         Instructed event id.
     inputs : Inputs, optional
         Already resolved inputs; else :func:`resolve_inputs` with ``**resolve``.
+    bank : FeatureBank, optional
+        The clip's feature bank, already built from ``inputs`` with their options (one
+        bank serves every event of a clip); else it is built here.
 
     Returns
     -------
@@ -210,8 +276,9 @@ def explain_event(results: ResultsFolder, clip: str, event_id: str, inputs: Inpu
     index = next((i for i, e in enumerate(prompt.events) if e.id == event_id), None)
     if index is None:
         raise TimingbenchError(f"prompt {prompt.id!r} has no event {event_id!r} (the prompt file changed?)")
-    bank = get_bank(load_clip(inp.audio, cfg), cfg, separation=opts.separation, demucs_repo=opts.demucs_repo,
-                    cache_dir=opts.cache_dir)
+    if bank is None:
+        bank = get_bank(load_clip(inp.audio, cfg), cfg, separation=opts.separation,
+                        demucs_repo=opts.demucs_repo, cache_dir=opts.cache_dir)
     evidence, _ = family_evidence_for(bank, prompt, cfg, opts)
     ev = prompt.events[index]
     lo, hi = search_window(prompt.events, index, params=cfg.params.search, analysed_s=float(bank.duration_s))

@@ -44,7 +44,7 @@ def _mark_times(ax: Any, x: ExplainedEvent, *, on_image: bool) -> None:
         ax.axvline(c.candidate.time_s, color=col, lw=1.6)
 
 
-def plot_explanation(x: ExplainedEvent, out: Path) -> Path:
+def plot_explanation(x: ExplainedEvent, out: Path, *, compress_level: int = 6) -> Path:
     """Draw ``x`` and save it as a PNG.
 
     Parameters
@@ -53,6 +53,8 @@ def plot_explanation(x: ExplainedEvent, out: Path) -> Path:
         The explained event (:func:`timingbench.explain.event.explain_event`).
     out : Path
         PNG path; its folder is created.
+    compress_level : int
+        zlib level of the PNG, 0-9 (1 writes several times faster, files somewhat larger).
 
     Returns
     -------
@@ -125,7 +127,7 @@ def plot_explanation(x: ExplainedEvent, out: Path) -> Path:
                 transform=ax_tab.transAxes)
     out = Path(out)
     out.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(out, dpi=100)
+    fig.savefig(out, dpi=100, pil_kwargs={"compress_level": compress_level})
     plt.close(fig)
     return out
 

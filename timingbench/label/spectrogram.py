@@ -13,6 +13,7 @@ from __future__ import annotations
 import base64
 import importlib
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -60,7 +61,21 @@ def _from_bank(clip: Clip, cfg: Config) -> LogMel | None:
     if get_bank is None:
         return None
     # the page needs the mix spectrogram only: never start a source separation for it
-    bank = get_bank(clip, cfg, separation="none")
+    return logmel_from_bank(get_bank(clip, cfg, separation="none"))
+
+
+def logmel_from_bank(bank: Any) -> LogMel:
+    """The log-mel of an already built feature bank (any separation backend).
+
+    Parameters
+    ----------
+    bank : FeatureBank
+        Its ``logmel`` (dB, shape ``(n_mels, n_frames)``), ``sr`` and ``hop`` are read.
+
+    Returns
+    -------
+    logmel : LogMel
+    """
     db = np.asarray(bank.logmel, dtype=np.float32)
     return LogMel(db, int(bank.sr), int(bank.hop), float(bank.sr) / 2.0, "bank")
 
@@ -108,6 +123,53 @@ def logmel_for_clip(clip: Clip, cfg: Config) -> LogMel:
     return lm
 
 
+def quantise_logmel(lm: LogMel) -> tuple[npt.NDArray[np.uint8], float, float]:
+    """The dB values mapped to 0-255 over the clip's own range.
+
+    Parameters
+    ----------
+    lm : LogMel
+
+    Returns
+    -------
+    q : np.ndarray of uint8, shape (n_mels, n_frames)
+        Low mel bands first.
+    db_min, db_max : float
+        The dB values mapped to 0 and 255.
+    """
+    lo, hi = float(lm.db.min()), float(lm.db.max())
+    span = hi - lo if hi > lo else 1.0
+    q = np.round((lm.db - lo) * (255.0 / span)).clip(0, 255).astype(np.uint8)
+    return q, lo, hi
+
+
+def write_logmel_png(lm: LogMel, path: str | Path, *, cmap: str = "magma", compress_level: int = 6) -> Path:
+    """Save the quantised log-mel as a PNG: one pixel per frame and mel band, high bands on top.
+
+    Parameters
+    ----------
+    lm : LogMel
+    path : str or Path
+        PNG path; its folder must exist.
+    cmap : str
+        Matplotlib colour map name.
+    compress_level : int
+        zlib level of the PNG, 0-9.
+
+    Returns
+    -------
+    path : Path
+    """
+    from matplotlib import colormaps
+    from PIL import Image
+
+    q, _, _ = quantise_logmel(lm)
+    lut = (colormaps[cmap](np.arange(256))[:, :3] * 255).astype(np.uint8)
+    out = Path(path)
+    Image.fromarray(lut[q[::-1]], mode="RGB").save(out, compress_level=compress_level)
+    return out
+
+
 def encode_logmel(lm: LogMel) -> dict[str, Any]:
     """The page's JSON form: 8-bit quantised dB, frames as rows, base64.
 
@@ -123,9 +185,7 @@ def encode_logmel(lm: LogMel) -> dict[str, Any]:
         n_mels`` bytes, frame-major, low band first).
     """
     db = lm.db
-    lo, hi = float(db.min()), float(db.max())
-    span = hi - lo if hi > lo else 1.0
-    q = np.round((db - lo) * (255.0 / span)).clip(0, 255).astype(np.uint8)
+    q, lo, hi = quantise_logmel(lm)
     return {
         "sr": lm.sr,
         "hop": lm.hop,

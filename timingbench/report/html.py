@@ -1,0 +1,279 @@
+"""The report's HTML: the index page (overview, families, kinds, comparison, clip table) and clip pages.
+
+Pages are plain HTML with their data inline (``<script type="application/json">``) and
+the shared stylesheet and scripts in ``assets/`` (package data ``timingbench/data/report``);
+nothing is fetched, so they open from ``file://`` as from a web server.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from html import escape
+from typing import TYPE_CHECKING, Any
+
+from timingbench.report.overview import Group, Headline, Overview
+from timingbench.report.svg import OUTCOME_COLORS, error_histogram, fmt_pct, outcome_bar
+
+if TYPE_CHECKING:
+    from timingbench.compare.core import Comparison
+    from timingbench.report.pages import ClipJob
+
+OUTCOME_WORDS = {"on_time": "on time", "off_time": "off time", "none": "none"}
+
+
+def inline_json(data: Any, element_id: str) -> str:
+    """A ``<script type="application/json">`` element holding ``data`` (safe inside HTML)."""
+    text = json.dumps(data, separators=(",", ":"), allow_nan=False).replace("</", "<\\/")
+    return f'<script type="application/json" id="{element_id}">{text}</script>'
+
+
+def _page(title: str, body: str, *, script: str, prefix: str) -> str:
+    return (f'<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
+            f'<meta name="viewport" content="width=device-width, initial-scale=1">'
+            f"<title>{escape(title)}</title>"
+            f'<link rel="stylesheet" href="{prefix}assets/report.css"></head>'
+            f"<body>{body}<script src=\"{prefix}assets/{script}\"></script></body></html>\n")
+
+
+def _ci(ci: dict[str, Any] | None) -> str:
+    if not ci or ci.get("lo") is None:
+        return '<span class="ci">no interval</span>'
+    return (f'<span class="ci" title="bootstrap interval over {ci["n_prompts"]} prompts, macro-averaged, as '
+            f'timingbench compare computes it">{100 * ci["value"]:.1f} % '
+            f'[{100 * ci["lo"]:.1f}, {100 * ci["hi"]:.1f}] · {ci["n_prompts"]} prompts</span>')
+
+
+def _card(h: Headline, extra: str = "") -> str:
+    value = "" if h.value is None else repr(float(h.value))
+    return (f'<div class="card" data-key="{escape(h.key)}" data-value="{value}">'
+            f'<div class="label">{escape(h.label)}</div><div class="num">{fmt_pct(h.value)}</div>'
+            f'<div class="sub">{extra}</div><div class="sub">macro {_ci(h.ci)}</div>'
+            f'<div class="key">summary.json: {escape(h.key)}</div></div>')
+
+
+def _counts_text(summary: dict[str, Any], key: str) -> str:
+    rates = summary.get("rates") or {}
+    word = key.split(".")[-1].removesuffix("_rate")
+    if key.startswith("rates.") and word in rates:
+        return f"{rates[word]} of {rates.get('n')} events"
+    return ""
+
+
+def _group_rows(groups: list[Group], *, floors: bool) -> str:
+    rows = []
+    for g in groups:
+        c = g.counts
+        hist = error_histogram(g.credited_errors_s, g.off_errors_s, floor_s=g.floor_s, tolerance_s=g.tolerance_s)
+        floor = "-" if g.floor_s is None else f"{1000 * g.floor_s:.0f} ms"
+        rows.append(
+            f'<tr data-group="{escape(g.name)}"><th>{escape(g.name)}'
+            + (f' <span class="badge exempt" title="{escape(g.exempt)}">identity not verified</span>' if g.exempt
+               else "")
+            + f'</th><td class="n" data-key="by_{g.scope}.{escape(g.name)}.n">{c.get("n")}</td>'
+            f"<td>{outcome_bar({o: int(c.get(o, 0)) for o in OUTCOME_COLORS})}</td>"
+            + "".join(f'<td class="num" data-key="by_{g.scope}.{escape(g.name)}.{o}_rate" '
+                      f'data-value="{c.get(o + "_rate")}">{fmt_pct(c.get(o + "_rate"))}</td>' for o in OUTCOME_COLORS)
+            + f"<td>{_ci(g.on_time_ci)}</td><td>{hist}<div class='hint'>{len(g.credited_errors_s)} credited, "
+            f"{len(g.off_errors_s)} off time</div></td>"
+            + (f'<td class="num">{floor}</td>' if floors else "") + "</tr>")
+    head = ("<tr><th></th><th>n</th><th>outcome shares</th><th>on time</th><th>off time</th><th>none</th>"
+            "<th>on time, bootstrap</th><th>signed error of credited events</th>"
+            + ("<th>floor</th>" if floors else "") + "</tr>")
+    return f'<table class="groups">{head}{"".join(rows)}</table>'
+
+
+def _generic(value: Any, depth: int = 0) -> str:
+    """Any JSON value as nested HTML (for optional blocks such as ``controls``)."""
+    if isinstance(value, dict):
+        if not value:
+            return "<i>empty</i>"
+        inner = "".join(f"<tr><th>{escape(str(k))}</th><td>{_generic(v, depth + 1)}</td></tr>"
+                        for k, v in value.items())
+        return f'<table class="generic">{inner}</table>'
+    if isinstance(value, list):
+        if len(value) > 50 or all(not isinstance(v, dict | list) for v in value):
+            return escape(json.dumps(value)[:2000])
+        return "<ol>" + "".join(f"<li>{_generic(v, depth + 1)}</li>" for v in value) + "</ol>"
+    if isinstance(value, float):
+        return f"{value:.4g}" if math.isfinite(value) else "-"
+    return escape("null" if value is None else str(value))
+
+
+def _compare_section(comp: Comparison) -> str:
+    from timingbench.compare.core import metric_info
+    from timingbench.compare.report import OUTCOME_RATES, format_estimate, mixed_note
+
+    keys = [*OUTCOME_RATES, "on_time_rate_discounted", "on_time_rate_low_p_chance", "error_median_s",
+            f"tempo_within_{comp.settings.tempo_tolerance_pct:g}pct", "duration_ok_rate", "timbre_match_rate"]
+    head = "<tr><th>metric</th>" + "".join(f"<th>{escape(n)}</th>" for n in comp.names) + "</tr>"
+    body = ""
+    for k in keys:
+        body += f"<tr><th>{escape(metric_info(k).label)}</th>" + "".join(
+            f'<td class="num">{escape(format_estimate(k, comp.estimates[n].get(k)))}</td>' for n in comp.names) + "</tr>"
+    rank = comp.ranks.get("on_time_rate", {})
+    body += "<tr><th>on-time rank</th>" + "".join(f"<td class='num'>{rank.get(n, '-')}</td>" for n in comp.names)
+    body += "</tr>"
+    prow = "".join(
+        f'<tr class="{"resolved" if p.resolved else "unresolved"}"><td>{escape(metric_info(p.metric).label)}</td>'
+        f"<td>{escape(p.a)} - {escape(p.b)}</td>"
+        f'<td class="num">{escape(format_estimate(p.metric, p.diff))}</td>'
+        f'<td class="num">{_ms(p.floor_s)}</td>'
+        f"<td>{escape(p.verdict)}</td></tr>" for p in comp.pairwise)
+    note = mixed_note(comp)
+    level = f"{100 * comp.settings.ci_level:g} %"
+    return ('<section id="compare"><h2>Systems side by side</h2>'
+            + (f'<p class="warn">{escape(note)}</p>' if note else "")
+            + f"<p>Macro over {len(comp.prompt_ids)} prompts with {level} bootstrap intervals, as "
+            "<code>timingbench compare</code> computes them. A difference is <i>not resolved</i> when its "
+            "interval includes 0, when fewer than the configured number of prompts carry it, or when a timing "
+            "difference is below the family's measurement floor; unresolved differences are never ranked.</p>"
+            f'<table class="systems">{head}{body}</table>'
+            f'<h3>Pairwise differences</h3><table class="pairs" id="pairs"><tr><th>metric</th><th>A - B</th>'
+            f"<th>difference</th><th>floor</th><th>verdict</th></tr>{prow}</table></section>")
+
+
+def _ms(v: float | None) -> str:
+    return "-" if v is None else f"{1000 * float(v):.0f} ms"
+
+
+def index_html(*, title: str, system: str, results: str, summary: dict[str, Any], ov: Overview,
+               table: dict[str, Any], comp: Comparison | None) -> str:
+    """The index page.
+
+    Parameters
+    ----------
+    title : str
+    system : str
+        Name of the reported system.
+    results : str
+        Its results folder.
+    summary : dict
+        Its ``summary.json``.
+    ov : Overview
+    table : dict
+        The clip table's data (``rows``, ``systems``, ``families``, ``kinds``).
+    comp : Comparison or None
+        With ``--compare``.
+    """
+    cards = "".join(_card(h, _counts_text(summary, h.key)) for h in ov.headline)
+    ladder = "".join(_card(h) for h in ov.ladder)
+    unresolved = "".join(f"<li>{escape(n)}</li>" for n in ov.unresolved) or "<li>nothing flagged</li>"
+    prov = "".join(f"<tr><th>{escape(k)}</th><td>{escape(v)}</td></tr>" for k, v in ov.provenance)
+    disc = "".join(
+        f"<details><summary>{escape(k)}: {len(v)}</summary><ul>"
+        + "".join(f"<li>{escape(x)}</li>" for x in v[:500]) + ("<li>...</li>" if len(v) > 500 else "")
+        + "</ul></details>" for k, v in ov.disclosures.items())
+    judged = [g for g in ov.families if not g.exempt]
+    exempt = [g for g in ov.families if g.exempt]
+    controls = summary.get("controls")
+    nav = ["overview", "families", "kinds", *(["compare"] if comp else []), "clips"]
+    body = (
+        f'<header><h1>{escape(title)}</h1><p class="where">system <b>{escape(system)}</b> · results '
+        f'<code>{escape(results)}</code></p><nav>'
+        + " · ".join(f'<a href="#{n}">{n}</a>' for n in nav) + "</nav></header><main>"
+        f'<section id="overview"><h2>Overview</h2><div class="cards" id="headline">{cards}</div>'
+        + (f'<h3>Tempo ladder</h3><div class="cards" id="ladder">{ladder}</div>' if ov.ladder else "")
+        + f'<p class="hint">Big numbers are <code>summary.json</code>\'s rates over events; beside each, the '
+        "same metric macro-averaged over prompts with its bootstrap interval.</p>"
+        f'<h3>What these numbers cannot resolve</h3><ul class="unresolved">{unresolved}</ul>'
+        f'<h3>Run</h3><table class="prov">{prov}</table>{disc}'
+        + (f'<h3>Controls</h3><div class="controls">{_generic(controls)}</div>' if controls is not None else "")
+        + "</section>"
+        f'<section id="families"><h2>Per family</h2><p class="hint">Bars: on time '
+        f'<b style="color:{OUTCOME_COLORS["on_time"]}">■</b>, off time <b style="color:{OUTCOME_COLORS["off_time"]}">'
+        f'■</b>, none <b style="color:{OUTCOME_COLORS["none"]}">■</b>. Histograms: signed error (detected - '
+        "instructed) of credited events across the tolerance, the family's measurement floor shaded blue, "
+        "off-time errors as ticks below (clipped to the axis).</p>"
+        f"{_group_rows(judged, floors=True)}"
+        + (f'<h3 id="exempt">Identity not verified</h3><p class="hint">The family evidence cannot judge these '
+           "families: their events are timed, but any layer changing at the instructed time is credited.</p>"
+           f'<div class="exempt-block">{_group_rows(exempt, floors=True)}</div>' if exempt else "")
+        + "</section>"
+        f'<section id="kinds"><h2>Per kind</h2>{_group_rows(ov.kinds, floors=False)}</section>'
+        + (_compare_section(comp) if comp else "")
+        + '<section id="clips"><h2>Clips</h2><div class="filters">'
+        '<label>family <select id="f-family"><option value="">all</option></select></label> '
+        '<label>kind <select id="f-kind"><option value="">all</option></select></label> '
+        '<label>outcome <select id="f-outcome"><option value="">all</option>'
+        + "".join(f'<option value="{o}">{w}</option>' for o, w in OUTCOME_WORDS.items())
+        + '</select></label> <label>clip <input id="f-text" type="search" placeholder="name contains"></label> '
+        '<label>order <select id="f-order"><option value="clip">clip</option>'
+        '<option value="closest">closest calls first</option>'
+        + ('<option value="disagree">systems disagree first</option>' if comp else "")
+        + '</select></label> <span id="count"></span></div>'
+        '<table class="clips" id="clip-table"><thead></thead><tbody></tbody></table>'
+        '<div class="pager"><button id="prev">‹ previous</button> <span id="pageinfo"></span> '
+        '<button id="next">next ›</button></div></section></main>'
+        + inline_json(table, "tb-table"))
+    return _page(title, body, script="index.js", prefix="")
+
+
+def _verdict_text(row: dict[str, Any] | None) -> str:
+    if row is None:
+        return "no row"
+    o = row.get("outcome")
+    err = row.get("error_s")
+    return OUTCOME_WORDS.get(str(o), str(o)) + ("" if err is None else f" {1000 * float(err):+.0f} ms")
+
+
+def clip_page_html(*, job: ClipJob, views: list[dict[str, Any]], texts: dict[str, str], plots: dict[str, str],
+                   event_errors: dict[str, str], spec: dict[str, Any] | None, audio_rel: str | None,
+                   error: str | None, prompt_text: str | None) -> str:
+    """One clip page (see :mod:`timingbench.report.clip_page`)."""
+    from timingbench.report.pages import page_name
+
+    prev, nxt = job.neighbours
+    nav = ('<a href="../index.html#clips">all clips</a>'
+           + (f' · <a id="prev-clip" href="{page_name(prev)}.html">‹ previous</a>' if prev is not None else "")
+           + (f' · <a id="next-clip" href="{page_name(nxt)}.html">next ›</a>' if nxt is not None else ""))
+    c = job.clip_row
+    facts = []
+    if c:
+        facts.append(f"duration {c.get('duration_s')} s ({'ok' if c.get('duration_ok') else 'not ok'})")
+        t = c.get("tempo")
+        if t:
+            facts.append(f"tempo {t.get('estimate_bpm')} BPM for {t.get('target_bpm')} (within "
+                         + ", ".join(f"±{k} %: {v}" for k, v in (t.get("within_pct") or {}).items()) + ")")
+        facts.append(f"separation {c.get('separation', '-')}, family evidence {c.get('family_evidence', '-')}")
+    by_id = {str(r["event_id"]): r for r in job.rows}
+    other_by = [(name, {str(r["event_id"]): r for r in rows}) for name, rows in job.others]
+    events_html = []
+    for v in views:
+        eid = str(v["event_id"])
+        row = by_id.get(eid, {})
+        verdicts = f"<tr><th>{escape(job.system)}</th><td>{escape(_verdict_text(row))}</td></tr>" + "".join(
+            f"<tr><th>{escape(n)}</th><td>{escape(_verdict_text(m.get(eid)))}</td></tr>" for n, m in other_by)
+        gate = texts.get(eid)
+        events_html.append(
+            f'<section class="event" id="ev-{escape(eid)}"><h3><span class="dot {escape(str(v["outcome"]))}"></span>'
+            f'{escape(eid)} · {escape(str(v["kind"]))}/{escape(str(v["family"]))}'
+            + (f" ({escape(str(v['target']))})" if v.get("target") else "")
+            + f" · instructed {v['instructed_s']} s ±{v['tolerance_s']}</h3>"
+            f'<table class="verdicts">{verdicts}</table>'
+            + (f'<p class="warn">{escape(event_errors[eid])}</p>' if eid in event_errors else "")
+            + (f'<h4>Gate table</h4><pre class="gates">{escape(gate)}</pre>' if gate else "")
+            + (f'<h4>Explain plot</h4><img class="explain" loading="lazy" src="{escape(plots[eid])}" '
+               f'alt="explain plot of {escape(eid)}">' if eid in plots else "")
+            + "</section>")
+    player = (f'<audio id="audio" controls preload="metadata" src="{escape(audio_rel)}"></audio>' if audio_rel
+              else '<p class="hint" id="no-audio">Audio not included (write the report with --audio copy or '
+                   "--audio mp3).</p>")
+    figure = ""
+    if spec is not None:
+        figure = (f'<div id="spec-wrap" title="click to move the audio here"><img id="spec" src="{escape(spec["src"])}" '
+                  f'alt="log-mel spectrogram"><div id="overlay"></div><div id="cursor"></div></div>'
+                  '<div id="axis"></div><p class="hint legend">Dashed white: instructed time; pale band: '
+                  "tolerance; blue: search window; green: detection; amber: nearest rejected candidate; "
+                  "short ticks: the detector's candidates. Click the image to move the audio there.</p>")
+    controls = c.get("controls") if c else None
+    body = (
+        f'<header><h1>{escape(job.clip)}</h1><nav>{nav}</nav>'
+        + (f'<p class="prompt">{escape(prompt_text)}</p>' if prompt_text else "")
+        + f'<p class="where">{escape(" · ".join(facts))}</p></header><main>'
+        + (f'<p class="warn" id="clip-error">Not re-derived: {escape(error)}</p>' if error else "")
+        + figure + player
+        + (f'<h3>Controls</h3><div class="controls">{_generic(controls)}</div>' if controls is not None else "")
+        + "".join(events_html) + "</main>"
+        + inline_json({"spec": spec, "events": views}, "tb-clip"))
+    return _page(f"{job.clip} · timingbench report", body, script="clip.js", prefix="../")

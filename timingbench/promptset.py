@@ -27,16 +27,13 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
 from timingbench.config import Config
 from timingbench.errors import ConfigError, ParameterError, PromptError
 from timingbench.prompts import EVENT_FAMILIES, MIX_KINDS, PROMPT_FAMILIES, parse_prompt
-
-if TYPE_CHECKING:
-    pass
 
 # Short kind codes used by the plan below.
 _KIND = {

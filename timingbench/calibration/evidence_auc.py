@@ -18,7 +18,7 @@ Each backend scores the probes with what its gate reads: the trained change head
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from timingbench.annotation_io import load_annotations
 from timingbench.calibration.evaluate import default_prompts_path, load_corpus
@@ -26,9 +26,6 @@ from timingbench.config import Config
 from timingbench.evidence.metrics import Probe, auc_table
 from timingbench.identity import gate_score
 from timingbench.runner import ScoreOptions
-
-if TYPE_CHECKING:
-    pass
 
 
 def corpus_probes(corpus: Any, annotations: Any, config: Config,

@@ -11,7 +11,7 @@ import json
 import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from timingbench.annotation_io import AnnotationSet, load_annotations
 from timingbench.calibration.agreement import (
@@ -27,9 +27,6 @@ from timingbench.errors import TimingbenchError
 from timingbench.jsonio import write_json
 from timingbench.params.tools import AnnotationsParams
 from timingbench.prompts import Prompt, load_prompts, match_clips
-
-if TYPE_CHECKING:
-    pass
 
 
 def _prompts_near(explicit: str | None, *places: str | Path | None) -> Path | None:

@@ -4,15 +4,11 @@ from __future__ import annotations
 
 import argparse
 import sys
-from typing import TYPE_CHECKING
 
 from timingbench.config import load_config
 from timingbench.jsonio import write_jsonl
 from timingbench.prompts import load_prompts
 from timingbench.promptset import composition, format_composition, generate_prompt_set
-
-if TYPE_CHECKING:
-    pass
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]

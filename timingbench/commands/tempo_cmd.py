@@ -21,7 +21,6 @@ from __future__ import annotations
 import argparse
 import re
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -36,9 +35,6 @@ from timingbench.calibration.tempo_check import (
 from timingbench.config import load_config
 from timingbench.errors import ParameterError
 from timingbench.jsonio import write_json
-
-if TYPE_CHECKING:
-    pass
 
 
 def _plain(doc: str) -> str:

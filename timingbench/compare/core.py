@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
@@ -39,9 +39,6 @@ from timingbench.config import Config
 from timingbench.controls.report import METRICS as CONTROL_METRICS
 from timingbench.errors import ParameterError, TimingbenchError
 from timingbench.prompts import EVENT_FAMILIES, EVENT_KINDS
-
-if TYPE_CHECKING:
-    pass
 
 OUTCOME_RATES = ("on_time_rate", "off_time_rate", "none_rate")
 

@@ -36,7 +36,7 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import mido
 import numpy as np
@@ -50,9 +50,6 @@ from timingbench.evidence.programs import DEFAULT_CHOIR_FAMILY, FAMILIES, check_
 from timingbench.features import spectral as _sp
 from timingbench.params.generation import RenderParams
 from timingbench.render.synth import render_midi
-
-if TYPE_CHECKING:
-    pass
 
 SR = 44100
 #: Identifier of the data recipe, written into every manifest. 2: vocals are a human voice

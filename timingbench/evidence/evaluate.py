@@ -15,7 +15,7 @@ output frame, present against absent).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -27,9 +27,6 @@ from timingbench.evidence.model import FamilyNet
 from timingbench.evidence.programs import FAMILIES
 from timingbench.evidence.targets import output_times, presence_targets
 from timingbench.identity import array_side_levels, change_near, gate_score
-
-if TYPE_CHECKING:
-    pass
 
 SR, HOP = 44100, 512
 

@@ -14,7 +14,7 @@ import base64
 import importlib
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -22,9 +22,6 @@ import numpy.typing as npt
 from timingbench.audio import Clip
 from timingbench.config import Config
 from timingbench.errors import ClipError
-
-if TYPE_CHECKING:
-    pass
 
 
 @dataclass(frozen=True)

@@ -11,13 +11,9 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 from timingbench.errors import ConfigError
 from timingbench.params.base import Params, register
-
-if TYPE_CHECKING:
-    pass
 
 
 def _fail(params: Params, name: str, why: str) -> ConfigError:

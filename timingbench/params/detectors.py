@@ -9,13 +9,9 @@ provenance) are generated from it by ``tools/params_docs.py --write``;
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 from timingbench.errors import ConfigError
 from timingbench.params.base import Params, register
-
-if TYPE_CHECKING:
-    pass
 
 
 @register

@@ -14,7 +14,7 @@ import math
 import zlib
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
@@ -45,9 +45,6 @@ from timingbench.render.instruments import (
 )
 from timingbench.render.synth import GainOp
 from timingbench.render.truth_rules import TruthRule
-
-if TYPE_CHECKING:
-    pass
 
 #: Families an instrument event can target (SPEC section 1 without ``mix``).
 INSTRUMENT_FAMILIES = ("percussion", "bass", "guitar", "piano", "vocals", "strings", "brass",

@@ -32,8 +32,20 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     m.add_argument("--choir-family", choices=CHOIR_FAMILIES, default=DEFAULT_CHOIR_FAMILY,
                    help="family of GM choir aahs / voice oohs (52, 53), sampled voices without words "
                         f"(default {DEFAULT_CHOIR_FAMILY}; decide on dev figures)")
+    m.add_argument("--no-arrays", action="store_true",
+                   help="do not write the memory-mapped training arrays (write them later with cache-arrays)")
     m.add_argument("--config", type=Path, default=None, help="configuration YAML")
     m.set_defaults(func=run_make_data)
+
+    c = ev.add_parser("cache-arrays", help="write a rendered data folder's training arrays",
+                      description="Turn the shards (part-*.npz) of a data folder into memory-mapped arrays "
+                                  "(log-mel float16, labels uint8, presence float16, change int8), so training "
+                                  "reads arrays and decodes nothing. make-data does this itself.")
+    c.add_argument("--data", required=True, type=Path, help="data folder written by make-data")
+    c.add_argument("--out", type=Path, default=None,
+                   help="folder for the arrays (default: the data folder itself)")
+    c.add_argument("--config", type=Path, default=None, help="configuration YAML")
+    c.set_defaults(func=run_cache_arrays)
 
     t = ev.add_parser("train", help="train the network from data sets (seeded)",
                       description="Train the family evidence network on --data, select the epoch on --dev, "
@@ -47,8 +59,18 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     t.add_argument("--lr", type=float, default=2e-3, help="peak learning rate (default 2e-3)")
     t.add_argument("--change-weight", type=float, default=1.0,
                    help="weight of the change head's loss (0 trains presence only; default 1)")
-    t.add_argument("--threads", type=int, default=1, help="torch threads (default 1)")
+    t.add_argument("--threads", type=int, default=2, help="torch threads (default 2, both cores)")
+    t.add_argument("--no-prefetch", action="store_true",
+                   help="assemble batches on the training thread (default: a background thread prepares the next)")
+    t.add_argument("--width", type=int, default=12, help="channels of the first conv block (default 12)")
+    t.add_argument("--embed", type=int, default=96, help="embedding channels (default 96)")
     t.add_argument("--limit", type=int, default=None, help="use only the first N training clips")
+    t.add_argument("--checkpoint", type=Path, default=None,
+                   help="checkpoint written after every epoch (default: OUT with suffix .ckpt)")
+    t.add_argument("--resume", type=Path, default=None,
+                   help="continue the run of this checkpoint (same settings and data) bit-for-bit")
+    t.add_argument("--stop-after", type=int, default=None,
+                   help="end this sitting after epoch N (the checkpoint continues it with --resume)")
     t.add_argument("--config", type=Path, default=None, help="configuration YAML")
     t.set_defaults(func=run_train)
 
@@ -79,46 +101,66 @@ def run_make_data(args: argparse.Namespace) -> int:
     fonts = [str(s) for s in args.soundfont] if args.soundfont else \
         ([HELD_OUT_SOUNDFONT] if args.test else list(TRAIN_SOUNDFONTS))
     man = make_dataset(args.out, cfg=cfg, n_clips=args.n, seed=args.seed, soundfonts=fonts,
-                       augment=not args.test, allow_held_out=args.test, choir_family=args.choir_family)
+                       augment=not args.test, allow_held_out=args.test, choir_family=args.choir_family,
+                       arrays=not args.no_arrays)
     print(f"wrote {man['n_clips']} clips to {args.out} (recipe {man['recipe']}, choirs: "
           f"{man['params']['choir_family']}, soundfonts: {', '.join(Path(s).name for s in fonts)})")
     return 0
 
 
-def run_train(args: argparse.Namespace) -> int:
-    """Train and write the weights file."""
-    import numpy as np
+def run_cache_arrays(args: argparse.Namespace) -> int:
+    """Write a data folder's training arrays."""
+    from timingbench.evidence.arrays import write_arrays
 
-    from timingbench.evidence.dataset import load_dataset, training_sources
+    rec = write_arrays(args.data, args.out, cfg=load_config(args.config))
+    print(f"wrote the arrays of {rec['n_clips']} clips to {args.out or args.data}")
+    return 0
+
+
+def run_train(args: argparse.Namespace) -> int:
+    """Train (or continue training) and write the weights file, its curve and its PNG."""
+    from timingbench.commands.score_cmd import progress_bar
+    from timingbench.evidence.arrays import ArraySet, open_arrays
+    from timingbench.evidence.dataset import training_sources
+    from timingbench.evidence.infer import reference_outputs
     from timingbench.evidence.model import save_weights
-    from timingbench.evidence.train import TrainParams, train_model
+    from timingbench.evidence.train import TrainParams, plot_curve, train_model
+    from timingbench.jsonio import write_json
 
     cfg = load_config(args.config)
-    mels, labs = [], []
     sources = training_sources([*args.data, args.dev])
-    for folder in args.data:
-        m, lab, _ = load_dataset(folder)
-        mels.append(m)
-        labs.append(lab)
-    xm, xl = np.concatenate(mels), np.concatenate(labs)
-    if args.limit:
-        xm, xl = xm[: args.limit], xl[: args.limit]
-    dm, dl, _ = load_dataset(args.dev)
-    print(f"training on {len(xm)} clips, selecting on {len(dm)} dev clips", file=sys.stderr)
+    train = ArraySet([open_arrays(f, cfg=cfg) for f in args.data], limit=args.limit)
+    dev = ArraySet([open_arrays(args.dev, cfg=cfg)])
+    print(f"training on {len(train)} clips, selecting on {len(dev)} dev clips", file=sys.stderr)
     params = TrainParams(epochs=args.epochs, batch=args.batch, lr=args.lr, change_weight=args.change_weight,
-                         seed=args.seed, threads=args.threads)
-    model, curve = train_model((xm, xl), (dm, dl), cfg=cfg, params=params)
+                         seed=args.seed, threads=args.threads, width=args.width, embed=args.embed,
+                         prefetch=not args.no_prefetch, stop_after=args.stop_after)
+    ckpt = args.checkpoint or args.out.with_suffix(".ckpt")
+    with progress_bar() as bar:
+        task = bar.add_task("training", total=None, clip="")
+        state = {"last": ""}
+
+        def tick(epoch: int, epochs: int, done: int, n_batches: int, row: dict[str, Any] | None) -> None:
+            if row is not None:
+                state["last"] = f"loss {row['train_loss']:.4f}  dev AUC {row['dev_auc']}"
+            bar.update(task, completed=done, total=n_batches, description=f"epoch {epoch}/{epochs}",
+                       clip=state["last"])
+
+        model, curve, complete = train_model(train, dev, cfg=cfg, params=params, checkpoint=ckpt,
+                                             resume=args.resume, progress=tick)
+    if not complete:
+        print(f"stopped after epoch {len(curve['epochs'])}/{params.epochs}; continue with --resume {ckpt}")
+        return 0
     args.out.parent.mkdir(parents=True, exist_ok=True)
-    meta = {"licence": "MIT (timingbench); trained only on renders of the Debian GM soundfonts listed in "
+    meta = {"licence": "MIT (timingbench); trained only on renders of the Debian sound sets listed in "
                        "data and on vocadito (CC BY 4.0)",
             "train_params": params.__dict__, "recipe": sources[0]["recipe"], "data": sources, "curve": curve,
             "config_version": cfg.version}
     save_weights(model, args.out, meta=meta)
-    from timingbench.evidence.infer import reference_outputs
-    from timingbench.jsonio import write_json
-
     write_json(args.out.with_suffix(".reference.json"), reference_outputs(args.out))
-    print(f"wrote {args.out} (best epoch {curve.get('best_epoch')}, {curve['parameters']} parameters)")
+    plot_curve(curve, args.out.with_suffix(".curve.png"))
+    print(f"wrote {args.out} and {args.out.with_suffix('.curve.png').name} (best epoch {curve.get('best_epoch')}, "
+          f"{curve['parameters']} parameters)")
     return 0
 
 

@@ -48,6 +48,7 @@ from timingbench.errors import ConfigError, ParameterError
 from timingbench.evidence.layouts import HARD_NEGATIVE_P, ClipLayout, sample_layout
 from timingbench.evidence.programs import DEFAULT_CHOIR_FAMILY, FAMILIES, check_choir_family
 from timingbench.features import spectral as _sp
+from timingbench.features.bank import log_mel as bank_log_mel
 from timingbench.params.generation import RenderParams
 from timingbench.render.synth import render_midi
 
@@ -115,14 +116,6 @@ class DataParams:
                    vocadito_train_from_s=float(ev.vocadito_train_from_s),
                    n_fft=int(feat.n_fft), hop=int(feat.hop), n_mels=int(feat.n_mels),
                    db_range=float(feat.db_range), choir_family=check_choir_family(choir_family))
-
-
-def log_mel(y: npt.ArrayLike, p: DataParams) -> F32:
-    """The feature bank's log-mel of mono 44.1 kHz audio (dB re its maximum, float32)."""
-    x = np.asarray(y, dtype=np.float32)
-    mag = _sp.stft_magnitude(x, n_fft=p.n_fft, hop=p.hop)
-    mel = np.asarray(_sp.mel_basis(sr=SR, n_fft=p.n_fft, n_mels=p.n_mels) @ (mag * mag))
-    return _sp.log_mel_db(mel, db_range=p.db_range)
 
 
 def frame_labels(stems: dict[str, npt.NDArray[np.float64]], mix: npt.NDArray[np.float64],
@@ -413,9 +406,13 @@ def training_sources(folders: Sequence[Path]) -> list[dict[str, Any]]:
 
 def make_dataset(out: Path, *, cfg: Config, n_clips: int, seed: int, soundfonts: Sequence[str],
                  augment: bool = True, allow_held_out: bool = False, chunk: int = 64,
-                 choir_family: str = DEFAULT_CHOIR_FAMILY,
+                 choir_family: str = DEFAULT_CHOIR_FAMILY, arrays: bool = True,
                  progress: Callable[[int, int], None] | None = None) -> dict[str, Any]:
     """Render, augment and label ``n_clips`` clips into ``out`` (shards ``part-XXXX.npz``).
+
+    With ``arrays`` (the default) the finished folder also receives its memory-mapped
+    training arrays (:func:`timingbench.evidence.arrays.write_arrays`), so training
+    decodes nothing.
 
     Clip ``i`` is rendered with ``soundfonts[i % len(soundfonts)]``. A shard already on
     disk is kept (a killed run resumes, when its manifest matches). ``manifest.json``
@@ -471,7 +468,7 @@ def make_dataset(out: Path, *, cfg: Config, n_clips: int, seed: int, soundfonts:
                 continue
             for lay, stems in zip(group, render_stems(group, sfont, p, vocals, render=cast(RenderParams, cfg.params.render)), strict=True):
                 mix, wet = mix_clip(stems, lay, augment=augment, seed=seed)
-                mel = log_mel(mix, p)
+                mel = bank_log_mel(mix, sr=SR, p=cast("FeaturesParams", cfg.params.features))
                 lab = frame_labels(wet, mix, p)[:, : mel.shape[1]]
                 mels.append(mel.astype(np.float16))
                 labs.append(lab)
@@ -491,6 +488,10 @@ def make_dataset(out: Path, *, cfg: Config, n_clips: int, seed: int, soundfonts:
         else:
             rate = done / max(time.perf_counter() - t_start, 1e-9)
             print(f"  {done}/{n_clips} clips ({rate:.1f} clips/s)", file=sys.stderr, flush=True)
+    if arrays:
+        from timingbench.evidence.arrays import write_arrays
+
+        write_arrays(out, cfg=cfg)
     return manifest
 
 
@@ -510,6 +511,20 @@ def _check_resume(out: Path, manifest: dict[str, Any]) -> None:
                              f"{old['recipe']}); write to an empty folder")
 
 
+def shard_paths(folder: Path) -> list[Path]:
+    """The finished shards of a data set folder, in clip order.
+
+    Raises
+    ------
+    ParameterError
+        If the folder holds no shard.
+    """
+    shards = [s for s in sorted(folder.glob("part-*.npz")) if not s.name.endswith(".tmp.npz")]
+    if not shards:
+        raise ParameterError(f"{folder}: no data shards (part-*.npz); run `timingbench evidence make-data`")
+    return shards
+
+
 def load_dataset(folder: Path) -> tuple[npt.NDArray[np.float16], npt.NDArray[np.uint8], list[dict[str, Any]]]:
     """All shards of a data set folder: log-mels, labels and clip metadata (in clip order).
 
@@ -518,10 +533,7 @@ def load_dataset(folder: Path) -> tuple[npt.NDArray[np.float16], npt.NDArray[np.
     ParameterError
         If the folder holds no shard.
     """
-    shards = sorted(folder.glob("part-*.npz"))
-    shards = [s for s in shards if not s.name.endswith(".tmp.npz")]
-    if not shards:
-        raise ParameterError(f"{folder}: no data shards (part-*.npz); run `timingbench evidence make-data`")
+    shards = shard_paths(folder)
     mels, labs, meta = [], [], []
     for s in shards:
         with np.load(s) as z:

@@ -215,7 +215,7 @@ def test_training_path_end_to_end_on_a_few_rendered_clips(config: Config, tmp_pa
     from timingbench.evidence.train import TrainParams, train_model
 
     man = ds.make_dataset(tmp_path / "d", cfg=config, n_clips=4, seed=11, soundfonts=[str(FLUID)], chunk=4,
-                          progress=lambda *_: None)
+                          real_kit_p=0.5 if ds.real_kits() else 0.0, progress=lambda *_: None)
     mel, lab, meta = ds.load_dataset(tmp_path / "d")
     assert man["n_clips"] == 4 and mel.shape[0] == lab.shape[0] == len(meta) == 4
     assert mel.shape[1] == 128 and lab.shape[1] == 11 and mel.shape[2] == lab.shape[2]

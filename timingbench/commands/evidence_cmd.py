@@ -25,7 +25,11 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     m.add_argument("--n", type=int, default=2048, help="number of clips (default 2048)")
     m.add_argument("--seed", type=int, default=1, help="data set seed (default 1)")
     m.add_argument("--soundfont", action="append", type=Path, default=None,
-                   help="soundfont to render with (repeatable; default: the four training soundfonts)")
+                   help="sound set to render with: a GM soundfont (.sf2/.sf3) or a TiMidity++ configuration "
+                        "(.cfg, e.g. freepats); repeatable; default: the four training soundfonts and freepats")
+    m.add_argument("--real-kit-p", type=float, default=None,
+                   help="share of clips whose drum kit is a real multi-sampled kit (avldrums, hydrogen-drumkits); "
+                        "default evidence.real_kit_p; 0 with --test")
     m.add_argument("--test", action="store_true",
                    help="a test set: no effects, real singing only from vocadito's test part (before "
                         "evidence.vocadito_train_from_s); the only way to use MuseScore General")
@@ -59,7 +63,9 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     t.add_argument("--lr", type=float, default=2e-3, help="peak learning rate (default 2e-3)")
     t.add_argument("--change-weight", type=float, default=1.0,
                    help="weight of the change head's loss (0 trains presence only; default 1)")
-    t.add_argument("--threads", type=int, default=2, help="torch threads (default 2, both cores)")
+    t.add_argument("--threads", type=int, default=1,
+                   help="torch threads (default 1: with the batch-prefetch thread this uses two cores; "
+                        "benchmarks/evidence_training_speed.py measures the choice)")
     t.add_argument("--no-prefetch", action="store_true",
                    help="assemble batches on the training thread (default: a background thread prepares the next)")
     t.add_argument("--width", type=int, default=12, help="channels of the first conv block (default 12)")
@@ -95,16 +101,17 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
 
 def run_make_data(args: argparse.Namespace) -> int:
     """Render a data set."""
-    from timingbench.evidence.dataset import HELD_OUT_SOUNDFONT, TRAIN_SOUNDFONTS, make_dataset
+    from timingbench.evidence.dataset import HELD_OUT_SOUNDFONT, TRAIN_SOURCES, make_dataset
 
     cfg = load_config(args.config)
     fonts = [str(s) for s in args.soundfont] if args.soundfont else \
-        ([HELD_OUT_SOUNDFONT] if args.test else list(TRAIN_SOUNDFONTS))
+        ([HELD_OUT_SOUNDFONT] if args.test else list(TRAIN_SOURCES))
     man = make_dataset(args.out, cfg=cfg, n_clips=args.n, seed=args.seed, soundfonts=fonts,
                        augment=not args.test, allow_held_out=args.test, choir_family=args.choir_family,
-                       arrays=not args.no_arrays)
+                       arrays=not args.no_arrays, real_kit_p=args.real_kit_p)
     print(f"wrote {man['n_clips']} clips to {args.out} (recipe {man['recipe']}, choirs: "
-          f"{man['params']['choir_family']}, soundfonts: {', '.join(Path(s).name for s in fonts)})")
+          f"{man['params']['choir_family']}, sound sets: {', '.join(Path(s).name for s in fonts)}; real kits in "
+          f"{man['kits']['real_kit_p']:.0%} of the kit parts)")
     return 0
 
 

@@ -70,7 +70,7 @@ class TrainParams:
     level_shift_db: float = 20.0
     change_weight: float = 1.0
     seed: int = 0
-    threads: int = 2
+    threads: int = 1
     width: int = 12
     embed: int = 96
     prefetch: bool = True

@@ -227,3 +227,32 @@ def test_weights_digest_is_computed_once_per_file_version(tmp_path: Path, monkey
     os.utime(f, ns=(1, 2))
     assert infer.weights_digest(f) != d1 and len(reads) == 2
     assert infer.WEIGHTS.name == "family_evidence.pt" and infer.WEIGHTS.is_file()
+
+
+def test_full_mel_resolution_design_keeps_the_output_frames(tmp_path: Path) -> None:
+    from timingbench.evidence.model import NetShape
+
+    x = torch.zeros((2, 128, 64)) - 40.0
+    outs = {}
+    for pool in (1, 2):
+        m = FamilyNet(NetShape(width=4, embed=8, context_frames=10, guard_frames=2, db_range=80.0, mel_pool=pool))
+        save_weights(m, tmp_path / f"m{pool}.pt", meta={})
+        again, _ = load_weights(tmp_path / f"m{pool}.pt")
+        assert again.shape.mel_pool == pool
+        with torch.inference_mode():
+            outs[pool] = [t.shape for t in again(x)]
+    assert outs[1] == outs[2] == [torch.Size([2, len(FAMILIES), 16]), torch.Size([2, len(FAMILIES), 3, 16])]
+    with pytest.raises(ValueError, match="mel_pool"):
+        FamilyNet(NetShape(db_range=80.0, mel_pool=3))
+
+
+def test_corpus_rows_can_be_restricted_to_one_split(tmp_path: Path) -> None:
+    from timingbench.evidence.corpus_eval import _annotations
+
+    rows = [{"clip": f"c{i}.wav", "event_id": f"c{i}/e1", "occurred": True, "onset_s": 1.0, "onset_character": "hard",
+             "salience": 1, "annotator": "renderer", "split": split} for i, split in enumerate(["dev", "validation", "dev"])]
+    path = tmp_path / "truth.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    assert [r.clip for r in _annotations(path, "dev").layer1] == ["c0.wav", "c2.wav"]
+    assert [r.clip for r in _annotations(path, "validation").layer1] == ["c1.wav"]
+    assert len(_annotations(path, None).layer1) == 3

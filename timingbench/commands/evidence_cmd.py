@@ -70,6 +70,8 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
                    help="assemble batches on the training thread (default: a background thread prepares the next)")
     t.add_argument("--width", type=int, default=12, help="channels of the first conv block (default 12)")
     t.add_argument("--embed", type=int, default=96, help="embedding channels (default 96)")
+    t.add_argument("--mel-pool", type=int, choices=[1, 2], default=2,
+                   help="mel bands averaged before the trunk (default 2: 64 bands; 1: all 128)")
     t.add_argument("--limit", type=int, default=None, help="use only the first N training clips")
     t.add_argument("--checkpoint", type=Path, default=None,
                    help="checkpoint written after every epoch (default: OUT with suffix .ckpt)")
@@ -92,7 +94,11 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
                    help="backend(s) to evaluate on --annotations (repeatable; default trained)")
     e.add_argument("--cache", default=None, help="feature cache folder (with --annotations)")
     e.add_argument("--weights", type=Path, action="append", default=None,
-                   help="weights file (repeatable, NAME=PATH allowed; default: the shipped weights)")
+                   help="weights file (repeatable, NAME=PATH allowed; default: the shipped weights); with "
+                        "--annotations every family of each file is scored")
+    e.add_argument("--split", choices=["dev", "validation"], default=None,
+                   help="with --annotations: only the rows of this split (dev selects models; validation "
+                        "only measures)")
     e.add_argument("--out", type=Path, default=None, help="write the report JSON here")
     e.add_argument("--config", type=Path, default=None, help="configuration YAML")
     e.set_defaults(func=run_eval)
@@ -140,7 +146,7 @@ def run_train(args: argparse.Namespace) -> int:
     dev = ArraySet([open_arrays(args.dev, cfg=cfg)])
     print(f"training on {len(train)} clips, selecting on {len(dev)} dev clips", file=sys.stderr)
     params = TrainParams(epochs=args.epochs, batch=args.batch, lr=args.lr, change_weight=args.change_weight,
-                         seed=args.seed, threads=args.threads, width=args.width, embed=args.embed,
+                         seed=args.seed, threads=args.threads, width=args.width, embed=args.embed, mel_pool=args.mel_pool,
                          prefetch=not args.no_prefetch, stop_after=args.stop_after)
     ckpt = args.checkpoint or args.out.with_suffix(".ckpt")
     with progress_bar() as bar:
@@ -184,11 +190,9 @@ def run_eval(args: argparse.Namespace) -> int:
     if args.annotations is not None:
         return _eval_corpus(args, cfg)
     models = {}
-    for item in args.weights or [WEIGHTS]:
-        text = str(item)
-        name, _, path = text.partition("=") if "=" in text else (Path(text).stem, "", text)
+    for name, path in _named_weights(args.weights or [WEIGHTS]).items():
         try:
-            models[name], _ = load_weights(Path(path))
+            models[name], _ = load_weights(path)
         except (OSError, ValueError, RuntimeError) as exc:
             raise ParameterError(f"{path}: cannot load weights ({exc})") from None
     logmel, labels, meta = load_dataset(args.data)
@@ -209,6 +213,16 @@ def run_eval(args: argparse.Namespace) -> int:
     return 0
 
 
+def _named_weights(items: list[Path]) -> dict[str, Path]:
+    """``NAME=PATH`` (or ``PATH``, named by its stem) items as name -> path."""
+    out = {}
+    for item in items:
+        text = str(item)
+        name, _, path = text.partition("=") if "=" in text else (Path(text).stem, "", text)
+        out[name] = Path(path)
+    return out
+
+
 def _eval_corpus(args: argparse.Namespace, cfg: Any) -> int:
     from timingbench.evidence.corpus_eval import evaluate_corpus
     from timingbench.evidence.metrics import format_table
@@ -216,10 +230,23 @@ def _eval_corpus(args: argparse.Namespace, cfg: Any) -> int:
 
     if args.clips is None:
         raise ParameterError("--annotations needs --clips (the folder of the annotated clips)")
+    if args.weights:
+        from timingbench.evidence.corpus_eval import evaluate_corpus_weights
+
+        rep = evaluate_corpus_weights(args.annotations, args.clips, cfg, weights=_named_weights(args.weights),
+                                      split=args.split, prompts_path=args.prompts, cache_dir=args.cache)
+        print(format_table(rep["tables"]))
+        print("probes: " + ", ".join(f"{k} {v}" for k, v in sorted(rep["n_probes"].items())))
+        for e in rep["errors"]:
+            print(f"error: {e}", file=sys.stderr)
+        if args.out is not None:
+            write_json(args.out, {"annotations": str(args.annotations), **rep})
+            print(f"wrote {args.out}")
+        return 0
     reports = {}
     for backend in args.family_evidence or ["trained"]:
         reports[backend] = evaluate_corpus(args.annotations, args.clips, cfg, backend=backend,
-                                           prompts_path=args.prompts, cache_dir=args.cache)
+                                           prompts_path=args.prompts, cache_dir=args.cache, split=args.split)
     print(format_table({b: r["table"] for b, r in reports.items()}))
     first = next(iter(reports.values()))
     print("probes: " + ", ".join(f"{k} {v}" for k, v in sorted(first["n_probes"].items())))

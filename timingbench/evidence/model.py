@@ -45,6 +45,9 @@ class NetShape:
     #: None only in weights files written before it was recorded; :func:`load_weights`
     #: fills it in from the configuration.
     db_range: float | None = None
+    #: Mel bands averaged before the first conv block (2: 64 bands; 1: all 128, twice the
+    #: frequency resolution at about twice the trunk's cost).
+    mel_pool: int = 2
 
     def as_dict(self) -> dict[str, Any]:
         """Plain dict for the weights file."""
@@ -64,14 +67,14 @@ class FamilyNet(nn.Module):
         s = shape or NetShape()
         self.shape = s
         w = s.width
-        if s.stride != 4 or s.n_mels % 32:
-            raise ValueError("FamilyNet needs stride 4 and n_mels divisible by 32")
+        if s.stride != 4 or s.mel_pool not in (1, 2) or s.n_mels % (16 * s.mel_pool):
+            raise ValueError("FamilyNet needs stride 4, mel_pool 1 or 2 and n_mels divisible by 16 * mel_pool")
         if s.db_range is None or s.db_range <= 0:
             raise ValueError(f"FamilyNet needs the input's positive dB range, got {s.db_range}")
         self._half_range = float(s.db_range) / 2.0
-        self.conv = nn.Sequential(nn.AvgPool2d((2, 1)), _block(1, w, (2, 2)), _block(w, 2 * w, (2, 2)),
+        self.conv = nn.Sequential(nn.AvgPool2d((s.mel_pool, 1)), _block(1, w, (2, 2)), _block(w, 2 * w, (2, 2)),
                                   _block(2 * w, 4 * w, (2, 1)), _block(4 * w, 4 * w, (2, 1)))
-        bins = s.n_mels // 32
+        bins = s.n_mels // (16 * s.mel_pool)
         self.proj = nn.Sequential(nn.Conv1d(4 * w * bins, s.embed, 1), nn.ReLU())
         self.tcn = nn.ModuleList([nn.Conv1d(s.embed, s.embed, 5, padding=2 * d, dilation=d) for d in (1, 2, 4)])
         self.presence = nn.Conv1d(s.embed, s.n_families, 1)

@@ -73,17 +73,18 @@ class TrainParams:
     threads: int = 1
     width: int = 12
     embed: int = 96
+    mel_pool: int = 2
     prefetch: bool = True
     stop_after: int | None = None
 
 
-def shape_from_config(cfg: Config, *, n_mels: int, width: int = 12, embed: int = 96) -> NetShape:
+def shape_from_config(cfg: Config, *, n_mels: int, width: int = 12, embed: int = 96, mel_pool: int = 2) -> NetShape:
     """The network shape implied by the configuration's stride, context, guard and log-mel
     range (``evidence.frame_stride``, ``context_s``, ``guard_s``, ``features.hop``,
     ``features.db_range``)."""
     tp = TargetParams.from_config(cfg)
     return NetShape(n_mels=n_mels, width=width, embed=embed, stride=tp.stride, context_frames=tp.context_frames,
-                    guard_frames=tp.guard_frames,
+                    guard_frames=tp.guard_frames, mel_pool=mel_pool,
                     db_range=float(cast("FeaturesParams", cfg.params.features).db_range))
 
 
@@ -236,7 +237,8 @@ def train_model(train: ArraySet, dev: ArraySet, *, cfg: Config, params: TrainPar
     torch.set_num_threads(params.threads)
     rng = np.random.default_rng(params.seed)
     tp = TargetParams.from_config(cfg)
-    shape = shape_from_config(cfg, n_mels=train.n_mels, width=params.width, embed=params.embed)
+    shape = shape_from_config(cfg, n_mels=train.n_mels, width=params.width, embed=params.embed,
+                              mel_pool=params.mel_pool)
     floor = -float(cast(float, shape.db_range))
     model = FamilyNet(shape)
     cw = class_weights(train)

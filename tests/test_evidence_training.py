@@ -256,3 +256,18 @@ def test_corpus_rows_can_be_restricted_to_one_split(tmp_path: Path) -> None:
     assert [r.clip for r in _annotations(path, "dev").layer1] == ["c0.wav", "c2.wav"]
     assert [r.clip for r in _annotations(path, "validation").layer1] == ["c1.wav"]
     assert len(_annotations(path, None).layer1) == 3
+
+
+def test_ensemble_averages_its_members_logits() -> None:
+    from timingbench.evidence.model import Ensemble, NetShape
+
+    torch.manual_seed(0)
+    a = FamilyNet(NetShape(width=4, embed=8, context_frames=10, guard_frames=2, db_range=80.0)).eval()
+    b = FamilyNet(NetShape(width=6, embed=8, context_frames=10, guard_frames=2, db_range=80.0, mel_pool=1)).eval()
+    x = torch.rand((1, 128, 64)) * -80.0
+    with torch.inference_mode():
+        (pa, ca), (pb, cb), (pe, ce) = a(x), b(x), Ensemble([a, b])(x)
+    torch.testing.assert_close(pe, (pa + pb) / 2)
+    torch.testing.assert_close(ce, (ca + cb) / 2)
+    with pytest.raises(ValueError, match="differ"):
+        Ensemble([a, FamilyNet(NetShape(width=4, embed=8, context_frames=12, guard_frames=2, db_range=80.0))])

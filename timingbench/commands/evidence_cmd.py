@@ -94,8 +94,9 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
                    help="backend(s) to evaluate on --annotations (repeatable; default trained)")
     e.add_argument("--cache", default=None, help="feature cache folder (with --annotations)")
     e.add_argument("--weights", type=Path, action="append", default=None,
-                   help="weights file (repeatable, NAME=PATH allowed; default: the shipped weights); with "
-                        "--annotations every family of each file is scored")
+                   help="weights file (repeatable, NAME=PATH allowed, PATH+PATH an ensemble averaging the "
+                        "networks' logits, with --data; default: the shipped weights); with --annotations every "
+                        "family of each file is scored")
     e.add_argument("--split", choices=["dev", "validation"], default=None,
                    help="with --annotations: only the rows of this split (dev selects models; validation "
                         "only measures)")
@@ -183,16 +184,17 @@ def run_eval(args: argparse.Namespace) -> int:
     from timingbench.evidence.evaluate import evaluate_dataset
     from timingbench.evidence.infer import WEIGHTS
     from timingbench.evidence.metrics import format_table
-    from timingbench.evidence.model import load_weights
+    from timingbench.evidence.model import Ensemble, load_weights
     from timingbench.jsonio import write_json
 
     cfg = load_config(args.config)
     if args.annotations is not None:
         return _eval_corpus(args, cfg)
-    models = {}
+    models: dict[str, Any] = {}
     for name, path in _named_weights(args.weights or [WEIGHTS]).items():
         try:
-            models[name], _ = load_weights(path)
+            parts = [load_weights(Path(p))[0] for p in str(path).split("+")]
+            models[name] = parts[0] if len(parts) == 1 else Ensemble(parts)
         except (OSError, ValueError, RuntimeError) as exc:
             raise ParameterError(f"{path}: cannot load weights ({exc})") from None
     logmel, labels, meta = load_dataset(args.data)

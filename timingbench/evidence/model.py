@@ -116,6 +116,30 @@ class FamilyNet(nn.Module):
         return pres, ch.reshape(b, self.shape.n_families, len(CHANGES), t)
 
 
+class Ensemble(nn.Module):
+    """Several :class:`FamilyNet` of one output geometry (stride, context, guard) read as one:
+    the mean of their presence logits and of their change logits."""
+
+    def __init__(self, members: list[FamilyNet]) -> None:
+        super().__init__()
+        if not members:
+            raise ValueError("an ensemble needs at least one network")
+        geo = {(m.shape.stride, m.shape.context_frames, m.shape.guard_frames, m.shape.n_mels) for m in members}
+        if len(geo) != 1:
+            raise ValueError(f"ensemble members differ in stride, context, guard or bands: {sorted(geo)}")
+        self.members = nn.ModuleList(members)
+        self.shape = members[0].shape
+
+    def forward(self, logmel: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """Mean presence logits and mean change logits of the members."""
+        outs = [m(logmel) for m in self.members]
+        return (torch.stack([o[0] for o in outs]).mean(dim=0), torch.stack([o[1] for o in outs]).mean(dim=0))
+
+
+#: What evaluation runs: one network or an ensemble of them.
+EvidenceNet = FamilyNet | Ensemble
+
+
 def n_parameters(model: nn.Module) -> int:
     """Number of trainable parameters."""
     return sum(p.numel() for p in model.parameters() if p.requires_grad)

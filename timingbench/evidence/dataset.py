@@ -1,18 +1,22 @@
 """Training and test data of the family evidence model, made by the reference renderer.
 
 ``make_dataset`` draws seeded clip layouts (:mod:`timingbench.evidence.layouts`), renders
-every family's stem with FluidSynth under one of several soundfonts, applies real audio
+every family's stem under one of several sound sets (GM soundfonts through FluidSynth,
+freepats through TiMidity++; some drum-kit parts by real kits, :mod:`timingbench.evidence.kits`),
+applies real audio
 effects (pedalboard: gain, EQ, reverb, compression, chorus, distortion on guitars, pitch
 shift; soxr band-limiting through 16/22.05/32 kHz; mp3/ogg round trips through ffmpeg;
 noise), mixes, and stores per clip:
 
-- ``logmel``: the feature bank's log-mel of the mix (float16, shape (n_mels, n_frames),
-  dB re the clip maximum, on the bank's 512-sample hop at 44.1 kHz);
+- ``logmel``: the feature bank's log-mel of the mix
+  (:func:`timingbench.features.bank.log_mel`; float16, shape (n_mels, n_frames), dB re the
+  clip maximum, on the bank's 512-sample hop at 44.1 kHz);
 - ``labels``: per family and bank frame, whether the family's stem sounds (uint8,
   shape (11, n_frames)): its frame level is within ``evidence.label_present_db`` dB of the
   mix's loudest frame.
 
-To keep FluidSynth's start-up cost out of the loop, the stems of one family under one
+A finished folder also holds its memory-mapped training arrays
+(:mod:`timingbench.evidence.arrays`). To keep FluidSynth's start-up cost out of the loop, the stems of one family under one
 soundfont are rendered as one long MIDI timeline (clips laid end to end with a silent
 gap that lets release tails die out) and cut apart afterwards.
 

@@ -4,6 +4,10 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 SYSTEM_PACKAGES := fluidsynth fluid-soundfont-gm ffmpeg chromium chromium-driver
+# The evidence model's data sources (docs/evidence-model.md): three more GM soundfonts, freepats
+# with the TiMidity++ renderer, and real drum kits (SF2 and Hydrogen WAV kits).
+EVIDENCE_PACKAGES := timgm6mb-soundfont csound-soundfont fluidr3mono-gm-soundfont freepats timidity \
+	avldrums.lv2-soundfont hydrogen-drumkits
 DEMO_OUT ?= demo-out
 
 .PHONY: setup system-deps test test-slow lint demo bench wheel clean
@@ -11,13 +15,17 @@ DEMO_OUT ?= demo-out
 setup: system-deps $(STAMP)
 
 # System tools: FluidSynth + a GM soundfont (reference renderer), ffmpeg (mp3/m4a decoding),
-# Chromium + chromedriver (browser test of the labelling page). Installed only when missing.
+# Chromium + chromedriver (browser test of the labelling page), the evidence model's sound
+# sources (EVIDENCE_PACKAGES). Installed only when missing.
 system-deps:
 	@if ! command -v fluidsynth >/dev/null || ! command -v ffmpeg >/dev/null \
-	    || ! command -v chromium >/dev/null || [ ! -e /usr/share/sounds/sf2/FluidR3_GM.sf2 ]; then \
-	  echo "installing system packages: $(SYSTEM_PACKAGES)"; \
+	    || ! command -v chromium >/dev/null || [ ! -e /usr/share/sounds/sf2/FluidR3_GM.sf2 ] \
+	    || ! command -v timidity >/dev/null || [ ! -d /usr/share/hydrogen/data/drumkits ] \
+	    || [ ! -e /usr/share/sounds/sf2/Black_Pearl_4_LV2.sf2 ] || [ ! -e /etc/timidity/freepats.cfg ]; then \
+	  echo "installing system packages: $(SYSTEM_PACKAGES) $(EVIDENCE_PACKAGES)"; \
 	  SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
-	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq $(SYSTEM_PACKAGES) >/dev/null; \
+	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq \
+	    $(SYSTEM_PACKAGES) $(EVIDENCE_PACKAGES) >/dev/null; \
 	fi
 
 # torch is installed first, pinned, so that pip takes the CPU build instead of a CUDA one.

@@ -212,19 +212,26 @@ def test_held_out_soundfont_is_refused_for_training(config: Config, tmp_path: Pa
 
 @needs_fluid
 def test_training_path_end_to_end_on_a_few_rendered_clips(config: Config, tmp_path: Path) -> None:
+    from timingbench.evidence.arrays import ArraySet, open_arrays, write_arrays
     from timingbench.evidence.train import TrainParams, train_model
 
     man = ds.make_dataset(tmp_path / "d", cfg=config, n_clips=4, seed=11, soundfonts=[str(FLUID)], chunk=4,
-                          progress=lambda *_: None)
+                          real_kit_p=0.5 if ds.real_kits() else 0.0, progress=lambda *_: None)
     mel, lab, meta = ds.load_dataset(tmp_path / "d")
     assert man["n_clips"] == 4 and mel.shape[0] == lab.shape[0] == len(meta) == 4
     assert mel.shape[1] == 128 and lab.shape[1] == 11 and mel.shape[2] == lab.shape[2]
     for m, row in zip(lab, meta, strict=True):  # a family that is not in the layout never sounds
         fams = {p["family"] for p in row["parts"]}
         assert fams and all(not m[FAMILIES.index(f)].any() for f in FAMILIES if f not in fams)
-    model, curve = train_model((mel[:3], lab[:3]), (mel[3:], lab[3:]), cfg=config,
-                               params=TrainParams(epochs=2, batch=3, crop_frames=400, width=4, embed=16))
-    assert len(curve["epochs"]) == 2 and np.isfinite(curve["epochs"][-1]["dev_presence_loss"])
+    write_arrays(tmp_path / "d", cfg=config)  # as `timingbench evidence make-data` does
+    arrays = open_arrays(tmp_path / "d", cfg=config)
+    np.testing.assert_array_equal(arrays.logmel, mel)
+    np.testing.assert_array_equal(arrays.labels, lab)
+    parts = (arrays.logmel, arrays.labels, arrays.presence, arrays.change)
+    model, curve, complete = train_model(ArraySet([tuple(a[:3] for a in parts)]), ArraySet([tuple(a[3:] for a in parts)]),
+                                         cfg=config, params=TrainParams(epochs=2, batch=3, crop_frames=400, width=4,
+                                                                        embed=16))
+    assert complete and len(curve["epochs"]) == 2 and np.isfinite(curve["epochs"][-1]["dev_presence_loss"])
     save_weights(model, tmp_path / "w.pt", meta={"licence": "test"})
     again, meta2 = load_weights(tmp_path / "w.pt")
     assert meta2["licence"] == "test"
@@ -236,7 +243,7 @@ def test_training_path_end_to_end_on_a_few_rendered_clips(config: Config, tmp_pa
 
 
 def test_net_shape_is_stored_with_the_weights(tmp_path: Path) -> None:
-    m = FamilyNet(NetShape(width=4, embed=8, context_frames=10, guard_frames=2))
+    m = FamilyNet(NetShape(width=4, embed=8, context_frames=10, guard_frames=2, db_range=80.0))
     save_weights(m, tmp_path / "s.pt", meta={})
     m2, _ = load_weights(tmp_path / "s.pt")
     assert m2.shape == m.shape

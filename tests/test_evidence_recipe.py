@@ -100,7 +100,7 @@ def test_clips_without_vocals_often_hold_a_pad_string_or_organ_part(choir_family
 
 
 def _fake_stems(layouts: Any, soundfont: str, p: ds.DataParams, vocals: Any, *,
-                render: Any) -> list[dict[str, np.ndarray]]:
+                render: Any, kit_of: Any = None) -> list[dict[str, np.ndarray]]:
     n = int(round(p.clip_s * ds.SR))
     t = np.arange(n) / ds.SR
     out = []
@@ -118,6 +118,7 @@ def _fake_stems(layouts: Any, soundfont: str, p: ds.DataParams, vocals: Any, *,
 @pytest.fixture
 def fake_render(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> str:
     monkeypatch.setattr(ds, "render_stems", _fake_stems)
+    monkeypatch.setattr(ds, "real_kits", lambda: ["/x/Fake_Kit.sf2", "/x/hydrogen/FakeKit"])
     font = tmp_path / FAKE_FONT_NAME
     font.write_bytes(b"x")
     return str(font)
@@ -182,3 +183,20 @@ def test_test_sets_sing_only_the_part_of_vocadito_kept_for_testing(config: Confi
     np.testing.assert_allclose(test[-1], y[cut - 1], atol=1e-6)
     np.testing.assert_allclose(train[0], y[cut], atol=1e-6)
     assert ds.load_vocadito(p, path=tmp_path / "absent.wav") is None
+
+
+def test_data_folder_records_the_real_kits_and_test_sets_have_none(config: Config, tmp_path: Path,
+                                                                  fake_render: str) -> None:
+    man = ds.make_dataset(tmp_path / "d", cfg=config, n_clips=12, seed=5, soundfonts=[fake_render], chunk=12,
+                          augment=False, real_kit_p=1.0, progress=lambda *_: None)
+    assert man["kits"] == {"real_kit_p": 1.0, "kits": ["/x/Fake_Kit.sf2", "/x/hydrogen/FakeKit"]}
+    _, _, meta = ds.load_dataset(tmp_path / "d")
+    with_kit = [m for m in meta if any(q["family"] == "percussion" and q["role"] == "drums" for q in m["parts"])]
+    assert with_kit and all(m["kit"] in ("Fake_Kit.sf2", "FakeKit") for m in with_kit)
+    assert all(m["kit"] is None for m in meta if m not in with_kit)
+    test = ds.make_dataset(tmp_path / "t", cfg=config, n_clips=3, seed=5, soundfonts=[fake_render], chunk=3,
+                           augment=False, allow_held_out=True, real_kit_p=1.0, progress=lambda *_: None)
+    assert test["kits"] == {"real_kit_p": 0.0, "kits": []}
+    with pytest.raises(ParameterError, match="kits differ"):  # no resuming with another kit share
+        ds.make_dataset(tmp_path / "d", cfg=config, n_clips=24, seed=5, soundfonts=[fake_render], chunk=12,
+                        augment=False, real_kit_p=0.5, progress=lambda *_: None)

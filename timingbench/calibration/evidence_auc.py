@@ -17,6 +17,8 @@ Each backend scores the probes with what its gate reads: the trained change head
 
 from __future__ import annotations
 
+import dataclasses
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -60,9 +62,21 @@ def corpus_probes(corpus: Any, annotations: Any, config: Config,
     return probes, clip_of
 
 
+def _annotations(path: Path, split: str | None) -> Any:
+    """The annotation rows of ``path``, only those of ``split`` when given."""
+    ann = load_annotations(path)
+    if split is not None:
+        ann = dataclasses.replace(ann, layer1=[r for r in ann.layer1 if r.split == split],
+                                  layer2=[r for r in ann.layer2 if r.split == split])
+    return ann
+
+
 def evaluate_corpus(annotations_path: Path, clips_dir: Path, config: Config, *, backend: str = "trained",
-                    prompts_path: Path | None = None, cache_dir: str | None = None) -> dict[str, Any]:
+                    prompts_path: Path | None = None, cache_dir: str | None = None,
+                    split: str | None = None) -> dict[str, Any]:
     """AUC table of one evidence backend on an annotated corpus.
+
+    ``split`` keeps only the annotation rows of that split (``dev`` for model selection).
 
     Returns
     -------
@@ -70,7 +84,7 @@ def evaluate_corpus(annotations_path: Path, clips_dir: Path, config: Config, *, 
         ``table`` (:func:`~timingbench.evidence.metrics.auc_table`), ``backend``, ``n_probes``
         by role, ``errors`` (clips that could not be analysed).
     """
-    ann = load_annotations(annotations_path)
+    ann = _annotations(annotations_path, split)
     prompts = prompts_path or default_prompts_path(clips_dir, annotations_path)
     opts = ScoreOptions(separation="dsp", family_evidence=backend, cache_dir=cache_dir)
     corpus = load_corpus(clips_dir, prompts, ann, config, opts)
@@ -96,3 +110,49 @@ def evaluate_corpus(annotations_path: Path, clips_dir: Path, config: Config, *, 
     for pr in probes:
         counts[f"{pr.kind}/{pr.role}"] = counts.get(f"{pr.kind}/{pr.role}", 0) + 1
     return {"backend": backend, "table": auc_table(probes, score), "n_probes": counts, "errors": corpus.errors}
+
+
+def evaluate_corpus_weights(annotations_path: Path, clips_dir: Path, config: Config, *,
+                            weights: Mapping[str, Path], split: str | None = None,
+                            prompts_path: Path | None = None, cache_dir: str | None = None) -> dict[str, Any]:
+    """AUC tables of several weights files on an annotated corpus, every family judged.
+
+    Unlike :func:`evaluate_corpus` (the scorer's evidence: exempt families have no curve),
+    each weights file is run on every clip's bank log-mel and all 11 families are scored
+    with the gate's score, so designs can be compared family by family.
+
+    Returns
+    -------
+    report : dict
+        ``tables``: name -> :func:`~timingbench.evidence.metrics.auc_table`; ``n_probes``;
+        ``errors``; ``split``.
+    """
+    from timingbench.evidence.infer import run_network
+    from timingbench.evidence.programs import FAMILIES
+
+    ann = _annotations(annotations_path, split)
+    prompts = prompts_path or default_prompts_path(clips_dir, annotations_path)
+    opts = ScoreOptions(separation="dsp", family_evidence="trained", cache_dir=cache_dir)
+    corpus = load_corpus(clips_dir, prompts, ann, config, opts)
+    from timingbench.calibration.groups import scenarios_from_manifest
+
+    probes, clip_of = corpus_probes(corpus, ann, config, scenarios_from_manifest(clips_dir))
+    tables = {}
+    for name, path in weights.items():
+        outs = {clip: run_network(bank.logmel, sr=bank.sr, hop=bank.hop, weights=Path(path))
+                for clip, bank in corpus.banks.items()}
+
+        def score(pr: Probe, outs: dict[str, Any] = outs) -> float | None:
+            out = outs.get(clip_of.get(pr.clip, ""))
+            if out is None:
+                return None
+            k = FAMILIES.index(pr.family)
+            changes = (out.entered if pr.kind == "entry" else out.left)[k]
+            return gate_score(out.presence[k], changes, out.times, pr.time_s, params=config.params.evidence,
+                              kind=pr.kind)
+
+        tables[name] = auc_table(probes, score)
+    counts: dict[str, int] = {}
+    for pr in probes:
+        counts[f"{pr.kind}/{pr.role}"] = counts.get(f"{pr.kind}/{pr.role}", 0) + 1
+    return {"tables": tables, "n_probes": counts, "errors": corpus.errors, "split": split}

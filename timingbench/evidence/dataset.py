@@ -1,18 +1,22 @@
 """Training and test data of the family evidence model, made by the reference renderer.
 
 ``make_dataset`` draws seeded clip layouts (:mod:`timingbench.evidence.layouts`), renders
-every family's stem with FluidSynth under one of several soundfonts, applies real audio
+every family's stem under one of several sound sets (GM soundfonts through FluidSynth,
+freepats through TiMidity++; some drum-kit parts by real kits, :mod:`timingbench.evidence.kits`),
+applies real audio
 effects (pedalboard: gain, EQ, reverb, compression, chorus, distortion on guitars, pitch
 shift; soxr band-limiting through 16/22.05/32 kHz; mp3/ogg round trips through ffmpeg;
 noise), mixes, and stores per clip:
 
-- ``logmel``: the feature bank's log-mel of the mix (float16, shape (n_mels, n_frames),
-  dB re the clip maximum, on the bank's 512-sample hop at 44.1 kHz);
+- ``logmel``: the feature bank's log-mel of the mix
+  (:func:`timingbench.features.bank.log_mel`; float16, shape (n_mels, n_frames), dB re the
+  clip maximum, on the bank's 512-sample hop at 44.1 kHz);
 - ``labels``: per family and bank frame, whether the family's stem sounds (uint8,
   shape (11, n_frames)): its frame level is within ``evidence.label_present_db`` dB of the
   mix's loudest frame.
 
-To keep FluidSynth's start-up cost out of the loop, the stems of one family under one
+``timingbench evidence make-data`` then writes the folder's memory-mapped training arrays
+(:mod:`timingbench.evidence.arrays`). To keep FluidSynth's start-up cost out of the loop, the stems of one family under one
 soundfont are rendered as one long MIDI timeline (clips laid end to end with a silent
 gap that lets release tails die out) and cut apart afterwards.
 
@@ -45,9 +49,24 @@ import soundfile as sf
 
 from timingbench.config import Config
 from timingbench.errors import ConfigError, ParameterError
+from timingbench.evidence.kits import (
+    FREEPATS_CFG,
+    available_programs,
+    is_sf2_kit,
+    is_timidity_set,
+    real_kits,
+    render_hydrogen,
+    render_timidity,
+)
 from timingbench.evidence.layouts import HARD_NEGATIVE_P, ClipLayout, sample_layout
-from timingbench.evidence.programs import DEFAULT_CHOIR_FAMILY, FAMILIES, check_choir_family
+from timingbench.evidence.programs import (
+    DEFAULT_CHOIR_FAMILY,
+    FAMILIES,
+    check_choir_family,
+    programs_for,
+)
 from timingbench.features import spectral as _sp
+from timingbench.features.bank import log_mel as bank_log_mel
 from timingbench.params.generation import RenderParams
 from timingbench.render.synth import render_midi
 
@@ -67,6 +86,9 @@ TRAIN_SOUNDFONTS = (
     "/usr/share/sounds/sf2/sf_GMbank.sf2",
     "/usr/share/sounds/sf3/FluidR3Mono_GM.sf3",
 )
+#: The sound sets ``make-data`` renders training data with by default: the four GM
+#: soundfonts and freepats (Gravis patches, rendered by TiMidity++).
+TRAIN_SOURCES = (*TRAIN_SOUNDFONTS, FREEPATS_CFG)
 #: The held-out soundfont of the out-of-distribution test set.
 HELD_OUT_SOUNDFONT = "/usr/share/sounds/sf3/MuseScore_General.sf3"
 VOCADITO = Path(__file__).resolve().parents[2] / ".." / "shared" / "realdata" / "vocadito" / "Audio" / "vocadito_1.wav"
@@ -114,14 +136,6 @@ class DataParams:
                    db_range=float(feat.db_range), choir_family=check_choir_family(choir_family))
 
 
-def log_mel(y: npt.ArrayLike, p: DataParams) -> F32:
-    """The feature bank's log-mel of mono 44.1 kHz audio (dB re its maximum, float32)."""
-    x = np.asarray(y, dtype=np.float32)
-    mag = _sp.stft_magnitude(x, n_fft=p.n_fft, hop=p.hop)
-    mel = np.asarray(_sp.mel_basis(sr=SR, n_fft=p.n_fft, n_mels=p.n_mels) @ (mag * mag))
-    return _sp.log_mel_db(mel, db_range=p.db_range)
-
-
 def frame_labels(stems: dict[str, npt.NDArray[np.float64]], mix: npt.NDArray[np.float64],
                  p: DataParams) -> npt.NDArray[np.uint8]:
     """Presence per family and bank frame (see module docstring)."""
@@ -139,11 +153,26 @@ def frame_labels(stems: dict[str, npt.NDArray[np.float64]], mix: npt.NDArray[np.
 # --------------------------------------------------------------------------- rendering
 
 
-def _timeline_midi(layouts: Sequence[ClipLayout], family: str, path: Path, *, stride_s: float) -> list[int]:
+def played_program(part: Any, available: frozenset[int] | None, choir_family: str) -> int:
+    """The program ``part`` is played with: its own, or, where a sound set lacks it
+    (``available``, the set's melodic programs), another program of the same family that
+    the set has (chosen by the part's program number, so the choice is fixed)."""
+    prog = int(part.program.program)
+    if available is None or part.program.is_drum or part.real_vocals or prog in available:
+        return prog
+    alts = sorted({q.program for q in programs_for(choir_family)[part.family] if not q.is_drum} & available)
+    return alts[prog % len(alts)] if alts else prog
+
+
+def _timeline_midi(layouts: Sequence[ClipLayout], family: str, path: Path, *, stride_s: float,
+                   melodic_kit: bool = False, available: frozenset[int] | None = None,
+                   choir_family: str = DEFAULT_CHOIR_FAMILY) -> list[int]:
     """One MIDI file holding ``family``'s part of every layout that has one, end to end.
 
     The ``k``-th such clip starts at ``k * stride_s``. Returns the indices (into
-    ``layouts``) of those clips, in timeline order.
+    ``layouts``) of those clips, in timeline order. With ``melodic_kit`` drum parts play
+    program 0 on a melodic channel (an SF2 holding one kit, as avldrums does); with
+    ``available`` programs the sound set lacks are replaced (:func:`played_program`).
     """
     mid = mido.MidiFile(ticks_per_beat=480)
     track = mido.MidiTrack()
@@ -156,10 +185,12 @@ def _timeline_midi(layouts: Sequence[ClipLayout], family: str, path: Path, *, st
         part = next((q for q in lay.parts if q.family == family and not q.real_vocals), None)
         if part is None:
             continue
-        ch = 9 if part.program.is_drum else 0
+        drum = part.program.is_drum and not melodic_kit
+        ch = 9 if drum else 0
+        prog = 0 if part.program.is_drum and melodic_kit else played_program(part, available, choir_family)
         t0 = int(round(len(used) * stride_s * tps))
         used.append(i)
-        events.append((t0, 0, mido.Message("program_change", channel=ch, program=part.program.program)))
+        events.append((t0, 0, mido.Message("program_change", channel=ch, program=prog)))
         events.append((t0, 0, mido.Message("control_change", channel=ch, control=7, value=100)))
         for n in part.notes:
             s = t0 + int(round(n.start * tps))
@@ -175,31 +206,69 @@ def _timeline_midi(layouts: Sequence[ClipLayout], family: str, path: Path, *, st
     return used
 
 
-def render_stems(layouts: Sequence[ClipLayout], soundfont: str, p: DataParams,
-                 vocals: npt.NDArray[np.float64] | None, *,
-                 render: RenderParams) -> list[dict[str, npt.NDArray[np.float64]]]:
-    """Dry stems (family -> mono float64, ``clip_s`` long) of every layout under one soundfont.
+def choose_kit(layout: ClipLayout, *, seed: int, kits: Sequence[str], real_kit_p: float) -> str | None:
+    """The real kit (:func:`timingbench.evidence.kits.real_kits`) that plays ``layout``'s drum-kit
+    part, or None for the soundfont's own kit (seeded per clip; no kit part, no kit)."""
+    if not kits or real_kit_p <= 0 or not any(q.program.is_drum for q in layout.parts):
+        return None
+    rng = np.random.default_rng([seed, layout.index, 41])
+    if rng.random() >= real_kit_p:
+        return None
+    return kits[int(rng.integers(len(kits)))]
 
-    Each family's timeline is rendered by :func:`timingbench.render.synth.render_midi` at
-    44.1 kHz with ``render.synth_gain``, a voice limit of 1024 and a timeout of 60 s plus
-    5 % of the timeline's length.
+
+def _render_timeline(midi: Path, *, n_total: int, source: str, render: RenderParams) -> npt.NDArray[np.float64]:
+    timeout = 60.0 + 0.05 * n_total / SR
+    if is_timidity_set(source):
+        return render_timidity(midi, n_samples=n_total, cfg_path=source, sr=SR, timeout_s=timeout)
+    return render_midi(midi, n_samples=n_total, soundfont=source, params=render, timeout_s=timeout, polyphony=1024)
+
+
+def render_stems(layouts: Sequence[ClipLayout], soundfont: str, p: DataParams,
+                 vocals: npt.NDArray[np.float64] | None, *, render: RenderParams,
+                 kit_of: dict[int, str] | None = None) -> list[dict[str, npt.NDArray[np.float64]]]:
+    """Dry stems (family -> mono float64, ``clip_s`` long) of every layout under one sound set.
+
+    ``soundfont`` is a General MIDI soundfont (rendered by
+    :func:`timingbench.render.synth.render_midi` at 44.1 kHz with ``render.synth_gain``, a
+    voice limit of 1024) or a TiMidity++ configuration such as freepats'
+    (:func:`timingbench.evidence.kits.render_timidity`); each family's timeline has a
+    timeout of 60 s plus 5 % of its length. ``kit_of`` maps a layout's index to the real
+    kit that plays its drum-kit part (:func:`choose_kit`): an SF2 kit is rendered on its
+    own timeline, a Hydrogen kit by :func:`timingbench.evidence.kits.render_hydrogen`.
     """
     synth = dataclasses.replace(render, sample_rate_hz=SR)
+    kit_of = kit_of or {}
     n = int(round(p.clip_s * SR))
     stride = p.clip_s + p.gap_s
+    available = available_programs(soundfont) if is_timidity_set(soundfont) else None
     out: list[dict[str, npt.NDArray[np.float64]]] = [{} for _ in layouts]
+
+    def timeline(group: list[int], fam: str, source: str, tmp: str, *, melodic_kit: bool = False) -> None:
+        midi = Path(tmp) / f"{fam}-{len(group)}.mid"
+        sub = [layouts[i] for i in group]
+        used = _timeline_midi(sub, fam, midi, stride_s=stride, melodic_kit=melodic_kit,
+                              available=None if melodic_kit else available, choir_family=p.choir_family)
+        if not used:
+            return
+        audio = _render_timeline(midi, n_total=int(round(stride * len(used) * SR)) + n, source=source, render=synth)
+        for k, j in enumerate(used):
+            s0 = int(round(k * stride * SR))
+            out[group[j]][fam] = audio[s0 : s0 + n].copy()
+
     with tempfile.TemporaryDirectory(prefix="tb-evid-mid-") as tmp:
         for fam in FAMILIES:
-            midi = Path(tmp) / f"{fam}.mid"
-            used = _timeline_midi(layouts, fam, midi, stride_s=stride)
-            if not used:
+            own = [i for i, lay in enumerate(layouts) if fam != "percussion" or lay.index not in kit_of]
+            timeline(own, fam, soundfont, tmp)
+        for kit in sorted(set(kit_of.values())):
+            group = [i for i, lay in enumerate(layouts) if kit_of.get(lay.index) == kit]
+            if is_sf2_kit(kit):
+                timeline(group, "percussion", kit, tmp, melodic_kit=True)
                 continue
-            total = int(round(stride * len(used) * SR)) + n
-            audio = render_midi(midi, n_samples=total, soundfont=soundfont, params=synth,
-                                timeout_s=60.0 + 0.05 * total / SR, polyphony=1024)
-            for k, i in enumerate(used):
-                s = int(round(k * stride * SR))
-                out[i][fam] = audio[s : s + n].copy()
+            for i in group:
+                part = next(q for q in layouts[i].parts if q.family == "percussion")
+                out[i]["percussion"] = render_hydrogen(kit, [(nt.start, nt.pitch, nt.velocity) for nt in part.notes],
+                                                       n_samples=n, sr=SR)
     for i, lay in enumerate(layouts):
         for part in lay.parts:
             if part.real_vocals and vocals is not None:
@@ -411,10 +480,17 @@ def training_sources(folders: Sequence[Path]) -> list[dict[str, Any]]:
 def make_dataset(out: Path, *, cfg: Config, n_clips: int, seed: int, soundfonts: Sequence[str],
                  augment: bool = True, allow_held_out: bool = False, chunk: int = 64,
                  choir_family: str = DEFAULT_CHOIR_FAMILY,
+                 real_kit_p: float | None = None,
                  progress: Callable[[int, int], None] | None = None) -> dict[str, Any]:
     """Render, augment and label ``n_clips`` clips into ``out`` (shards ``part-XXXX.npz``).
 
-    Clip ``i`` is rendered with ``soundfonts[i % len(soundfonts)]``. A shard already on
+    ``timingbench evidence make-data`` then writes the folder's memory-mapped training
+    arrays (:func:`timingbench.evidence.arrays.write_arrays`), so training decodes nothing.
+
+    Clip ``i`` is rendered with ``soundfonts[i % len(soundfonts)]`` (a GM soundfont or a
+    TiMidity++ configuration such as freepats'); its drum-kit part, with probability
+    ``real_kit_p`` (default ``evidence.real_kit_p``; 0 for a test set), by a real kit
+    (:func:`choose_kit`), recorded in the clip's metadata (``kit``). A shard already on
     disk is kept (a killed run resumes, when its manifest matches). ``manifest.json``
     records the recipe: :data:`RECIPE`, :class:`DataParams` (with ``choir_family``), the
     seed, the soundfonts and the vocadito part sung. A test set (``allow_held_out``)
@@ -427,24 +503,30 @@ def make_dataset(out: Path, *, cfg: Config, n_clips: int, seed: int, soundfonts:
         (test sets only), ``n_clips`` is not positive, ``choir_family`` is not one of the
         choir families, or ``out`` holds shards of another recipe, seed or setting.
     ConfigError
-        If a soundfont file is missing.
+        If a soundfont file is missing, or real kits are asked for and none is installed.
     """
     if n_clips <= 0:
         raise ParameterError(f"n_clips must be positive, got {n_clips}")
     for s in soundfonts:
         if not Path(s).is_file():
             raise ConfigError(f"soundfont {s} not found; install it (Debian packages fluid-soundfont-gm, "
-                              "timgm6mb-soundfont, csound-soundfont, fluidr3mono-gm-soundfont)")
+                              "timgm6mb-soundfont, csound-soundfont, fluidr3mono-gm-soundfont, freepats "
+                              "with timidity)")
         if is_held_out(s) and not allow_held_out:
             raise ParameterError(f"{s}: MuseScore General is the held-out soundfont; it may only be used "
                                  "to make a test set (--test)")
     p = DataParams.from_config(cfg, choir_family=choir_family)
     vocals = load_vocadito(p, test=allow_held_out)
+    kit_p = 0.0 if allow_held_out else float(cfg.params.evidence.real_kit_p if real_kit_p is None else real_kit_p)
+    kits = real_kits() if kit_p > 0 else []
+    if kit_p > 0 and not kits:
+        raise ConfigError("real drum kits asked for (evidence.real_kit_p / --real-kit-p > 0) but none is installed; "
+                          "install the Debian packages avldrums.lv2-soundfont and hydrogen-drumkits, or pass 0")
     manifest = {"recipe": RECIPE, "seed": seed, "n_clips": n_clips, "soundfonts": [str(s) for s in soundfonts],
                 "augment": augment, "families": list(FAMILIES), "params": dict(p.__dict__),
                 "real_vocals": vocals is not None,
                 "real_vocals_part": None if vocals is None else ("test" if allow_held_out else "train"),
-                "chunk": chunk}
+                "chunk": chunk, "kits": {"real_kit_p": kit_p, "kits": kits}}
     _check_resume(out, manifest)
     out.mkdir(parents=True, exist_ok=True)
     (out / "manifest.json").write_text(json.dumps(manifest, indent=2) + "\n")
@@ -466,14 +548,21 @@ def make_dataset(out: Path, *, cfg: Config, n_clips: int, seed: int, soundfonts:
             group = [lay for lay in layouts if lay.index % len(soundfonts) == k]
             if not group:
                 continue
-            for lay, stems in zip(group, render_stems(group, sfont, p, vocals, render=cfg.params.render), strict=True):
+            kit_of = {lay.index: kit for lay in group
+                      if (kit := choose_kit(lay, seed=seed, kits=kits, real_kit_p=kit_p)) is not None}
+            available = available_programs(sfont) if is_timidity_set(sfont) else None
+            stems_all = render_stems(group, sfont, p, vocals, render=cfg.params.render,
+                                     kit_of=kit_of)
+            for lay, stems in zip(group, stems_all, strict=True):
                 mix, wet = mix_clip(stems, lay, augment=augment, seed=seed)
-                mel = log_mel(mix, p)
+                mel = bank_log_mel(mix, sr=SR, p=cfg.params.features)
                 lab = frame_labels(wet, mix, p)[:, : mel.shape[1]]
                 mels.append(mel.astype(np.float16))
                 labs.append(lab)
                 meta.append({"index": lay.index, "soundfont": Path(sfont).name, "bpm": round(lay.bpm, 2),
+                             "kit": Path(kit_of[lay.index]).name if lay.index in kit_of else None,
                              "parts": [{"family": q.family, "program": q.program.program, "role": q.role,
+                                        "played_program": played_program(q, available, p.choir_family),
                                         "spans": [[round(a, 4), round(b, 4)] for a, b in q.spans],
                                         "real_vocals": q.real_vocals, "hard_negative": q.hard_negative}
                                        for q in lay.parts]})
@@ -500,11 +589,25 @@ def _check_resume(out: Path, manifest: dict[str, Any]) -> None:
     except (OSError, ValueError):
         old = {}
     old.setdefault("recipe", "evidence-data-1")
-    keys = ("recipe", "seed", "soundfonts", "augment", "params", "real_vocals", "chunk")
+    keys = ("recipe", "seed", "soundfonts", "augment", "params", "real_vocals", "chunk", "kits")
     diff = [k for k in keys if json.dumps(old.get(k), sort_keys=True) != json.dumps(manifest[k], sort_keys=True)]
     if diff:
         raise ParameterError(f"{out} holds shards of another data set ({', '.join(diff)} differ; recipe "
                              f"{old['recipe']}); write to an empty folder")
+
+
+def shard_paths(folder: Path) -> list[Path]:
+    """The finished shards of a data set folder, in clip order.
+
+    Raises
+    ------
+    ParameterError
+        If the folder holds no shard.
+    """
+    shards = [s for s in sorted(folder.glob("part-*.npz")) if not s.name.endswith(".tmp.npz")]
+    if not shards:
+        raise ParameterError(f"{folder}: no data shards (part-*.npz); run `timingbench evidence make-data`")
+    return shards
 
 
 def load_dataset(folder: Path) -> tuple[npt.NDArray[np.float16], npt.NDArray[np.uint8], list[dict[str, Any]]]:
@@ -515,10 +618,7 @@ def load_dataset(folder: Path) -> tuple[npt.NDArray[np.float16], npt.NDArray[np.
     ParameterError
         If the folder holds no shard.
     """
-    shards = sorted(folder.glob("part-*.npz"))
-    shards = [s for s in shards if not s.name.endswith(".tmp.npz")]
-    if not shards:
-        raise ParameterError(f"{folder}: no data shards (part-*.npz); run `timingbench evidence make-data`")
+    shards = shard_paths(folder)
     mels, labs, meta = [], [], []
     for s in shards:
         with np.load(s) as z:

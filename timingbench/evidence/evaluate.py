@@ -23,7 +23,7 @@ import torch
 
 from timingbench.config import Config
 from timingbench.evidence.metrics import Probe, auc, auc_table, logit, probes_from_labels, round4
-from timingbench.evidence.model import FamilyNet
+from timingbench.evidence.model import EvidenceNet
 from timingbench.evidence.programs import FAMILIES
 from timingbench.evidence.targets import output_times, presence_targets
 from timingbench.identity import array_side_levels, change_near, gate_score
@@ -31,7 +31,7 @@ from timingbench.identity import array_side_levels, change_near, gate_score
 SR, HOP = 44100, 512
 
 
-def predict(model: FamilyNet, logmel: npt.NDArray[Any], batch: int = 16) -> dict[str, npt.NDArray[np.float64]]:
+def predict(model: EvidenceNet, logmel: npt.NDArray[Any], batch: int = 16) -> dict[str, npt.NDArray[np.float64]]:
     """Presence, entered and left probabilities, shape (n_clips, 11, n_out), for a data set."""
     pres, ent, lef = [], [], []
     model.eval()
@@ -72,7 +72,7 @@ def design_scores(pred: dict[str, npt.NDArray[np.float64]], times: npt.NDArray[n
     return {"presence_rise": presence_rise, "change": change, "gate": gate}
 
 
-def evaluate_dataset(models: dict[str, FamilyNet], logmel: npt.NDArray[Any], labels: npt.NDArray[np.uint8],
+def evaluate_dataset(models: dict[str, EvidenceNet], logmel: npt.NDArray[Any], labels: npt.NDArray[np.uint8],
                      meta: list[dict[str, Any]], cfg: Config) -> dict[str, Any]:
     """AUC tables of every (model, design) pair on one labelled data set.
 

@@ -19,9 +19,10 @@ import numpy.typing as npt
 
 from timingbench.errors import ModelUnavailableError
 from timingbench.evidence.targets import output_times
+from timingbench.packaged import data_path
 
 #: The weights that ship inside the package.
-WEIGHTS = Path(__file__).resolve().parents[1] / "data" / "evidence" / "family_evidence.pt"
+WEIGHTS = data_path("evidence", "family_evidence.pt")
 
 
 @dataclass(frozen=True)
@@ -43,8 +44,18 @@ class NetOutputs:
 
 
 def weights_digest(path: Path) -> str:
-    """First 16 hex digits of the SHA-256 of a weights file."""
-    return hashlib.sha256(path.read_bytes()).hexdigest()[:16]
+    """First 16 hex digits of the SHA-256 of a weights file.
+
+    Hashed once per file version: memoised on the resolved path, its size and its
+    modification time (ns), so a rewritten file is hashed again.
+    """
+    st = path.stat()
+    return _digest(str(path.resolve()), st.st_size, st.st_mtime_ns)
+
+
+@lru_cache(maxsize=16)
+def _digest(path_str: str, size: int, mtime_ns: int) -> str:
+    return hashlib.sha256(Path(path_str).read_bytes()).hexdigest()[:16]
 
 
 @lru_cache(maxsize=4)
@@ -90,8 +101,8 @@ def run_network(logmel: npt.ArrayLike, *, sr: float, hop: int, weights: Path | N
     stride = model.shape.stride
     n = x.shape[1]
     pad = (-n) % stride
-    if pad:
-        x = np.pad(x, ((0, 0), (0, pad)), constant_values=-80.0)
+    if pad:  # padded with the log-mel's floor, the range the network was trained on
+        x = np.pad(x, ((0, 0), (0, pad)), constant_values=-float(model.shape.db_range))
     with torch.inference_mode():
         pres, change = model(torch.from_numpy(x)[None])
         pres_p = torch.sigmoid(pres)[0].double().numpy()

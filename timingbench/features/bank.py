@@ -131,6 +131,34 @@ def _percentile(x: F64, q: float) -> float:
     return float(np.percentile(x, q))
 
 
+def _mel_and_db(power: npt.NDArray[np.floating], *, sr: int,
+                p: FeaturesParams) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float32]]:
+    """Mel power of an STFT power spectrogram and its log-mel (dB re its maximum)."""
+    mel = np.asarray(_sp.mel_basis(sr=sr, n_fft=p.n_fft, n_mels=p.n_mels) @ power)
+    return mel, _sp.log_mel_db(mel, db_range=p.db_range)
+
+
+def log_mel(samples: npt.ArrayLike, *, sr: int, p: FeaturesParams) -> npt.NDArray[np.float32]:
+    """The bank's log-mel of mono samples, exactly as :attr:`FeatureBank.logmel` holds it.
+
+    Parameters
+    ----------
+    samples : array_like
+        Mono audio (converted to float32, as a decoded clip is).
+    sr : int
+        Sample rate in Hz.
+    p : FeaturesParams
+        ``n_fft``, ``hop``, ``n_mels`` and ``db_range`` of the ``features`` section.
+
+    Returns
+    -------
+    logmel : np.ndarray of float32, shape (n_mels, n_frames)
+        dB relative to the maximum, in ``[-p.db_range, 0]``.
+    """
+    mag = _sp.stft_magnitude(np.asarray(samples, dtype=np.float32), n_fft=p.n_fft, hop=p.hop)
+    return _mel_and_db(mag * mag, sr=sr, p=p)[1]
+
+
 def _core_features(samples: npt.NDArray[np.float32], *, sr: int, p: FeaturesParams) -> dict[str, Any]:
     """Compute the bank's core arrays from the analysis window (see module docstring)."""
     mag = _sp.stft_magnitude(samples, n_fft=p.n_fft, hop=p.hop)
@@ -142,9 +170,8 @@ def _core_features(samples: npt.NDArray[np.float32], *, sr: int, p: FeaturesPara
     rms_db = _sp.level_db(rms * rms, ref_ms=ms_ref, range_db=p.level_range_db)
 
     melfb = _sp.mel_basis(sr=sr, n_fft=p.n_fft, n_mels=p.n_mels)
-    mel = np.asarray(melfb @ power)
+    mel, mel_db = _mel_and_db(power, sr=sr, p=p)
     mel_ref = float(np.max(mel))
-    mel_db = _sp.log_mel_db(mel, db_range=p.db_range)
     onset_full = _sp.onset_from_log_mel(mel_db)
 
     hp, pp = hpss_power(mag, kernel_frames=p.hpss_kernel_frames, kernel_bins=p.hpss_kernel_bins,

@@ -290,6 +290,10 @@ class EvidenceParams(Params):
         share of vocals parts that are real singing (vocadito) where the recipe also has soundfont
         voices (choirs made vocals); otherwise every vocals part is real singing. Vocals means sung
         words, which no soundfont sings, so real singing is the main positive source (convention)
+    real_kit_p : float
+        share of training clips with a drum kit whose kit part is played by a real multi-sampled kit
+        (avldrums SF2 or a Hydrogen WAV kit) instead of the GM soundfont's kit: half keeps the
+        soundfont kits the earlier data had, half brings recorded drums (convention)
     vocadito_train_from_s : float
         only vocadito after 12 s is trained on; its first vocal entrance (before 12 s) is kept for
         testing (convention)
@@ -397,6 +401,7 @@ class EvidenceParams(Params):
     render_gap_s: float
     label_present_db: float
     real_vocals_p: float
+    real_kit_p: float
     vocadito_train_from_s: float
     frame_stride: int
     context_s: float

@@ -12,6 +12,7 @@ from __future__ import annotations
 import shutil
 import subprocess
 import tempfile
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -215,22 +216,52 @@ def render_midi(midi_path: Path, *, n_samples: int, soundfont: Path | str, param
     sr = params.sample_rate_hz
     limit_s = params.fluidsynth_timeout_s if timeout_s is None else float(timeout_s)
     exe = fluidsynth_binary()
+
+    def cmd(wav: Path) -> list[str]:
+        return [exe, "-ni", "-q", "-F", str(wav), "-r", str(sr), "-g", str(params.synth_gain),
+                "-O", "float", "-o", "synth.chorus.active=0",
+                "-o", f"synth.reverb.active={1 if reverb else 0}", "-o", "synth.cpu-cores=1",
+                "-o", "synth.dynamic-sample-loading=1", "-o", f"synth.polyphony={int(polyphony)}",
+                str(soundfont), str(midi_path)]
+
+    return run_renderer(cmd, name="FluidSynth", midi_path=midi_path, timeout_s=limit_s, sr=sr, n_samples=n_samples)
+
+
+def run_renderer(cmd: Callable[[Path], list[str]], *, name: str, midi_path: Path, timeout_s: float, sr: int,
+                 n_samples: int) -> npt.NDArray[np.float64]:
+    """Run a MIDI synthesiser that writes a WAV file; its output as mono float64 of ``n_samples``.
+
+    Parameters
+    ----------
+    cmd : callable
+        The command line, given the WAV path to write.
+    name : str
+        The synthesiser's name (for messages).
+    midi_path : Path
+        The MIDI file rendered (for messages).
+    timeout_s : float
+        Seconds after which the run counts as hung.
+    sr : int
+        The sample rate in Hz the file must have.
+    n_samples : int
+        Output length; the mean of the file's channels is cut or zero-padded to it.
+
+    Raises
+    ------
+    TimingbenchError
+        If the synthesiser fails, hangs or writes another sample rate.
+    """
     with tempfile.TemporaryDirectory(prefix="tb-render-") as tmp:
         wav = Path(tmp) / "out.wav"
-        cmd = [exe, "-ni", "-q", "-F", str(wav), "-r", str(sr), "-g", str(params.synth_gain),
-               "-O", "float", "-o", "synth.chorus.active=0",
-               "-o", f"synth.reverb.active={1 if reverb else 0}", "-o", "synth.cpu-cores=1",
-               "-o", "synth.dynamic-sample-loading=1", "-o", f"synth.polyphony={int(polyphony)}",
-               str(soundfont), str(midi_path)]
         try:
-            proc = subprocess.run(cmd, capture_output=True, text=True, timeout=limit_s, check=False)
+            proc = subprocess.run(cmd(wav), capture_output=True, text=True, timeout=timeout_s, check=False)
         except subprocess.TimeoutExpired:
-            raise TimingbenchError(f"{midi_path}: FluidSynth did not finish in {limit_s:g} s") from None
+            raise TimingbenchError(f"{midi_path}: {name} did not finish in {timeout_s:g} s") from None
         if proc.returncode != 0 or not wav.is_file():
-            raise TimingbenchError(f"{midi_path}: FluidSynth failed ({proc.stderr.strip()[-300:]})")
+            raise TimingbenchError(f"{midi_path}: {name} failed ({(proc.stderr or proc.stdout).strip()[-300:]})")
         data, file_sr = sf.read(str(wav), dtype="float64", always_2d=True)
     if file_sr != sr:
-        raise TimingbenchError(f"{midi_path}: FluidSynth wrote {file_sr} Hz, expected {sr} Hz")
+        raise TimingbenchError(f"{midi_path}: {name} wrote {file_sr} Hz, expected {sr} Hz")
     mono = data.mean(axis=1)
     out = np.zeros(n_samples, dtype=np.float64)
     m = min(n_samples, len(mono))

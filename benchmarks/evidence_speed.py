@@ -8,7 +8,7 @@ thread, process CPU time (``time.process_time``, the fair figure on a shared mac
 wall time of:
 
 - **trained**: the shipped family evidence network on the bank's log-mel
-  (:func:`timingbench.evidence.infer.run_network`) — everything the ``trained`` backend
+  (:func:`timingbench.evidence_net.infer.run_network`) — everything the ``trained`` backend
   computes per clip;
 - **musicnn** (the named baseline): the musicnn taggram of the same clip at the
   configured hop (:func:`timingbench.features.musicnn.taggram`, what the ``musicnn``
@@ -31,7 +31,7 @@ import torch
 
 from timingbench.audio import level_normalised, load_clip
 from timingbench.config import load_config
-from timingbench.evidence.infer import run_network
+from timingbench.evidence_net.infer import run_network
 from timingbench.features import get_bank
 from timingbench.features.musicnn import taggram
 

@@ -16,7 +16,6 @@ from timingbench.errors import ParameterError
 from timingbench.evidence import dataset as ds
 from timingbench.evidence.layouts import sample_layout
 from timingbench.evidence.metrics import auc, probes_from_labels
-from timingbench.evidence.model import FamilyNet, NetShape, load_weights, save_weights
 from timingbench.evidence.programs import (
     CHOIR_FAMILIES,
     FAMILIES,
@@ -32,6 +31,7 @@ from timingbench.evidence.targets import (
     change_targets,
     presence_targets,
 )
+from timingbench.evidence_net.model import FamilyNet, NetShape, load_weights, save_weights
 from timingbench.family_evidence import FamilyEvidence
 from timingbench.features.semantic import family_evidence
 from timingbench.identity import family_fall, family_rise, trained_verdict
@@ -161,13 +161,13 @@ class _Bank:
 
 
 def _fixed_logmel() -> np.ndarray:
-    from timingbench.evidence.infer import reference_logmel
+    from timingbench.evidence_net.infer import reference_logmel
 
     return reference_logmel()
 
 
 def test_shipped_weights_load_and_reproduce_their_recorded_outputs(config: Config) -> None:
-    from timingbench.evidence.infer import WEIGHTS, run_network
+    from timingbench.evidence_net.infer import WEIGHTS, run_network
 
     ref_path = WEIGHTS.with_suffix(".reference.json")
     assert WEIGHTS.is_file() and ref_path.is_file(), "the package ships the weights and their reference outputs"
@@ -193,7 +193,7 @@ def test_trained_backend_reads_the_bank_and_caches_by_weights_digest(config: Con
 
 
 def test_missing_weights_exempt_every_family_with_a_note(config: Config, tmp_path: Path, monkeypatch: Any) -> None:
-    import timingbench.evidence.infer as infer
+    import timingbench.evidence_net.infer as infer
 
     monkeypatch.setattr(infer, "WEIGHTS", tmp_path / "absent.pt")
     ev = family_evidence(_Bank(_fixed_logmel()), sr=44100, semantic=config.params.semantic, evidence_params=config.params.evidence, audio=config.params.audio, backend="trained")

@@ -20,7 +20,6 @@ from timingbench.evidence.arrays import (
     open_arrays,
     write_arrays,
 )
-from timingbench.evidence.model import FamilyNet, load_weights, save_weights
 from timingbench.evidence.programs import FAMILIES
 from timingbench.evidence.targets import presence_targets
 from timingbench.evidence.train import (
@@ -30,6 +29,7 @@ from timingbench.evidence.train import (
     shape_from_config,
     train_model,
 )
+from timingbench.evidence_net.model import FamilyNet, load_weights, save_weights
 
 N_FRAMES = 320  # bank frames per synthetic clip (3.7 s)
 TINY = {"epochs": 3, "batch": 4, "crop_frames": 240, "width": 4, "embed": 8, "threads": 1}
@@ -214,7 +214,7 @@ def test_bank_log_mel_is_the_one_the_data_set_stores(config: Config, rng: np.ran
 def test_weights_digest_is_computed_once_per_file_version(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     import os
 
-    from timingbench.evidence import infer
+    from timingbench.evidence_net import infer
 
     f = tmp_path / "w.pt"
     f.write_bytes(b"one")
@@ -230,7 +230,7 @@ def test_weights_digest_is_computed_once_per_file_version(tmp_path: Path, monkey
 
 
 def test_full_mel_resolution_design_keeps_the_output_frames(tmp_path: Path) -> None:
-    from timingbench.evidence.model import NetShape
+    from timingbench.evidence_net.model import NetShape
 
     x = torch.zeros((2, 128, 64)) - 40.0
     outs = {}
@@ -259,7 +259,7 @@ def test_corpus_rows_can_be_restricted_to_one_split(tmp_path: Path) -> None:
 
 
 def test_ensemble_averages_its_members_logits() -> None:
-    from timingbench.evidence.model import Ensemble, NetShape
+    from timingbench.evidence_net.model import Ensemble, NetShape
 
     torch.manual_seed(0)
     a = FamilyNet(NetShape(width=4, embed=8, context_frames=10, guard_frames=2, db_range=80.0)).eval()

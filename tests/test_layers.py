@@ -24,8 +24,7 @@ LAYERS = {
     "timingbench.family_evidence": 4,
     # identity rules and the family evidence network at run time
     "timingbench.identity": 5,
-    "timingbench.evidence.infer": 5, "timingbench.evidence.model": 5,
-    "timingbench.evidence.targets": 5,
+    "timingbench.evidence_net": 5,
     "timingbench.gates": 6, "timingbench.features": 6,
     "timingbench.detectors": 7, "timingbench.render": 7, "timingbench.summary": 7,
     # time-varying controls: the schema and plain metrics low, the measurements on the bank above it

@@ -127,8 +127,8 @@ def evaluate_corpus_weights(annotations_path: Path, clips_dir: Path, config: Con
         ``tables``: name -> :func:`~timingbench.evidence.metrics.auc_table`; ``n_probes``;
         ``errors``; ``split``.
     """
-    from timingbench.evidence.infer import run_network
     from timingbench.evidence.programs import FAMILIES
+    from timingbench.evidence_net.infer import run_network
 
     ann = _annotations(annotations_path, split)
     prompts = prompts_path or default_prompts_path(clips_dir, annotations_path)

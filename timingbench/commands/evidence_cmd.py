@@ -141,9 +141,9 @@ def run_train(args: argparse.Namespace) -> int:
     from timingbench.commands.score_cmd import progress_bar
     from timingbench.evidence.arrays import ArraySet, open_arrays
     from timingbench.evidence.dataset import training_sources
-    from timingbench.evidence.infer import reference_outputs
-    from timingbench.evidence.model import save_weights
     from timingbench.evidence.train import TrainParams, plot_curve, train_model
+    from timingbench.evidence_net.infer import reference_outputs
+    from timingbench.evidence_net.model import save_weights
     from timingbench.jsonio import write_json
 
     cfg = load_config(args.config)
@@ -187,9 +187,9 @@ def run_eval(args: argparse.Namespace) -> int:
     """Print (and optionally write) the per-family AUC table."""
     from timingbench.evidence.dataset import load_dataset, read_manifest
     from timingbench.evidence.evaluate import evaluate_dataset
-    from timingbench.evidence.infer import WEIGHTS
     from timingbench.evidence.metrics import format_table
-    from timingbench.evidence.model import Ensemble, load_weights
+    from timingbench.evidence_net.infer import WEIGHTS
+    from timingbench.evidence_net.model import Ensemble, load_weights
     from timingbench.jsonio import write_json
 
     cfg = load_config(args.config)

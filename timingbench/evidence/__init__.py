@@ -1,4 +1,6 @@
-"""The trained family evidence model: data recipe, training, inference and evaluation.
+"""The trained family evidence model offline: data recipe, training and evaluation.
+
+The network itself and its inference are :mod:`timingbench.evidence_net` (run time).
 
 - :mod:`~timingbench.evidence.programs` — General MIDI programs, roles and registers per
   SPEC section 1 family (the training vocabulary).
@@ -10,9 +12,6 @@
   frame labels and log-mel shards (``timingbench evidence make-data``).
 - :mod:`~timingbench.evidence.arrays` — the memory-mapped training arrays of a data folder
   (``timingbench evidence cache-arrays``).
-- :mod:`~timingbench.evidence.model` — the network: presence per frame and the
-  entered / left / nothing question around every frame.
 - :mod:`~timingbench.evidence.train` — the seeded, resumable training loop (``timingbench evidence train``).
-- :mod:`~timingbench.evidence.infer` — the shipped weights run on a clip's feature bank.
 - :mod:`~timingbench.evidence.metrics` — entrance / exit AUCs per family (``timingbench evidence eval``).
 """

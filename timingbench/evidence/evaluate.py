@@ -23,9 +23,10 @@ import torch
 
 from timingbench.config import Config
 from timingbench.evidence.metrics import Probe, auc, auc_table, logit, probes_from_labels, round4
-from timingbench.evidence.model import EvidenceNet
 from timingbench.evidence.programs import FAMILIES
-from timingbench.evidence.targets import output_times, presence_targets
+from timingbench.evidence.targets import presence_targets
+from timingbench.evidence_net.infer import output_times
+from timingbench.evidence_net.model import EvidenceNet
 from timingbench.identity import array_side_levels, change_near, gate_score
 
 SR, HOP = 44100, 512

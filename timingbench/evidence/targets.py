@@ -10,15 +10,8 @@ from __future__ import annotations
 import numpy as np
 import numpy.typing as npt
 
-from timingbench.convert import frames_to_time
-
-#: Class index of each change answer (:data:`timingbench.evidence.model.CHANGES`).
+#: Class index of each change answer (:data:`timingbench.evidence_net.model.CHANGES`).
 ENTERED, LEFT, NONE, IGNORE = 0, 1, 2, -1
-
-
-def output_times(n_out: int, *, stride: int, sr: float, hop: int) -> npt.NDArray[np.float64]:
-    """Seconds of the ``n_out`` output frames."""
-    return frames_to_time(stride * np.arange(n_out) + (stride - 1) / 2.0, sr=sr, hop=hop)
 
 
 def presence_targets(labels: npt.NDArray[np.uint8], stride: int) -> npt.NDArray[np.float32]:

@@ -41,9 +41,9 @@ from timingbench.config import Config
 from timingbench.errors import ParameterError
 from timingbench.evidence.arrays import ArraySet, TargetParams
 from timingbench.evidence.metrics import auc
-from timingbench.evidence.model import CHANGES, FamilyNet, NetShape, n_parameters
 from timingbench.evidence.programs import FAMILIES
 from timingbench.evidence.targets import IGNORE
+from timingbench.evidence_net.model import CHANGES, FamilyNet, NetShape, n_parameters
 
 if TYPE_CHECKING:
     pass

@@ -238,7 +238,7 @@ def family_evidence(
 
 def _trained(bank: FeatureBank, sec: EvidenceParams) -> FamilyEvidence:
     """Evidence of the shipped family evidence network (needs a feature bank)."""
-    from timingbench.evidence.infer import bank_outputs
+    from timingbench.evidence_net.infer import bank_outputs
     from timingbench.identity import INSTRUMENT_FAMILIES as FAMILIES
 
     if bank is None:

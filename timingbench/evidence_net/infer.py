@@ -17,13 +17,18 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from timingbench.convert import frames_to_time
 from timingbench.errors import ModelUnavailableError
-from timingbench.evidence.targets import output_times
 from timingbench.packaged import data_path
 
 #: The weights that ship inside the package.
 WEIGHTS = data_path("evidence", "family_evidence.pt")
 
+
+
+def output_times(n_out: int, *, stride: int, sr: float, hop: int) -> npt.NDArray[np.float64]:
+    """Seconds of the ``n_out`` output frames."""
+    return frames_to_time(stride * np.arange(n_out) + (stride - 1) / 2.0, sr=sr, hop=hop)
 
 @dataclass(frozen=True)
 class NetOutputs:
@@ -60,7 +65,7 @@ def _digest(path_str: str, size: int, mtime_ns: int) -> str:
 
 @lru_cache(maxsize=4)
 def _model(path_str: str, digest: str) -> tuple[Any, dict[str, Any]]:
-    from timingbench.evidence.model import load_weights
+    from timingbench.evidence_net.model import load_weights
 
     return load_weights(Path(path_str))
 

@@ -72,7 +72,8 @@ def make_file(directory: Path, seconds: int, fmt: str) -> Path:
     if path.is_file():
         return path
     directory.mkdir(parents=True, exist_ok=True)
-    codec = {"flac": ["-c:a", "flac"], "wav": ["-c:a", "pcm_s16le"], "mp3": ["-c:a", "libmp3lame", "-b:a", "128k", "-compression_level", "9"]}[fmt]
+    codec = {"flac": ["-c:a", "flac"], "wav": ["-c:a", "pcm_s16le"],
+             "mp3": ["-c:a", "libmp3lame", "-b:a", "128k", "-compression_level", "9"]}[fmt]
     src = f"sine=frequency=440:sample_rate=44100:duration={seconds}"
     tmp = path.with_name(path.stem + ".part." + fmt)
     subprocess.run(["ffmpeg", "-v", "error", "-y", "-f", "lavfi", "-i", src, "-af", "tremolo=f=0.5:d=0.5",

@@ -10,8 +10,8 @@
    includes its worker start-up and is reported apart. The outputs of every run are checked byte-identical.
 2. Cost model (one process, serial, ``time.process_time`` so every thread counts): CPU
    seconds per clip of the dsp pipeline without family evidence, the family evidence on
-   its own (the trained presence model and musicnn, model loading excluded), and demucs separation of one analysis window by a full-size,
-   randomly initialised HTDemucs (``HTDemucs(sources)`` with demucs's default
+   its own (the trained presence model and musicnn, model loading excluded), and demucs separation of one analysis
+   window by a full-size, randomly initialised HTDemucs (``HTDemucs(sources)`` with demucs's default
    architecture; a random model costs what the trained one costs).
 
 Usage::
@@ -86,10 +86,13 @@ def cost_model(corpus: Path, n: int) -> dict[str, float]:
 
     evid = {}
     for backend in ("trained", "musicnn"):
-        family_evidence(banks[0], sr=banks[0].sr, semantic=cfg.params.semantic, evidence_params=cfg.params.evidence, audio=cfg.params.audio, backend=backend)  # load the model once
+        # load the model once
+        family_evidence(banks[0], sr=banks[0].sr, semantic=cfg.params.semantic, evidence_params=cfg.params.evidence,
+                        audio=cfg.params.audio, backend=backend)
         t = time.process_time()
         for bank in banks[1:]:
-            family_evidence(bank, sr=bank.sr, semantic=cfg.params.semantic, evidence_params=cfg.params.evidence, audio=cfg.params.audio, backend=backend)
+            family_evidence(bank, sr=bank.sr, semantic=cfg.params.semantic,
+                            evidence_params=cfg.params.evidence, audio=cfg.params.audio, backend=backend)
         evid[backend] = (time.process_time() - t) / max(1, len(banks) - 1)
     import torch
     from demucs.htdemucs import HTDemucs

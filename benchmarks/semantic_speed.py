@@ -48,7 +48,8 @@ def _render(parts: list[Any], n: int, cfg: Config, workdir: Path, name: str) -> 
 
     midi = workdir / f"{name}.mid"
     write_midi(parts, midi, ticks_per_beat=int(cfg.params.render.midi_ticks_per_beat))
-    return render_midi(midi, n_samples=n, soundfont=resolve_soundfont(None, cfg.params.render), params=cfg.params.render)
+    return render_midi(midi, n_samples=n, soundfont=resolve_soundfont(None, cfg.params.render),
+                       params=cfg.params.render)
 
 
 def _stem(spec: Any, *, t0: float, t1: float, seed: int, bpm: float, harmony: Any, cfg: Config,
@@ -112,7 +113,8 @@ def accuracy(args: argparse.Namespace) -> dict[str, Any]:
                 for item in split_plan(split):
                     if (split, item["enter"].name) in done:
                         continue
-                    ev = family_evidence(render_mix(item, cfg, Path(tmp)), sr=sr, semantic=cfg.params.semantic, evidence_params=cfg.params.evidence, audio=cfg.params.audio)
+                    ev = family_evidence(render_mix(item, cfg, Path(tmp)), sr=sr, semantic=cfg.params.semantic,
+                                         evidence_params=cfg.params.evidence, audio=cfg.params.audio)
                     row = {"split": split, "enter": item["enter"].name,
                            "enter_family": item["enter"].family, "bed": item["bed"].name,
                            "bed_family": item["bed"].family, "times": ev.times.tolist(),
@@ -131,7 +133,8 @@ def accuracy(args: argparse.Namespace) -> dict[str, Any]:
         for fam in sorted(ev.curves):
             if fam == r["bed_family"]:
                 continue
-            verdict, _ = family_rise(ev, fam, candidate_s=ENTER_S, semantic=cfg.params.semantic, evidence_params=cfg.params.evidence)
+            verdict, _ = family_rise(ev, fam, candidate_s=ENTER_S, semantic=cfg.params.semantic,
+                                     evidence_params=cfg.params.evidence)
             kind = "true" if fam == r["enter_family"] else "decoy"
             cell = table.setdefault(r["split"], {}).setdefault(fam, {"true": [0, 0], "decoy": [0, 0]})
             cell[kind][0] += verdict == "pass"
@@ -164,12 +167,14 @@ def speed(args: argparse.Namespace) -> dict[str, Any]:
     y = y.astype(np.float32)
     musicnn.load_musicnn.cache_clear()
     t, c = time.perf_counter(), time.process_time()
-    ev = family_evidence(y, sr=sr, semantic=cfg.params.semantic, evidence_params=cfg.params.evidence, audio=cfg.params.audio)
+    ev = family_evidence(y, sr=sr, semantic=cfg.params.semantic, evidence_params=cfg.params.evidence,
+                         audio=cfg.params.audio)
     cold = time.perf_counter() - t
     warm, cpu = [], []
     for _ in range(args.repeats):
         t, c = time.perf_counter(), time.process_time()
-        family_evidence(y, sr=sr, semantic=cfg.params.semantic, evidence_params=cfg.params.evidence, audio=cfg.params.audio)
+        family_evidence(y, sr=sr, semantic=cfg.params.semantic, evidence_params=cfg.params.evidence,
+                        audio=cfg.params.audio)
         warm.append(time.perf_counter() - t)
         cpu.append(time.process_time() - c)
     # baseline in the same process: the straightforward per-patch network on the same patches

@@ -26,7 +26,8 @@ SR = 44100
 
 def _time(config, clips):  # type: ignore[no-untyped-def]
     t0 = time.perf_counter()
-    estimate_tempo(clips[0], sr=SR, tempo=config.params.tempo, audio=config.params.audio)  # warm-up: load models / start pool
+    estimate_tempo(clips[0], sr=SR, tempo=config.params.tempo,
+                   audio=config.params.audio)  # warm-up: load models / start pool
     warm = time.perf_counter() - t0
     per = []
     for x in clips:

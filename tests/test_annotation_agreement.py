@@ -151,7 +151,8 @@ def test_designed_layer1_kappa_and_deltas(two):
 
     ann = load_annotations(two.annotations)
     assert not ann.errors
-    rep = agreement_report(ann, events=event_index(load_prompts(two.prompts).prompts), params=load_config().params.annotations)
+    rep = agreement_report(ann, events=event_index(load_prompts(two.prompts).prompts),
+                           params=load_config().params.annotations)
     (pair,) = rep["pairs"]
     occ = pair["layer1"]["occurred"]
     # design: 4 both yes, 1 only ann_a, 1 both no

@@ -174,7 +174,8 @@ TONE = (0.3 * np.sin(2 * np.pi * 440 * np.arange(6 * 44100) / 44100)).astype(np.
 
 
 @pytest.mark.parametrize("samples, sr, prompt, error, match", [
-    (np.where(np.arange(TONE.size) == 5000, np.nan, TONE), 44100, GOOD, ClipError, r"samples: 1 non-finite .* frame 5000"),
+    (np.where(np.arange(TONE.size) == 5000, np.nan, TONE), 44100, GOOD, ClipError,
+     r"samples: 1 non-finite .* frame 5000"),
     (np.zeros(0, np.float32), 44100, GOOD, ClipError, r"samples: empty"),
     (TONE[:10], 44100, GOOD, ClipError, r"samples: too short"),
     (np.zeros_like(TONE), 44100, GOOD, ClipError, r"samples: silent"),
@@ -187,7 +188,8 @@ TONE = (0.3 * np.sin(2 * np.pi * 440 * np.arange(6 * 44100) / 44100)).astype(np.
     (TONE, "44100", GOOD, ParameterError, r"sr: expected a whole number"),
     (TONE, 44100, dict(GOOD, duration_s=-1), PromptError, r"field 'duration_s'"),
     (TONE, 44100, {k: v for k, v in GOOD.items() if k != "events"}, PromptError, r"field 'events'"),
-    (TONE, 44100, dict(GOOD, events=[dict(GOOD["events"][0], kind="drop")]), PromptError, r"field 'events\[0\]\.kind'|kind"),
+    (TONE, 44100, dict(GOOD, events=[dict(GOOD["events"][0], kind="drop")]), PromptError,
+     r"field 'events\[0\]\.kind'|kind"),
     (TONE, 44100, "no-such-prompt", PromptError, r"prompt: 'no-such-prompt' is not an id"),
     (TONE, 44100, 42, PromptError, r"prompt: expected a prompt row"),
 ])

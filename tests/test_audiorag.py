@@ -136,10 +136,12 @@ def test_offline_scoring_over_runs(tmp_path, config) -> None:
 
 def _rag_script() -> dict:
     def correctness(answer: str, reply: str) -> dict:
-        return {"name": f"c:{answer}", "match": f"Model answer:\n{answer}\n\nReply with exactly one word", "replies": [{"content": reply}]}
+        return {"name": f"c:{answer}", "match": f"Model answer:\n{answer}\n\nReply with exactly one word",
+                "replies": [{"content": reply}]}
 
     def error_type(answer: str, reply: str) -> dict:
-        return {"name": f"e:{answer}", "match": f"Model answer:\n{answer}\n\nReply with the letter", "replies": [{"content": reply}]}
+        return {"name": f"e:{answer}", "match": f"Model answer:\n{answer}\n\nReply with the letter",
+                "replies": [{"content": reply}]}
 
     return {
         "rules": [
@@ -161,8 +163,10 @@ def test_llm_judge_through_stub(tmp_path, config) -> None:
     ])
     answers, _ = load_answers(pred, meta)
     with running_stub(_rag_script(), tmp_path) as url:
-        client = ChatClient(url=url, model="stub", timeout_s=5, max_retries=1, backoff_s=0.01, temperature=0, max_tokens=8)
-        judge = LlmRagJudge(client=client, letters=list(config.params.audiorag.error_types), **verdict_words(config.params.judge))
+        client = ChatClient(url=url, model="stub", timeout_s=5, max_retries=1, backoff_s=0.01, temperature=0,
+                            max_tokens=8)
+        judge = LlmRagJudge(client=client, letters=list(config.params.audiorag.error_types),
+                            **verdict_words(config.params.judge))
         rows, s = score_audiorag(meta, answers, judge=judge, error_types=config.params.audiorag.error_types, workers=3)
         hits = stub_stats(url)
     by_id = {r["id"]: r for r in rows}

@@ -1,4 +1,5 @@
-"""``timingbench calibrate evidence``: dev corpora only, a fit that moves with the data, constants written with provenance."""
+"""``timingbench calibrate evidence``: dev corpora only, a fit that moves with the data, constants written with
+provenance."""
 
 from __future__ import annotations
 
@@ -74,7 +75,8 @@ def test_fit_chooses_on_dev_and_writes_calibrated_constants(tmp_path: Path, conf
     render_specs(specs, out_dir=root, split="dev", soundfont=FLUID)
     small = config.with_value("calibration.evidence_change_grid", [0.5, 0.9]) \
         .with_value("calibration.evidence_rise_grid", [1.0]).with_value("calibration.evidence_quiet_grid", [0.7]) \
-        .with_value("calibration.evidence_present_grid", [0.5]).with_value("calibration.evidence_confident_grid", [1.01])
+        .with_value("calibration.evidence_present_grid", [0.5]) \
+        .with_value("calibration.evidence_confident_grid", [1.01])
     # a validation row beside the dev rows is never scored
     truth = (root / "truth.jsonl").read_text(encoding="utf-8").splitlines()
     val = json.loads(truth[0])

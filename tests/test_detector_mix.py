@@ -87,7 +87,8 @@ def test_verdicts_do_not_depend_on_gain(tmp_path: Path, config: Config, rng: np.
     fade[t >= f0 + length] = 0.0
     y = y * fade
     ref = run_detector(_bank(tmp_path, y, config, name="ref"), _ctx("music_end", 17.0), DetectorParams.of(config))
-    low = run_detector(_bank(tmp_path, y, config, name="low", gain_db=gain_db), _ctx("music_end", 17.0), DetectorParams.of(config))
+    low = run_detector(_bank(tmp_path, y, config, name="low", gain_db=gain_db), _ctx("music_end", 17.0),
+                       DetectorParams.of(config))
     assert [c.rejected_by for c in low] == [c.rejected_by for c in ref]
     np.testing.assert_allclose([c.time_s for c in low], [c.time_s for c in ref], atol=0.012)
 
@@ -158,7 +159,8 @@ def test_disabled_quiet_fraction_skips_the_check(tmp_path: Path, config: Config,
     cands = run_detector(bank, _ctx("music_end", t_p), DetectorParams.of(config))
     assert cands and all(c.gates["stays_down"] == "fail" for c in cands)
     off = config.with_disabled("mix.quiet_min_fraction")
-    assert all(c.gates["stays_down"] == "pass" for c in run_detector(bank, _ctx("music_end", t_p), DetectorParams.of(off)))
+    assert all(c.gates["stays_down"] == "pass"
+               for c in run_detector(bank, _ctx("music_end", t_p), DetectorParams.of(off)))
 
 
 @pytest.mark.parametrize("kind", ["music_end", "music_pause", "music_start_after_silence",

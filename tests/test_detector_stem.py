@@ -125,7 +125,8 @@ def test_entry_verdict_is_gain_invariant(tmp_path: Path, rng: np.random.Generato
     y = _mix(12 * SR, rng, onset_s=5.5, target="bass")
     ctx = _ctx("instrument_entry", "bass", 5.5, lo=1.0, hi=10.0)
     a = decide(run_detector(_bank(tmp_path, y), ctx, DetectorParams.of(CFG)), instructed_s=5.5, tolerance_s=0.5)
-    b = decide(run_detector(_bank(tmp_path, y, gain_db), ctx, DetectorParams.of(CFG)), instructed_s=5.5, tolerance_s=0.5)
+    b = decide(run_detector(_bank(tmp_path, y, gain_db), ctx, DetectorParams.of(CFG)), instructed_s=5.5,
+               tolerance_s=0.5)
     assert a.outcome == b.outcome == "on_time"
     assert abs(a.detected_s - b.detected_s) <= 512 / SR + 1e-9  # type: ignore[operator]
 

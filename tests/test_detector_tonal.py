@@ -61,7 +61,8 @@ def test_entry_of_a_new_register_is_localised(tmp_path: Path, rng: np.random.Gen
     tt = np.arange(n - k) / SR
     y[k:] += _tone([880.0, 1108.7, 1318.5], tt, amp=0.15)
     bank = _bank(tmp_path, y)
-    cands = run_detector(bank, _ctx("instrument_entry", onset_s, lo=onset_s - 3, hi=onset_s + 3), DetectorParams.of(CFG))
+    cands = run_detector(bank, _ctx("instrument_entry", onset_s, lo=onset_s - 3, hi=onset_s + 3),
+                         DetectorParams.of(CFG))
     v = decide(cands, instructed_s=onset_s, tolerance_s=0.5)
     assert v.outcome == "on_time"
     assert v.detected_s is not None
@@ -98,11 +99,13 @@ def test_exit_needs_sustained_absence(tmp_path: Path, rng: np.random.Generator) 
     layer = _tone([880.0, 1108.7, 1318.5], t, amp=0.15)
     stop = _bed(n, rng) + layer * (t < 7.0)
     back = _bed(n, rng) + layer * ((t < 7.0) | (t >= 8.0))
-    ok = decide(run_detector(_bank(tmp_path, stop), _ctx("instrument_exit", 7.0, lo=4.0, hi=10.0), DetectorParams.of(CFG)),
+    ok = decide(run_detector(_bank(tmp_path, stop), _ctx("instrument_exit", 7.0, lo=4.0, hi=10.0),
+                             DetectorParams.of(CFG)),
                 instructed_s=7.0, tolerance_s=0.5)
     assert ok.outcome == "on_time"
     assert ok.detected_s is not None and abs(ok.detected_s - 7.0) <= 0.15
-    brief = decide(run_detector(_bank(tmp_path, back), _ctx("instrument_exit", 7.0, lo=4.0, hi=10.0), DetectorParams.of(CFG)),
+    brief = decide(run_detector(_bank(tmp_path, back), _ctx("instrument_exit", 7.0, lo=4.0, hi=10.0),
+                                DetectorParams.of(CFG)),
                    instructed_s=7.0, tolerance_s=0.5)
     assert brief.outcome == "none"
 

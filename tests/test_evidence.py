@@ -126,15 +126,19 @@ def test_trained_gate_passes_a_clean_entrance_and_vetoes_the_others(config: Conf
     t = np.arange(n) * 0.0464
     entered = np.where(np.abs(t - 9.0) < 0.3, 0.9, 0.02)
     quiet_then_on = np.where(t < 9.0, 0.02, 0.95)
-    v, d = family_rise(_trained_ev(entered, quiet_then_on), "strings", candidate_s=9.0, semantic=config.params.semantic, evidence_params=config.params.evidence)
+    v, d = family_rise(_trained_ev(entered, quiet_then_on), "strings", candidate_s=9.0,
+                       semantic=config.params.semantic, evidence_params=config.params.evidence)
     assert v == "pass" and d["change"] == pytest.approx(0.9)
-    v, d = family_rise(_trained_ev(np.full(n, 0.02), quiet_then_on), "strings", candidate_s=9.0, semantic=config.params.semantic, evidence_params=config.params.evidence)
+    v, d = family_rise(_trained_ev(np.full(n, 0.02), quiet_then_on), "strings", candidate_s=9.0,
+                       semantic=config.params.semantic, evidence_params=config.params.evidence)
     assert (v, d["reason"]) == ("fail", "no_change")
     v, d = family_rise(_trained_ev(entered, quiet_then_on, exempt={"strings": "held_out_auc_below_bar"}),
-                       "strings", candidate_s=9.0, semantic=config.params.semantic, evidence_params=config.params.evidence)
+                       "strings", candidate_s=9.0, semantic=config.params.semantic,
+                       evidence_params=config.params.evidence)
     assert (v, d["reason"]) == ("exempt", "held_out_auc_below_bar")
     # exits are judged on the change head's "left" output
-    v, d = family_fall(_trained_ev(entered, quiet_then_on), "strings", candidate_s=9.0, evidence_params=config.params.evidence)
+    v, d = family_fall(_trained_ev(entered, quiet_then_on), "strings", candidate_s=9.0,
+                       evidence_params=config.params.evidence)
     assert (v, d["reason"]) == ("fail", "no_change")
 
 
@@ -182,7 +186,8 @@ def test_shipped_weights_load_and_reproduce_their_recorded_outputs(config: Confi
 
 def test_trained_backend_reads_the_bank_and_caches_by_weights_digest(config: Config) -> None:
     bank = _Bank(_fixed_logmel())
-    ev = family_evidence(bank, sr=44100, semantic=config.params.semantic, evidence_params=config.params.evidence, audio=config.params.audio, backend="trained")
+    ev = family_evidence(bank, sr=44100, semantic=config.params.semantic, evidence_params=config.params.evidence,
+                         audio=config.params.audio, backend="trained")
     assert ev.backend == "trained"
     judged = set(ev.curves)
     assert judged | set(ev.exempt) == set(FAMILIES)
@@ -196,7 +201,8 @@ def test_missing_weights_exempt_every_family_with_a_note(config: Config, tmp_pat
     import timingbench.evidence_net.infer as infer
 
     monkeypatch.setattr(infer, "WEIGHTS", tmp_path / "absent.pt")
-    ev = family_evidence(_Bank(_fixed_logmel()), sr=44100, semantic=config.params.semantic, evidence_params=config.params.evidence, audio=config.params.audio, backend="trained")
+    ev = family_evidence(_Bank(_fixed_logmel()), sr=44100, semantic=config.params.semantic,
+                         evidence_params=config.params.evidence, audio=config.params.audio, backend="trained")
     assert ev.curves == {} and set(ev.exempt.values()) == {"model_unavailable"}
     assert "absent.pt" in (ev.note or "")
 
@@ -228,7 +234,8 @@ def test_training_path_end_to_end_on_a_few_rendered_clips(config: Config, tmp_pa
     np.testing.assert_array_equal(arrays.logmel, mel)
     np.testing.assert_array_equal(arrays.labels, lab)
     parts = (arrays.logmel, arrays.labels, arrays.presence, arrays.change)
-    model, curve, complete = train_model(ArraySet([tuple(a[:3] for a in parts)]), ArraySet([tuple(a[3:] for a in parts)]),
+    model, curve, complete = train_model(ArraySet([tuple(a[:3] for a in parts)]),
+                                         ArraySet([tuple(a[3:] for a in parts)]),
                                          cfg=config, params=TrainParams(epochs=2, batch=3, crop_frames=400, width=4,
                                                                         embed=16))
     assert complete and len(curve["epochs"]) == 2 and np.isfinite(curve["epochs"][-1]["dev_presence_loss"])

@@ -250,7 +250,8 @@ def test_corpus_rows_can_be_restricted_to_one_split(tmp_path: Path) -> None:
     from timingbench.calibration.evidence_auc import _annotations
 
     rows = [{"clip": f"c{i}.wav", "event_id": f"c{i}/e1", "occurred": True, "onset_s": 1.0, "onset_character": "hard",
-             "salience": 1, "annotator": "renderer", "split": split} for i, split in enumerate(["dev", "validation", "dev"])]
+             "salience": 1, "annotator": "renderer", "split": split}
+            for i, split in enumerate(["dev", "validation", "dev"])]
     path = tmp_path / "truth.jsonl"
     path.write_text("".join(json.dumps(r) + "\n" for r in rows))
     assert [r.clip for r in _annotations(path, "dev").layer1] == ["c0.wav", "c2.wav"]

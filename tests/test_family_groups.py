@@ -52,13 +52,15 @@ def test_rates_per_family_mark_exempt_ones() -> None:
     from timingbench.calibration.groups import family_report, format_families
 
     rows = [
-        {**_row("a.wav", "percussion", "on_time", occurred=True, onset=10.0, detected=10.01), "kind": "instrument_entry"},
+        {**_row("a.wav", "percussion", "on_time", occurred=True, onset=10.0, detected=10.01),
+         "kind": "instrument_entry"},
         {**_row("b.wav", "vocals", "none", occurred=False, onset=None), "kind": "instrument_entry"},
         {**_row("c.wav", "synth", "on_time", occurred=False, onset=None, detected=10.0), "kind": "instrument_entry"},
         {**_row("d.wav", "mix", "on_time", occurred=True, onset=10.0, detected=10.0), "kind": "music_end"},
     ]
     rep = family_report(rows, exempt=["synth"], scenarios={"b.wav": "pre_existing"}, offset_match_s=0.25)
     assert list(rep) == ["percussion", "vocals", "synth"]  # judged first, mix left out
-    assert rep["percussion"]["stats"]["on_time_credited"] == 1.0 and rep["vocals"]["stats"]["pre_existing_rejected"] == 1.0
+    assert (rep["percussion"]["stats"]["on_time_credited"] == 1.0
+            and rep["vocals"]["stats"]["pre_existing_rejected"] == 1.0)
     assert rep["synth"]["judged"] is False and rep["synth"]["stats"]["negative_credited"] == 1.0
     assert "synth (identity not verified)" in format_families(rep)

@@ -254,7 +254,8 @@ def test_audiorag_loaders(seed: int) -> None:
 
     def answer(r: random.Random, i: int) -> dict[str, Any]:
         k = r.randrange(n)
-        row: dict[str, Any] = {"id": r.choice([k, str(k), f" {k} "]), "answer": r.choice([None, "a", wild_text(r, 0, 10)]),
+        row: dict[str, Any] = {"id": r.choice([k, str(k), f" {k} "]),
+                               "answer": r.choice([None, "a", wild_text(r, 0, 10)]),
                                "run": r.choice([None, 1, "2", 3.0, "r" + wild_text(r, 0, 3)])}
         row["run"] = f"{row['run']}-{i}"  # (run, id) pairs never repeat among valid rows
         return row

@@ -212,7 +212,8 @@ def test_config_relation_error_names_both_constants(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize("sec,name,value", [("features", "hpss_kernel_bins", 30), ("label", "zoom_px_per_s", [50.0])])
-def test_config_error_names_the_constant_that_broke_the_rule(tmp_path: Path, sec: str, name: str, value: object) -> None:
+def test_config_error_names_the_constant_that_broke_the_rule(tmp_path: Path, sec: str, name: str,
+                                                             value: object) -> None:
     # long profile, seed 75_714_394_125: an even HPSS kernel was reported as 'features.n_fft'
     from timingbench.config import DEFAULT_CONFIG_PATH, load_config
     from timingbench.errors import ConfigError

@@ -1,4 +1,5 @@
-"""The identity rules of the trained evidence (timingbench.identity): summary spans, the rise rule, edges, candidates."""
+"""The identity rules of the trained evidence (timingbench.identity): summary spans, the rise rule, edges,
+candidates."""
 
 from __future__ import annotations
 
@@ -82,7 +83,8 @@ def test_rise_rule_reads_the_clips_own_scale(config: Config) -> None:
     assert v == "fail"  # 0.27 never reaches the fixed present level
 
 
-@pytest.mark.parametrize(("before", "after", "verdict"), [(0.6, 0.65, "fail"), (0.3, 0.95, "pass"), (0.02, 0.05, "fail")])
+@pytest.mark.parametrize(("before", "after", "verdict"),
+                         [(0.6, 0.65, "fail"), (0.3, 0.95, "pass"), (0.02, 0.05, "fail")])
 def test_rise_rule_rejects_a_target_already_there_or_barely_rising(config: Config, before: float, after: float,
                                                                    verdict: str) -> None:
     config = config.with_value("evidence.decision_rule", "rise").with_value("evidence.min_logit_rise", 1.0)
@@ -145,7 +147,8 @@ def test_candidates_come_from_the_change_head_and_never_from_nothing(config: Con
     onset[grid.frame(9.0)] = 1.0
     ident = IdentityParams(semantic=config.params.semantic, evidence_params=config.params.evidence)
     ctx = _ctx("instrument_entry", "percussion", 9.0)
-    (cand,) = trained_candidates(onset, grid, ctx, _ev(pres, entered), persistence_params=config.params.percussion.persistence,
+    (cand,) = trained_candidates(onset, grid, ctx, _ev(pres, entered),
+                                 persistence_params=config.params.percussion.persistence,
                                  identity=ident, clip_end_s=N * HOP)
     assert abs(cand.time_s - 9.0) < 0.02 and cand.rejected_by is None, (cand.gates, cand.stats)
     none = trained_candidates(onset, grid, ctx, _ev(pres, np.full(N, 0.1)),
@@ -168,12 +171,15 @@ def test_a_confident_change_head_carries_persistence(config: Config) -> None:
     ev = _ev(pres, entered=np.where(np.abs(t - 9.0) < 0.3, 0.99, 0.0), family="piano")
     cfg = config.with_value("evidence.decision_rule", "absolute").with_value("evidence.present_prob", 0.35)
     args = dict(t_s=9.0, clip_end_s=N * HOP, params=cfg.params.stem.persistence, want_present=True)
-    v, d = presence_persistence(ev, "piano", evidence_params=cfg.with_disabled("evidence.confident_change").params.evidence,
+    v, d = presence_persistence(ev, "piano",
+                                evidence_params=cfg.with_disabled("evidence.confident_change").params.evidence,
                                 **args)
     assert v == "fail" and "confident_change" not in d
-    v, d = presence_persistence(ev, "piano", evidence_params=cfg.with_value("evidence.confident_change", 0.97).params.evidence,
+    v, d = presence_persistence(ev, "piano",
+                                evidence_params=cfg.with_value("evidence.confident_change", 0.97).params.evidence,
                                 **args)
     assert v == "pass" and d["confident_change"] == 0.99
-    v, _ = presence_persistence(ev, "piano", evidence_params=cfg.with_value("evidence.confident_change", 1.01).params.evidence,
+    v, _ = presence_persistence(ev, "piano",
+                                evidence_params=cfg.with_value("evidence.confident_change", 1.01).params.evidence,
                                 **args)
     assert v == "fail"

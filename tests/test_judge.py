@@ -117,7 +117,8 @@ def test_client_success_and_retries(tmp_path) -> None:
         "rules": [
             {"name": "ok", "match": "plain", "replies": [{"content": "yes"}]},
             {"name": "flaky", "match": "flaky", "replies": [{"status": 503}, {"status": 500}, {"content": "no"}]},
-            {"name": "garbled", "match": "garbled", "replies": [{"raw": "<html>oops"}, {"raw": '{"choices": []}'}, {"content": "b"}]},
+            {"name": "garbled", "match": "garbled",
+             "replies": [{"raw": "<html>oops"}, {"raw": '{"choices": []}'}, {"content": "b"}]},
             {"name": "refused", "match": "refused", "replies": [{"status": 400}]},
             {"name": "down", "match": "down", "replies": [{"status": 502}]},
         ]
@@ -140,7 +141,8 @@ def test_client_success_and_retries(tmp_path) -> None:
 
 
 def test_client_timeout_then_success(tmp_path) -> None:
-    script = {"rules": [{"name": "slow", "match": "slow", "replies": [{"delay_s": 1.5, "content": "yes"}, {"content": "no"}]}]}
+    script = {"rules": [{"name": "slow", "match": "slow",
+                         "replies": [{"delay_s": 1.5, "content": "yes"}, {"content": "no"}]}]}
     with running_stub(script, tmp_path) as url:
         c = _client(url, timeout_s=0.3, max_retries=1)
         t0 = time.monotonic()

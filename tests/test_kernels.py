@@ -15,7 +15,8 @@ from timingbench.features import kernels_reference as kr
 @pytest.mark.parametrize("shape", [(3, 1), (4, 7), (5, 200), (2, 31)])
 @pytest.mark.parametrize("size", [1, 3, 31])
 @pytest.mark.parametrize("axis", [0, 1])
-def test_running_median_equals_reference(rng: np.random.Generator, shape: tuple[int, int], size: int, axis: int) -> None:
+def test_running_median_equals_reference(rng: np.random.Generator, shape: tuple[int, int], size: int,
+                                         axis: int) -> None:
     x = rng.standard_normal(shape).astype(np.float32)
     got = k.running_median(x, size=size, axis=axis)
     ref = kr.running_median_reference(x, size=size, axis=axis)

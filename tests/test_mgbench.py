@@ -101,7 +101,8 @@ def test_json_document_spans_are_cleaned_like_text_spans(text, status, spans, pa
 )
 def test_llm_extractor_reply_spans_follow_the_regex_rule(tmp_path, reply, status, spans) -> None:
     with running_stub({"rules": [], "default": {"content": reply}}, tmp_path) as url:
-        client = ChatClient(url=url, model="stub", timeout_s=5, max_retries=0, backoff_s=0.0, temperature=0, max_tokens=8)
+        client = ChatClient(url=url, model="stub", timeout_s=5, max_retries=0, backoff_s=0.0, temperature=0,
+                            max_tokens=8)
         p = LlmSpanExtractor(client=client, empty_patterns=[]).extract("somewhere")
     assert (p.status, p.spans.tolist()) == (status, spans)
 
@@ -177,7 +178,8 @@ def test_span_counts_precision_recall() -> None:
     ref = np.array([[0.0, 1.0], [2.0, 3.0], [4.0, 5.0]])
     est = _parse([[0.0, 1.1], [2.5, 3.0], [6.0, 7.0]])  # IoU 0.909, 0.5, 0
     ev = score_grounding_question(ref, est, iou_thresholds=TH)
-    agg = aggregate_grounding([ev, score_grounding_question(ref, _parse([], "invalid"), iou_thresholds=TH)], iou_thresholds=TH)
+    agg = aggregate_grounding([ev, score_grounding_question(ref, _parse([], "invalid"), iou_thresholds=TH)],
+                              iou_thresholds=TH)
     m5, m7 = agg["iou_0.5"], agg["iou_0.7"]
     assert (m5["tp"], m5["fp"], m5["fn"]) == (2, 1, 4)
     assert (m7["tp"], m7["fp"], m7["fn"]) == (1, 2, 5)
@@ -203,12 +205,18 @@ def _write(path: Path, rows: list) -> Path:
 
 
 GT_ROWS = [
-    {"id": "g1", "subset": "3N", "task": "grounding", "category": "ABS", "question": "Locate the note(s) whose pitch is 72 (MIDI).", "intervals": [[0.2, 1.0]]},
-    {"id": "g2", "subset": "3N", "task": "grounding", "category": "ABS", "question": "Locate the note(s) whose pitch is 40 (MIDI).", "intervals": []},
-    {"id": "g3", "subset": "2B", "task": "grounding", "category": "rhythm", "question": "Locate the downbeat note(s).", "intervals": [[0.0, 0.5], [2.0, 2.5]]},
-    {"id": "u1", "subset": "2B", "task": "understanding", "category": "Rhythm", "question": "What is the time signature of this clip?", "answer": "3/4"},
-    {"id": "u2", "subset": "2B", "task": "understanding", "category": "Bar comparison", "question": "Are the two bars identical?", "answer": "No"},
-    {"id": "u3", "subset": "2B", "task": "understanding", "category": "Chord", "question": "Which chord is in bar 1?", "answer": "C major"},
+    {"id": "g1", "subset": "3N", "task": "grounding", "category": "ABS",
+     "question": "Locate the note(s) whose pitch is 72 (MIDI).", "intervals": [[0.2, 1.0]]},
+    {"id": "g2", "subset": "3N", "task": "grounding", "category": "ABS",
+     "question": "Locate the note(s) whose pitch is 40 (MIDI).", "intervals": []},
+    {"id": "g3", "subset": "2B", "task": "grounding", "category": "rhythm",
+     "question": "Locate the downbeat note(s).", "intervals": [[0.0, 0.5], [2.0, 2.5]]},
+    {"id": "u1", "subset": "2B", "task": "understanding", "category": "Rhythm",
+     "question": "What is the time signature of this clip?", "answer": "3/4"},
+    {"id": "u2", "subset": "2B", "task": "understanding", "category": "Bar comparison",
+     "question": "Are the two bars identical?", "answer": "No"},
+    {"id": "u3", "subset": "2B", "task": "understanding", "category": "Chord",
+     "question": "Which chord is in bar 1?", "answer": "C major"},
 ]
 
 
@@ -216,11 +224,16 @@ GT_ROWS = [
     ("row", "match"),
     [
         ({"subset": "3N", "task": "grounding", "category": "ABS", "question": "q", "intervals": []}, "'id' is missing"),
-        ({"id": "g1", "subset": "3N", "task": "grounding", "category": "ABS", "question": "q", "intervals": []}, "duplicate id 'g1'"),
-        ({"id": "x", "subset": "3N", "task": "grounding", "category": "ABS", "question": "q", "intervals": [["0.5", 1]]}, "non-numeric"),
-        ({"id": "x", "subset": "3N", "task": "grounding", "category": "ABS", "question": "q", "intervals": [[2, 1]]}, "intervals"),
-        ({"id": "x", "subset": "3N", "task": "grounding", "category": "ABS", "question": "q"}, "needs field 'intervals'"),
-        ({"id": "x", "subset": "4N", "task": "grounding", "category": "ABS", "question": "q", "intervals": []}, "'subset'"),
+        ({"id": "g1", "subset": "3N", "task": "grounding", "category": "ABS", "question": "q", "intervals": []},
+         "duplicate id 'g1'"),
+        ({"id": "x", "subset": "3N", "task": "grounding", "category": "ABS", "question": "q",
+          "intervals": [["0.5", 1]]}, "non-numeric"),
+        ({"id": "x", "subset": "3N", "task": "grounding", "category": "ABS", "question": "q",
+          "intervals": [[2, 1]]}, "intervals"),
+        ({"id": "x", "subset": "3N", "task": "grounding", "category": "ABS", "question": "q"},
+         "needs field 'intervals'"),
+        ({"id": "x", "subset": "4N", "task": "grounding", "category": "ABS", "question": "q", "intervals": []},
+         "'subset'"),
         ({"id": "x", "subset": "2B", "task": "qa", "category": "c", "question": "q", "answer": "a"}, "'task'"),
         ({"id": "x", "subset": "2B", "task": "understanding", "category": "c", "question": "q"}, "'answer'"),
         ("{broken", "not valid JSON"),
@@ -284,10 +297,13 @@ def test_score_offline_end_to_end(config) -> None:
 def _mg_script() -> dict:
     return {
         "rules": [
-            {"name": "u1", "match": "Model answer:\nthree-four time", "replies": [{"content": "FOLLOWS: yes\nCORRECT: yes"}]},
-            {"name": "u2", "match": "Model answer:\nI am not sure", "replies": [{"content": "FOLLOWS: no\nCORRECT: no"}]},
+            {"name": "u1", "match": "Model answer:\nthree-four time",
+             "replies": [{"content": "FOLLOWS: yes\nCORRECT: yes"}]},
+            {"name": "u2", "match": "Model answer:\nI am not sure",
+             "replies": [{"content": "FOLLOWS: no\nCORRECT: no"}]},
             {"name": "u3", "match": "Model answer:\nG minor", "replies": [{"content": "The answer is wrong."}]},
-            {"name": "x1", "match": "Reply:\nThe note starts around", "replies": [{"content": "```json\n[[0.21, 1.02]]\n```"}]},
+            {"name": "x1", "match": "Reply:\nThe note starts around",
+             "replies": [{"content": "```json\n[[0.21, 1.02]]\n```"}]},
             {"name": "x2", "match": "Reply:\nI can't locate", "replies": [{"content": "INVALID"}]},
             {"name": "x3", "match": "Reply:\nNo note has that pitch", "replies": [{"content": "[]"}]},
         ],
@@ -340,7 +356,8 @@ def test_cli_offline_default_labels_judge(tmp_path, capsys) -> None:
 
 def test_llm_extractor_malformed_reply_is_not_following(tmp_path, config) -> None:
     with running_stub({"rules": [], "default": {"content": "the spans are unclear"}}, tmp_path) as url:
-        client = ChatClient(url=url, model="stub", timeout_s=5, max_retries=1, backoff_s=0.0, temperature=0, max_tokens=8)
+        client = ChatClient(url=url, model="stub", timeout_s=5, max_retries=1, backoff_s=0.0, temperature=0,
+                            max_tokens=8)
         p = LlmSpanExtractor(client=client, empty_patterns=[]).extract("somewhere in the middle")
         j = LlmUnderstandingJudge(client=client, **verdict_words(config.params.judge))
         q = MgQuestion("u", 1, "2B", "understanding", "chord", "q?", None, "C")

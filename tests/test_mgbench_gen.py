@@ -52,7 +52,8 @@ def splits(tmp_path_factory: pytest.TempPathFactory, config: Config) -> dict[str
     base = tmp_path_factory.mktemp("mgbench")
     out = {}
     for key, subset, split, n in (("3n", "3n", "test", 7), ("2b", "2b", "train", 5)):
-        req = make_request(subset, split, seed=5, n_clips=n, soundfont=None, params=config.params.mgbench_gen, render=config.params.render)
+        req = make_request(subset, split, seed=5, n_clips=n, soundfont=None, params=config.params.mgbench_gen,
+                           render=config.params.render)
         generate_split(req, base / key, config)
         out[key] = base / key
     return out
@@ -62,7 +63,8 @@ def splits(tmp_path_factory: pytest.TempPathFactory, config: Config) -> dict[str
 
 
 def test_3n_material_follows_the_paper(config: Config) -> None:
-    req = make_request("3n", "train", seed=1, n_clips=300, soundfont=None, params=config.params.mgbench_gen, render=config.params.render)
+    req = make_request("3n", "train", seed=1, n_clips=300, soundfont=None, params=config.params.mgbench_gen,
+                       render=config.params.render)
     exs, _ = make_excerpts(req, config.params.mgbench_gen)
     counts = [len(e.notes) for e in exs]
     assert sorted(set(counts)) == [1, 2, 3] and all(counts.count(k) == 100 for k in (1, 2, 3))
@@ -86,7 +88,8 @@ def test_3n_material_follows_the_paper(config: Config) -> None:
 
 
 def test_3n_questions_families_and_empty_share(config: Config) -> None:
-    req = make_request("3n", "train", seed=2, n_clips=60, soundfont=None, params=config.params.mgbench_gen, render=config.params.render)
+    req = make_request("3n", "train", seed=2, n_clips=60, soundfont=None, params=config.params.mgbench_gen,
+                       render=config.params.render)
     exs, _ = make_excerpts(req, config.params.mgbench_gen)
     rows = make_questions(req, exs, config.params.mgbench_gen)
     assert len(rows) == 60 * 20 and len({r["id"] for r in rows}) == len(rows)
@@ -96,14 +99,16 @@ def test_3n_questions_families_and_empty_share(config: Config) -> None:
     for e in exs:  # no question repeats within a clip
         qs = [r["question"] for r in rows if r["clip"] == e.id]
         assert len(qs) == len(set(qs)) == 20
-    test = make_request("3n", "test", seed=2, n_clips=40, soundfont=None, params=config.params.mgbench_gen, render=config.params.render)
+    test = make_request("3n", "test", seed=2, n_clips=40, soundfont=None, params=config.params.mgbench_gen,
+                        render=config.params.render)
     tex, _ = make_excerpts(test, config.params.mgbench_gen)
     trows = make_questions(test, tex, config.params.mgbench_gen)
     assert len(trows) == 40 and sum(1 for r in trows if not r["intervals"]) == 6
 
 
 def test_2b_excerpts_validate_and_labels_follow_the_notes(config: Config) -> None:
-    req = make_request("2b", "val", seed=3, n_clips=60, soundfont=None, params=config.params.mgbench_gen, render=config.params.render)
+    req = make_request("2b", "val", seed=3, n_clips=60, soundfont=None, params=config.params.mgbench_gen,
+                       render=config.params.render)
     exs, dropped = make_excerpts(req, config.params.mgbench_gen)
     assert {e.labels["meter"] for e in exs} == set(two_bar.BEATS_PER_BAR)
     assert {e.labels["mode"] for e in exs} == {"major", "minor"}
@@ -126,7 +131,8 @@ def test_2b_excerpts_validate_and_labels_follow_the_notes(config: Config) -> Non
 
 
 def test_2b_questions_are_balanced_across_concepts(config: Config) -> None:
-    req = make_request("2b", "test", seed=4, n_clips=70, soundfont=None, params=config.params.mgbench_gen, render=config.params.render)
+    req = make_request("2b", "test", seed=4, n_clips=70, soundfont=None, params=config.params.mgbench_gen,
+                       render=config.params.render)
     exs, _ = make_excerpts(req, config.params.mgbench_gen)
     rows = make_questions(req, exs, config.params.mgbench_gen)
     for task in ("grounding", "understanding"):
@@ -171,7 +177,8 @@ def test_every_annotated_onset_is_on_the_audio_onset_curve(splits: dict[str, Pat
 
 def test_batched_rendering_equals_rendering_alone(config: Config) -> None:
     assert float(slot_period_s(SR)) == pytest.approx(3.2)
-    req = make_request("3n", "val", seed=9, n_clips=3, soundfont=None, params=config.params.mgbench_gen, render=config.params.render)
+    req = make_request("3n", "val", seed=9, n_clips=3, soundfont=None, params=config.params.mgbench_gen,
+                       render=config.params.render)
     exs, _ = make_excerpts(req, config.params.mgbench_gen)
     sf2 = req.soundfont
     batch = render_batch(exs, soundfont=sf2, params=config.params.render, release_s=3.0, peak_dbfs=-1.0)
@@ -187,7 +194,8 @@ def test_same_seed_same_bytes_other_seed_other_clips(tmp_path: Path, config: Con
     cfg = config.with_value("mgbench_gen.render_batch_clips", 2)
     runs = []
     for k, (seed, jobs) in enumerate(((11, 1), (11, 2), (12, 1))):
-        req = make_request("2b", "test", seed=seed, n_clips=3, soundfont=None, params=cfg.params.mgbench_gen, render=cfg.params.render)
+        req = make_request("2b", "test", seed=seed, n_clips=3, soundfont=None, params=cfg.params.mgbench_gen,
+                           render=cfg.params.render)
         generate_split(req, tmp_path / str(k), cfg, jobs=jobs)
         runs.append(_files(tmp_path / str(k)))
     assert runs[0] == runs[1]
@@ -252,7 +260,8 @@ def _heard(ex: Any) -> list[HeardNote]:
 
 
 def test_baseline_rules_answer_every_3n_question_exactly_from_perfect_notes(config: Config) -> None:
-    req = make_request("3n", "train", seed=6, n_clips=30, soundfont=None, params=config.params.mgbench_gen, render=config.params.render)
+    req = make_request("3n", "train", seed=6, n_clips=30, soundfont=None, params=config.params.mgbench_gen,
+                       render=config.params.render)
     exs, _ = make_excerpts(req, config.params.mgbench_gen)
     rows = make_questions(req, exs, config.params.mgbench_gen)
     by_id = {e.id: e for e in exs}
@@ -268,7 +277,8 @@ EXACT_2B = {"downbeats", "bar", "interval", "directed_interval", "more_notes", "
 
 
 def test_baseline_rules_on_2b_are_exact_where_they_need_no_estimate(config: Config) -> None:
-    req = make_request("2b", "train", seed=7, n_clips=40, soundfont=None, params=config.params.mgbench_gen, render=config.params.render)
+    req = make_request("2b", "train", seed=7, n_clips=40, soundfont=None, params=config.params.mgbench_gen,
+                       render=config.params.render)
     exs, _ = make_excerpts(req, config.params.mgbench_gen)
     right = {"exact": 0, "estimated": 0}
     total = {"exact": 0, "estimated": 0}

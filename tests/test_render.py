@@ -415,7 +415,8 @@ def test_drawn_offsets_stay_in_range(recipe: str, config: Config) -> None:
     from timingbench.render.scenarios import Ctx, ScenarioParams, recipe_rng
     lo, hi = config.params.render.off_time_offset_s
     for seed in range(40):
-        ctx = Ctx(rng=recipe_rng(recipe, seed), params=ScenarioParams.from_config(config), duration_s=30.0, prompt_s=30.0, sr=SR)
+        ctx = Ctx(rng=recipe_rng(recipe, seed), params=ScenarioParams.from_config(config), duration_s=30.0,
+                  prompt_s=30.0, sr=SR)
         plan = RECIPES[recipe](ctx)
         off = plan.meta["offset_s"]
         assert lo <= abs(off) <= hi
@@ -425,7 +426,8 @@ def test_drawn_offsets_stay_in_range(recipe: str, config: Config) -> None:
 def test_every_family_has_an_entry_plan(config: Config) -> None:
     from timingbench.render.scenarios import Ctx, ScenarioParams, recipe_rng
     for fam in INSTRUMENT_FAMILIES:
-        ctx = Ctx(rng=recipe_rng("entry_on_time", 1), params=ScenarioParams.from_config(config), duration_s=30.0, prompt_s=30.0, sr=SR)
+        ctx = Ctx(rng=recipe_rng("entry_on_time", 1), params=ScenarioParams.from_config(config),
+                  duration_s=30.0, prompt_s=30.0, sr=SR)
         plan = RECIPES["entry_on_time"](ctx, family=fam)
         target = next(p for p in plan.parts if p.name == "target")
         assert target.spec.family == fam

@@ -122,7 +122,8 @@ def test_absence_threshold_is_the_detector_constant(config, below_db, verdict):
     # the strict level sits exactly 2 dB under the reference: the gate's own section decides
     grid = Grid(sr=44100, hop=512, n_frames=2000)
     env = np.full(2000, -12.0)
-    cfg = config.with_value("stem.absence_strict_below_ref_db", below_db).with_disabled("stem.absence_whole_below_ref_db")
+    cfg = config.with_value("stem.absence_strict_below_ref_db", below_db) \
+        .with_disabled("stem.absence_whole_below_ref_db")
     v, e = absence_before(env, grid, t_s=10.0, ref_db=-10.0, params=_stem(cfg).absence)
     assert (v, e["strict_db"], e["whole_db"]) == (verdict, pytest.approx(-2.0), None)
 

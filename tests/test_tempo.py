@@ -220,7 +220,8 @@ def test_relative_error_and_octave_match_helpers() -> None:
 
 @pytest.mark.parametrize("bpm", [97.3, 143.7])
 def test_exact_click_references_within_paper_bound(config: Config, bpm: float) -> None:
-    est = estimate_tempo(click_track(bpm=bpm, duration_s=30.0), sr=SR, tempo=config.params.tempo, audio=config.params.audio)
+    est = estimate_tempo(click_track(bpm=bpm, duration_s=30.0), sr=SR, tempo=config.params.tempo,
+                         audio=config.params.audio)
     assert est.estimate_bpm is not None and est.reason is None
     bound = float(config.params.tempo.reference_max_error_pct)
     assert abs(est.estimate_bpm - bpm) / bpm * 100.0 <= bound
@@ -232,16 +233,19 @@ def test_exact_click_references_within_paper_bound(config: Config, bpm: float) -
 
 
 def test_half_time_rendering_is_not_credited(config: Config) -> None:
-    est = estimate_tempo(click_track(bpm=60.0, duration_s=20.0), sr=SR, tempo=config.params.tempo, audio=config.params.audio)
+    est = estimate_tempo(click_track(bpm=60.0, duration_s=20.0), sr=SR, tempo=config.params.tempo,
+                         audio=config.params.audio)
     row = score_tempo(est, target_bpm=120.0, tolerance_pct=3.0, tempo=config.params.tempo)
     assert row["estimate_bpm"] == pytest.approx(60.0, rel=1e-3)
     assert row["credited"] is False and row["octave_equivalent"] == 0.5
 
 
 def test_silent_and_short_clips_give_no_number(config: Config) -> None:
-    est = estimate_tempo(np.zeros(10 * SR, dtype=np.float32), sr=SR, tempo=config.params.tempo, audio=config.params.audio)
+    est = estimate_tempo(np.zeros(10 * SR, dtype=np.float32), sr=SR, tempo=config.params.tempo,
+                         audio=config.params.audio)
     assert est.estimate_bpm is None and est.reason == REASON_SILENT
-    est = estimate_tempo(click_track(bpm=120.0, duration_s=0.5), sr=SR, tempo=config.params.tempo, audio=config.params.audio)
+    est = estimate_tempo(click_track(bpm=120.0, duration_s=0.5), sr=SR, tempo=config.params.tempo,
+                         audio=config.params.audio)
     assert est.estimate_bpm is None and est.reason is not None
     assert est.reason.startswith(REASON_TOO_SHORT)
 
@@ -321,7 +325,8 @@ def test_humanised_drums_get_an_estimate_within_1pct(config: Config, bpm: float)
     # +-15 ms of timing spread: the beat stream is unsteady by the stability statistics,
     # and the estimate is still given (the paper reports stability beside the tempo)
     beats = _humanised(bpm, duration_s=30.0, jitter_ms=15.0, seed=1)
-    est = estimate_tempo(drum_pattern_at(beats, duration_s=30.0), sr=SR, tempo=config.params.tempo, audio=config.params.audio)
+    est = estimate_tempo(drum_pattern_at(beats, duration_s=30.0), sr=SR, tempo=config.params.tempo,
+                         audio=config.params.audio)
     mean = _mean_bpm(beats)
     assert est.estimate_bpm is not None and est.precise_bpm is not None, est.reason
     assert abs(est.estimate_bpm - mean) / mean * 100.0 <= 1.0
@@ -335,7 +340,8 @@ def test_estimate_rejects_bad_input(config: Config) -> None:
     with pytest.raises(ParameterError, match="mono"):
         estimate_tempo(np.zeros((2, SR), dtype=np.float32), sr=SR, tempo=config.params.tempo, audio=config.params.audio)
     with pytest.raises(ParameterError, match="NaN"):
-        estimate_tempo(np.full(SR, np.nan, dtype=np.float32), sr=SR, tempo=config.params.tempo, audio=config.params.audio)
+        estimate_tempo(np.full(SR, np.nan, dtype=np.float32), sr=SR, tempo=config.params.tempo,
+                       audio=config.params.audio)
 
 
 # ---------------------------------------------------------------- real audio
@@ -409,7 +415,8 @@ def test_drum_pattern_exact_at_target_at_range_ends(config: Config) -> None:
     # every hit on a beat: the headline estimate is the target itself at 50 and 174 BPM
     bound = float(config.params.tempo.reference_max_error_pct)
     for bpm in (50.0, 174.0):
-        est = estimate_tempo(drum_pattern(bpm=bpm, duration_s=20.0), sr=SR, tempo=config.params.tempo, audio=config.params.audio)
+        est = estimate_tempo(drum_pattern(bpm=bpm, duration_s=20.0), sr=SR, tempo=config.params.tempo,
+                             audio=config.params.audio)
         row = score_tempo(est, target_bpm=bpm, tolerance_pct=3.0, tempo=config.params.tempo)
         assert row["credited"] is True and row["octave_equivalent"] == 1.0
         assert abs(row["estimate_bpm"] - bpm) / bpm * 100.0 <= bound
@@ -419,7 +426,8 @@ def test_drum_pattern_exact_at_target_at_range_ends(config: Config) -> None:
 def test_drum_pattern_grid_within_paper_bound(config: Config) -> None:
     bound = float(config.params.tempo.reference_max_error_pct)
     for bpm in config.params.tempo.reference_tempi_bpm:
-        est = estimate_tempo(drum_pattern(bpm=float(bpm), duration_s=30.0), sr=SR, tempo=config.params.tempo, audio=config.params.audio)
+        est = estimate_tempo(drum_pattern(bpm=float(bpm), duration_s=30.0), sr=SR, tempo=config.params.tempo,
+                             audio=config.params.audio)
         assert est.estimate_bpm is not None, (bpm, est.reason)
         assert abs(est.estimate_bpm - bpm) / bpm * 100.0 <= bound, (bpm, est.estimate_bpm)
 
@@ -437,7 +445,8 @@ def test_tempo_check_with_renderer(tmp_path: Path) -> None:
 def test_estimate_is_gain_invariant(config: Config) -> None:
     # the beat network's input is level-normalised (tempo.input_loud_level_dbfs)
     x = drum_pattern(bpm=97.3, duration_s=12.0)
-    ests = [estimate_tempo((x * g).astype(np.float32), sr=SR, tempo=config.params.tempo, audio=config.params.audio).estimate_bpm
+    ests = [estimate_tempo((x * g).astype(np.float32), sr=SR, tempo=config.params.tempo,
+                           audio=config.params.audio).estimate_bpm
             for g in (1.0, 10 ** (-20 / 20), 10 ** (-40 / 20), 1000.0)]
     assert None not in ests
     assert max(ests) - min(ests) <= 1e-6 * ests[0]

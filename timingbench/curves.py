@@ -276,7 +276,8 @@ def accent(
     onset: npt.ArrayLike, lo: int, hi: int, *, rel_height: float, edges: PeakEdges = "open",
     last: bool = False,
 ) -> int | None:
-    """Earliest (``last``: latest) local peak of ``onset`` in ``[lo, hi)`` reaching ``rel_height`` of the span's maximum.
+    """Earliest (``last``: latest) local peak of ``onset`` in ``[lo, hi)`` reaching ``rel_height`` of the span's
+    maximum.
 
     The maximum is taken over the whole span ``[lo, hi)`` (clipped to the curve). None when
     the span is empty (fewer than 3 frames with ``edges="interior"``), carries no positive

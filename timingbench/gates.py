@@ -201,7 +201,8 @@ def semantic_family(evidence: FamilyEvidence | None, family: str, *, t_s: float,
     return verdict, dict(detail)
 
 
-def semantic_family_exit(evidence: FamilyEvidence | None, family: str, *, t_s: float, params: IdentityParams) -> GateVerdict:
+def semantic_family_exit(evidence: FamilyEvidence | None, family: str, *, t_s: float,
+                         params: IdentityParams) -> GateVerdict:
     """The target family's evidence must show it leaving across the candidate (rejection-only).
 
     ``exempt`` when there is no evidence or the backend does not judge exits

@@ -108,7 +108,8 @@ class IdentityParams:
 
 
 def context_masks(times: F64, t_s: float, *, context_s: float, guard_s: float) -> tuple[Mask, Mask]:
-    """Frames of the before side ``[t - guard - context, t - guard]`` and the after side ``[t + guard, t + guard + context]``.
+    """Frames of the before side ``[t - guard - context, t - guard]`` and the after side
+    ``[t + guard, t + guard + context]``.
 
     Times are compared at :data:`~timingbench.convert.TIME_DECIMALS` decimals, so a
     window centre lying exactly on a bound counts. The sides are cut by the frames that
@@ -233,7 +234,8 @@ class SideLevels:
     sounding_s: float
 
 
-def side_levels(evidence: FamilyEvidence, family: str, *, t_s: float, params: EvidenceParams, entry: bool) -> SideLevels:
+def side_levels(evidence: FamilyEvidence, family: str, *, t_s: float, params: EvidenceParams,
+                entry: bool) -> SideLevels:
     """The quiet-side, sounding-side and whole-clip levels of ``family`` around ``t_s`` (:class:`SideLevels`)."""
     def compute(params: EvidenceParams) -> SideLevels:
         times = np.asarray(evidence.times, dtype=np.float64)
@@ -257,7 +259,8 @@ def side_levels(evidence: FamilyEvidence, family: str, *, t_s: float, params: Ev
 
 def array_side_levels(presence: F64, times: F64, t_s: float, *, context_s: float, guard_s: float,
                       pct: float, quiet_side: str) -> tuple[float | None, float | None]:
-    """Raw presence before and after ``t_s`` (no summary span): the ``pct`` percentile on ``quiet_side``, the median on the other.
+    """Raw presence before and after ``t_s`` (no summary span): the ``pct`` percentile on ``quiet_side``, the median
+    on the other.
 
     For evaluations on arrays of network outputs; the scorer's rules use :func:`side_levels`.
     """
@@ -315,7 +318,8 @@ def trained_verdict(ev: Any, family: str, *, t_s: float, params: EvidenceParams,
     return PASS, detail
 
 
-def presence_absence(evidence: FamilyEvidence, family: str, *, t_s: float, params: EvidenceParams, entry: bool) -> GateVerdict:
+def presence_absence(evidence: FamilyEvidence, family: str, *, t_s: float, params: EvidenceParams,
+                     entry: bool) -> GateVerdict:
     """Absence of the family before an entrance (after an exit), on the summarised presence.
 
     ``rise`` and ``change`` rules: ``logit(sounding) - logit(quiet)`` and
@@ -353,8 +357,9 @@ def presence_absence(evidence: FamilyEvidence, family: str, *, t_s: float, param
     return (PASS if risen and bounded else FAIL), ev
 
 
-def presence_persistence(evidence: FamilyEvidence, family: str, *, t_s: float, clip_end_s: float, params: PersistenceParams,
-                         evidence_params: EvidenceParams, want_present: bool) -> GateVerdict:
+def presence_persistence(evidence: FamilyEvidence, family: str, *, t_s: float, clip_end_s: float,
+                         params: PersistenceParams, evidence_params: EvidenceParams,
+                         want_present: bool) -> GateVerdict:
     """The new state must hold over the ``params.persistence_s`` after ``t_s`` (summarised presence).
 
     The share of that span where the summarised presence is on the new side of a level
@@ -384,7 +389,8 @@ def presence_persistence(evidence: FamilyEvidence, family: str, *, t_s: float, c
         level = None if lv.quiet is None or lv.sounding is None else 0.5 * (lv.quiet + lv.sounding)
         if level is not None and evidence_params.present_prob is not None:
             # entering: at least the fixed present level; leaving: at most it
-            level = max(level, evidence_params.present_prob) if want_present else min(level, evidence_params.present_prob)
+            level = (max(level, evidence_params.present_prob) if want_present
+                     else min(level, evidence_params.present_prob))
     end = min(t_s + dur, clip_end_s)
     if end - t_s < params.persistence_min_span_fraction * dur or level is None:
         return FAIL, {"held_fraction": None, "level": _r4(level)}

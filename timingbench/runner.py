@@ -111,7 +111,8 @@ def _json_numbers(x: Any) -> Any:
     return str(x)
 
 
-def family_evidence_for(bank: FeatureBank, prompt: Prompt, config: Config, opts: ScoreOptions) -> tuple[Any, dict[str, Any]]:
+def family_evidence_for(bank: FeatureBank, prompt: Prompt, config: Config,
+                        opts: ScoreOptions) -> tuple[Any, dict[str, Any]]:
     """Family evidence of the clip (None when the prompt needs none or no backend runs)."""
     low_route = config.params.percussion.route_low_hz is not None
     if opts.family_evidence == "none" or not needs_family_evidence(prompt, opts.family_evidence,
@@ -180,7 +181,8 @@ def clip_row(ref: ClipRef, prompt: Prompt, *, duration_s: float | None = None, d
             "separation": separation, "family_evidence": family_evidence, "controls": controls}
 
 
-def _timbre(evidence: FamilyEvidence | None, event_id: str, family: str, after_s: float, config: Config) -> dict[str, Any]:
+def _timbre(evidence: FamilyEvidence | None, event_id: str, family: str, after_s: float,
+            config: Config) -> dict[str, Any]:
     if evidence is None:
         return {"event_id": event_id, "family": family, "match": None, "reason": "model_unavailable"}
     from timingbench.identity import timbre_match

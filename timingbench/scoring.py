@@ -117,7 +117,8 @@ class DetectorParams:
         built = _BUILT.get(config.params)
         if built is None:
             pending = _ADOPTED.pop(config.params, None)
-            built = _BUILT[config.params] = cls._build(config) if pending is None else pending[0]._with(config, pending[1])
+            built = _BUILT[config.params] = (cls._build(config) if pending is None
+                                             else pending[0]._with(config, pending[1]))
         return built
 
     def adopt(self, variant: Config, section: str) -> None:
@@ -191,8 +192,8 @@ def run_detector(
         use_sem = params.percussion.semantic_with_dsp and (
             bank.stem("drums").backend != "demucs"
         )
-        return detect_percussion(bank, ctx, params.percussion, identity=params.identity, family_evidence=family_evidence,
-                                 use_semantic=use_sem)
+        return detect_percussion(bank, ctx, params.percussion, identity=params.identity,
+                                 family_evidence=family_evidence, use_semantic=use_sem)
     if name == "stem":
         return detect_stem(bank, ctx, params.stem, identity=params.identity, family_evidence=family_evidence)
     if name == "tonal":

@@ -60,7 +60,8 @@ def limit_of(x: Any, truth: dict[str, Any], cfg: Any) -> tuple[str, str]:
     rise = None if lv.quiet is None or lv.sounding is None else logit_rise(lv.quiet, lv.sounding, clip=sec.prob_clip)
     floor = sec.entry_min_prob if entry else sec.exit_min_prob
     stats = (f"at {t:.2f} s: change {ch:.2f} (floor {floor}), presence {lv.quiet:.2f} -> {lv.sounding:.2f}, "
-             f"rise {rise:.1f} (needs {sec.min_logit_rise})") if ch is not None and rise is not None else f"at {t:.2f} s"
+             f"rise {rise:.1f} (needs {sec.min_logit_rise})") \
+        if ch is not None and rise is not None else f"at {t:.2f} s"
     shows = ch is not None and floor is not None and ch >= floor and rise is not None \
         and (sec.min_logit_rise is None or rise >= sec.min_logit_rise)
     if not truth["occurred"]:
@@ -99,7 +100,8 @@ def main() -> None:
         occurred, onset = tr["occurred"], tr["onset_s"]
         on_time = occurred and onset is not None and abs(onset - row["instructed_s"]) <= row["tolerance_s"] + 1e-9
         ok = (row["outcome"] == "on_time") if on_time else (row["outcome"] == "none") if not occurred else \
-            (row["outcome"] == "off_time" and row["detected_s"] is not None and abs(row["detected_s"] - onset) <= match_s)
+            (row["outcome"] == "off_time" and row["detected_s"] is not None
+             and abs(row["detected_s"] - onset) <= match_s)
         if ok:
             continue
         x = explain_event(results, row["clip"], row["event_id"])
@@ -109,7 +111,8 @@ def main() -> None:
         limit, why = limit_of(x, tr, cfg)
         n[limit] += 1
         truth_s = "absent" if not occurred else f"{onset:.2f} s"
-        lines.append(f"- [{row['clip']} {row['event_id']}]({name}) {row['family']} {row['kind'][11:]}, truth {truth_s}, "
+        lines.append(f"- [{row['clip']} {row['event_id']}]({name}) {row['family']} {row['kind'][11:]}, "
+                     f"truth {truth_s}, "
                      f"verdict {row['outcome']}: **{limit} limit**: {why}")
         print(lines[-1])
     lines += ["", f"{n['evidence']} evidence limits, {n['decision']} decision limits."]

@@ -79,7 +79,8 @@ def _classes(path: Path) -> list[tuple[ast.ClassDef, str]]:
         if not isinstance(node, ast.ClassDef):
             continue
         for stmt in node.body:
-            if (isinstance(stmt, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "SECTION" for t in stmt.targets)
+            if (isinstance(stmt, ast.Assign)
+                    and any(isinstance(t, ast.Name) and t.id == "SECTION" for t in stmt.targets)
                     and isinstance(stmt.value, ast.Constant)):
                 out.append((node, str(stmt.value.value)))
     return out

@@ -97,7 +97,8 @@ def evaluate_corpus(annotations_path: Path, clips_dir: Path, config: Config, *, 
             return None
         if ev.backend == "trained":
             changes = (ev.entered if pr.kind == "entry" else ev.left)[pr.family]
-            return gate_score(ev.curves[pr.family], changes, ev.times, pr.time_s, params=config.params.evidence, kind=pr.kind)
+            return gate_score(ev.curves[pr.family], changes, ev.times, pr.time_s,
+                              params=config.params.evidence, kind=pr.kind)
         if pr.kind != "entry":
             return None
         from timingbench.identity import family_rise

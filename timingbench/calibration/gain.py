@@ -17,7 +17,9 @@ from timingbench.runner import ScoreOptions, family_evidence_for
 from timingbench.scoring import score_event
 
 
-def gain_item(item: tuple[ClipRef, Prompt, Config, ScoreOptions, tuple[float, ...]]) -> dict[str, list[tuple[str, float | None]]]:
+def gain_item(
+    item: tuple[ClipRef, Prompt, Config, ScoreOptions, tuple[float, ...]],
+) -> dict[str, list[tuple[str, float | None]]]:
     """Verdicts of one clip re-analysed at each gain (an executor task).
 
     Returns

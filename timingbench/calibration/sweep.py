@@ -52,7 +52,8 @@ def _key(r: dict[str, Any]) -> tuple[str, str]:
 def compare_rows(base: list[dict[str, Any]], var: list[dict[str, Any]]) -> dict[str, Any]:
     """Event-level changes of a variant against the baseline."""
     b = {_key(r): r["class"] for r in base}
-    out: dict[str, list[str]] = {"new_false_credits": [], "new_false_positives": [], "new_misses": [], "lost_credits": []}
+    out: dict[str, list[str]] = {"new_false_credits": [], "new_false_positives": [], "new_misses": [],
+                                 "lost_credits": []}
     for r in var:
         was, now = b.get(_key(r)), r["class"]
         if now == was:
@@ -208,5 +209,6 @@ def format_sweep(report: dict[str, Any]) -> str:
     lines.append("")
     f10 = report["findings_within_10pct"]
     lines.append("new false credits within ±10 %: " + (", ".join(f10) if f10 else "none"))
-    lines.append("directions of false credits at ±20 %: " + (", ".join(report["false_credits_at_20pct_directions"]) or "none"))
+    lines.append("directions of false credits at ±20 %: "
+                 + (", ".join(report["false_credits_at_20pct_directions"]) or "none"))
     return "\n".join(lines)

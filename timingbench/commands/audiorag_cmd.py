@@ -43,7 +43,8 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     s.add_argument("--out", required=True, help="output folder")
     add_judge_options(s, judge_help="'offline' (default: normalised exact/containment match) or the URL "
                       "of an OpenAI-compatible server, e.g. http://127.0.0.1:8000/v1")
-    s.add_argument("--audio-root", default=None, help="folder audio_path is relative to (default: <release>/data when present)")
+    s.add_argument("--audio-root", default=None,
+                   help="folder audio_path is relative to (default: <release>/data when present)")
     s.add_argument("--config", default=None, help="configuration YAML (default: packaged timingbench-v1)")
     s.set_defaults(func=run_score)
     p.set_defaults(func=functools.partial(_print_help, p))
@@ -82,7 +83,8 @@ def format_table(summary: dict[str, Any]) -> str:
                  f"accuracy (mean over runs) {_pct(summary['accuracy_mean'])}")
     lines.append(f"  {'run':<12}{'judged':>8}{'correct':>9}{'unjudged':>10}{'missing':>9}{'accuracy':>10}")
     for run, r in summary["runs"].items():
-        lines.append(f"  {run:<12}{r['judged']:>8}{r['correct']:>9}{r['unjudged']:>10}{r['missing']:>9}{_pct(r['accuracy']):>10}")
+        lines.append(f"  {run:<12}{r['judged']:>8}{r['correct']:>9}{r['unjudged']:>10}"
+                     f"{r['missing']:>9}{_pct(r['accuracy']):>10}")
     lines.append(f"  {'source':<22}{'n':>5}{'accuracy':>10}")
     for src, r in summary["per_source"].items():
         lines.append(f"  {src:<22}{r['n']:>5}{_pct(r['accuracy_mean']):>10}")

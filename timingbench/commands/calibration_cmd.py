@@ -35,7 +35,8 @@ from timingbench.prompts import load_prompts
 def _common(p: argparse.ArgumentParser, *, out_required: bool) -> None:
     p.add_argument("--annotations", required=True, help="annotation JSONL (SPEC section 5)")
     p.add_argument("--clips", required=True, help="folder of the annotated clips")
-    p.add_argument("--prompts", default=None, help="prompt set (default: prompts.jsonl beside the clips or annotations)")
+    p.add_argument("--prompts", default=None,
+                   help="prompt set (default: prompts.jsonl beside the clips or annotations)")
     p.add_argument("--split", choices=["dev", "validation", "all"], default="all",
                    help="use only the rows of one split (default: all)")
     p.add_argument("--out", required=out_required, default=None, help="output folder")

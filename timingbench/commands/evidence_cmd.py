@@ -152,7 +152,8 @@ def run_train(args: argparse.Namespace) -> int:
     dev = ArraySet([open_arrays(args.dev, cfg=cfg)])
     print(f"training on {len(train)} clips, selecting on {len(dev)} dev clips", file=sys.stderr)
     params = TrainParams(epochs=args.epochs, batch=args.batch, lr=args.lr, change_weight=args.change_weight,
-                         seed=args.seed, threads=args.threads, width=args.width, embed=args.embed, mel_pool=args.mel_pool,
+                         seed=args.seed, threads=args.threads, width=args.width,
+                         embed=args.embed, mel_pool=args.mel_pool,
                          prefetch=not args.no_prefetch, stop_after=args.stop_after)
     ckpt = args.checkpoint or args.out.with_suffix(".ckpt")
     with progress_bar() as bar:

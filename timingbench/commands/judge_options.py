@@ -13,8 +13,10 @@ def add_judge_options(p: argparse.ArgumentParser, *, judge_help: str) -> None:
     p.add_argument("--judge", default="offline", help=judge_help)
     p.add_argument("--judge-model", default=None,
                    help="model name served at --judge URL (default: the one model the server lists)")
-    p.add_argument("--judge-timeout", type=float, default=None, help="seconds per judge request (config judge.timeout_s)")
-    p.add_argument("--judge-retries", type=int, default=None, help="retries per judge request (config judge.max_retries)")
+    p.add_argument("--judge-timeout", type=float, default=None,
+                   help="seconds per judge request (config judge.timeout_s)")
+    p.add_argument("--judge-retries", type=int, default=None,
+                   help="retries per judge request (config judge.max_retries)")
     p.add_argument("--judge-workers", type=int, default=None, help="concurrent judge requests (config judge.workers)")
 
 

@@ -206,7 +206,8 @@ def system_series(
     rates(everything, "")
     has_p = np.isfinite(pch)
     on = (outcome == "on_time").astype(float)
-    out["on_time_rate_discounted"] = rate_series(prompt_index=pidx[has_p], hits=(on * (1.0 - np.nan_to_num(pch)))[has_p],
+    out["on_time_rate_discounted"] = rate_series(prompt_index=pidx[has_p],
+                                                 hits=(on * (1.0 - np.nan_to_num(pch)))[has_p],
                                                  n_prompts=n)
     low = has_p & (np.round(pch, nd) <= settings.low_p_chance_max)
     out["on_time_rate_low_p_chance"] = rate_series(prompt_index=pidx[low], hits=on[low], n_prompts=n)

@@ -266,7 +266,8 @@ def _last_accent(curves: EdgeCurves, grid: Grid, gone: int, hi: int, *, params: 
         if params.accent_min_ratio_floor is not None and on[p] < params.accent_min_ratio_floor * onset_floor:
             continue
         rest = on[p + guard : hi]
-        if params.accent_min_ratio_after is None or not rest.size or on[p] >= params.accent_min_ratio_after * float(rest.max()):
+        if (params.accent_min_ratio_after is None or not rest.size
+                or on[p] >= params.accent_min_ratio_after * float(rest.max())):
             return int(p)
     return None
 

@@ -254,7 +254,8 @@ def detect_percussion(
     return out
 
 
-def _route_candidates(bank: FeatureBank, cur: PercussionCurves, ctx: EventContext, params: PercussionParams) -> list[Candidate]:
+def _route_candidates(bank: FeatureBank, cur: PercussionCurves, ctx: EventContext,
+                      params: PercussionParams) -> list[Candidate]:
     """Candidates of one route, every gate read on that route's own curves and references."""
     grid = bank.grid
     span = grid.span(ctx.window_lo_s, ctx.window_hi_s)
@@ -301,7 +302,8 @@ def _route_candidates(bank: FeatureBank, cur: PercussionCurves, ctx: EventContex
 
 
 def _train_start(density: F64, lo: int, hi: int, quiet: float) -> int:
-    """First frame of the train that crosses at ``hi``: one past the density's last frame under ``quiet`` in ``[lo, hi)``.
+    """First frame of the train that crosses at ``hi``: one past the density's last frame under ``quiet`` in
+    ``[lo, hi)``.
 
     ``lo`` (clipped to the grid) when the density never dips under ``quiet`` there.
     """
@@ -330,7 +332,8 @@ def _absence_before(bank: FeatureBank, cur: PercussionCurves, grid: Grid, *, t_s
     return verdict, ev
 
 
-def _absence_measures(cur: PercussionCurves, grid: Grid, *, t_s: float, params: PercussionParams) -> tuple[Any, list[float | None]]:
+def _absence_measures(cur: PercussionCurves, grid: Grid, *, t_s: float,
+                      params: PercussionParams) -> tuple[Any, list[float | None]]:
     """The envelope levels and the density's share of its reference before ``t_s`` (no threshold applied)."""
     guard = params.absence.absence_guard_s
     win = params.absence.absence_strict_window_s
@@ -342,7 +345,8 @@ def _absence_measures(cur: PercussionCurves, grid: Grid, *, t_s: float, params: 
     return absence_levels(cur.envelope_db, grid, t_s=t_s, params=params.absence), rels
 
 
-def _semantic(cand: Candidate, evidence: FamilyEvidence | None, ctx: EventContext, identity: IdentityParams, use: bool) -> None:
+def _semantic(cand: Candidate, evidence: FamilyEvidence | None, ctx: EventContext, identity: IdentityParams,
+              use: bool) -> None:
     if use:
         cand.apply("semantic_family", semantic_family(evidence, ctx.family, t_s=cand.time_s, params=identity))
     else:

@@ -130,7 +130,8 @@ def _step_curves(bank: FeatureBank, stem: Stem, grid: Grid, params: StemParams) 
 
 
 def detect_stem(
-    bank: FeatureBank, ctx: EventContext, params: StemParams, *, identity: IdentityParams, family_evidence: FamilyEvidence | None = None
+    bank: FeatureBank, ctx: EventContext, params: StemParams, *, identity: IdentityParams,
+    family_evidence: FamilyEvidence | None = None
 ) -> list[Candidate]:
     """Candidates for an entrance or exit of a stem-isolable instrument.
 

@@ -130,7 +130,8 @@ def _snap_onset(onset: F64, lo: int, hi: int, rel: float) -> int | None:
 
 
 def detect_tonal(
-    bank: FeatureBank, ctx: EventContext, params: TonalParams, *, identity: IdentityParams, family_evidence: FamilyEvidence | None = None
+    bank: FeatureBank, ctx: EventContext, params: TonalParams, *, identity: IdentityParams,
+    family_evidence: FamilyEvidence | None = None
 ) -> list[Candidate]:
     """Candidates for an entrance or exit of a tonal layer.
 
@@ -314,7 +315,8 @@ def _gated(
 
 
 def _judge(stat: float | None, need: float | None, gate: str, name: str, evidence: dict[str, Any]) -> str:
-    """``stat >= need``; ``exempt`` (and no statistic recorded) when ``need`` is switched off, ``fail`` without a statistic."""
+    """``stat >= need``; ``exempt`` (and no statistic recorded) when ``need`` is switched off, ``fail`` without a
+    statistic."""
     if need is None:
         return EXEMPT
     if stat is None:

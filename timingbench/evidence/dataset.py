@@ -16,8 +16,8 @@ noise), mixes, and stores per clip:
   mix's loudest frame.
 
 ``timingbench evidence make-data`` then writes the folder's memory-mapped training arrays
-(:mod:`timingbench.evidence.arrays`). To keep FluidSynth's start-up cost out of the loop, the stems of one family under one
-soundfont are rendered as one long MIDI timeline (clips laid end to end with a silent
+(:mod:`timingbench.evidence.arrays`). To keep FluidSynth's start-up cost out of the loop, the stems of one family
+under one soundfont are rendered as one long MIDI timeline (clips laid end to end with a silent
 gap that lets release tails die out) and cut apart afterwards.
 
 Real singing comes from ``../shared/realdata/vocadito``: training and dev sets use its

@@ -68,7 +68,8 @@ def design_scores(pred: dict[str, npt.NDArray[np.float64]], times: npt.NDArray[n
     def gate(pr: Probe) -> float | None:
         k = FAMILIES.index(pr.family)
         changes = pred["entered" if pr.kind == "entry" else "left"][pr.clip, k]
-        return gate_score(pred["presence"][pr.clip, k], changes, times, pr.time_s, params=cfg.params.evidence, kind=pr.kind)
+        return gate_score(pred["presence"][pr.clip, k], changes, times, pr.time_s, params=cfg.params.evidence,
+                          kind=pr.kind)
 
     return {"presence_rise": presence_rise, "change": change, "gate": gate}
 

@@ -6,8 +6,8 @@ line, flushed and fsync'ed) and then the compacted file ``<out>`` is rewritten a
 so ``timingbench floors/confusion/sweep`` can read it at any moment; Layer-1 records that
 are not yet valid rows (occurred set to yes but no onset or character yet) are *drafts*
 and live in the journal only. A valid row whose salience is not yet rated is written
-(salience null) but counts as not complete in the page's progress. On start the compacted file is loaded and the journal replayed on top of
-it (every operation sets a whole record, so replaying twice is harmless): a server killed
+(salience null) but counts as not complete in the page's progress. On start the compacted file is loaded and the
+journal replayed on top of it (every operation sets a whole record, so replaying twice is harmless): a server killed
 between the two writes loses nothing.
 
 Rows of every annotator are kept; a store edits only the rows of its own ``annotator``

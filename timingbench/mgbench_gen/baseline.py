@@ -333,7 +333,8 @@ def _rules() -> list[tuple[re.Pattern[str], Callable[[re.Match[str], list[HeardN
     rule(r"Locate the bar containing the highest note\.", True)(
         lambda m, n: [i for b in _bars(n).values() if any(_p(n)[j] == max(_p(n)) for j in b) for i in b] if n else [])
     rule(r"Locate the exact repetition of the first bar\.", True)(
-        lambda m, n: _bars(n)[2] if _same_rhythm(n) and [_p(n)[i] for i in _bars(n)[1]] == [_p(n)[i] for i in _bars(n)[2]]
+        lambda m, n: _bars(n)[2]
+        if _same_rhythm(n) and [_p(n)[i] for i in _bars(n)[1]] == [_p(n)[i] for i in _bars(n)[2]]
         else [])
     rule(r"Locate the bar that repeats the rhythm of the first bar\.", True)(
         lambda m, n: _bars(n)[2] if _same_rhythm(n) else [])

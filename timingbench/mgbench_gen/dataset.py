@@ -273,7 +273,8 @@ def note_row(ex: Excerpt, split: str) -> dict[str, Any]:
         if k < len(ex.note_labels):
             row.update(ex.note_labels[k])
         notes.append(row)
-    labels: dict[str, Any] = {k: (seconds(v) if isinstance(v, float) and k.endswith("_s") else v) for k, v in ex.labels.items()}
+    labels: dict[str, Any] = {k: (seconds(v) if isinstance(v, float) and k.endswith("_s") else v)
+                              for k, v in ex.labels.items()}
     if "bars" in labels:
         labels["bars"] = [[seconds(a), seconds(b)] for a, b in labels["bars"]]
     return {"clip": ex.id, "subset": ex.subset, "split": split, "duration_s": ex.duration_s,
@@ -377,7 +378,8 @@ def generate_split(req: SplitRequest, out_dir: str | Path, cfg: Config, *, jobs:
     grounding = [r for r in rows if r["task"] == "grounding"]
     manifest: dict[str, Any] = {
         "benchmark": "MGBench", "subset": req.subset, "split": req.split, "seed": req.seed,
-        "soundfont": req.soundfont.name if audio else None, "audio": bool(audio), "n_clips": len(excerpts), "n_notes": sum(len(e.notes) for e in excerpts),
+        "soundfont": req.soundfont.name if audio else None, "audio": bool(audio), "n_clips": len(excerpts),
+        "n_notes": sum(len(e.notes) for e in excerpts),
         "audio_s": round(sum(e.duration_s for e in excerpts), 2),
         "n_questions": len(rows), "n_grounding": len(grounding), "n_understanding": len(rows) - len(grounding),
         "n_empty_grounding": sum(1 for r in grounding if not r["intervals"]),

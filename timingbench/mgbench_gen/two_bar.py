@@ -219,7 +219,8 @@ def realise(rng: np.random.Generator, c: Controls, params: TwoBarParams, *, clip
         "chord_progression": "-".join(roman(c.mode, d) for d in c.degrees),
         "harmonic_pattern": c.harmonic_pattern, "repetition": c.repetition,
         "first_beat_s": lead, "beat_s": beat_s,
-        "bars": [[on_tick_grid(lead + k * beats * beat_s), on_tick_grid(lead + (k + 1) * beats * beat_s)] for k in (0, 1)],
+        "bars": [[on_tick_grid(lead + k * beats * beat_s),
+                  on_tick_grid(lead + (k + 1) * beats * beat_s)] for k in (0, 1)],
     }
     ex.note_labels = derive_note_labels(ex, c)
     for k, (_bar, pos, length) in enumerate(metric):

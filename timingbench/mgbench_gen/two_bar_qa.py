@@ -59,10 +59,12 @@ def grounding_candidates(ex: Excerpt) -> list[Candidate]:
         for beat in range(1, int(lb["beats_per_bar"]) + 1):
             add("rhythm", "beat", f"Locate the note(s) starting on beat {beat} of bar {b}.",
                 tuple(i for i in bars[b] if labs[i]["on_beat"] and labs[i]["beat"] == beat))
-    add("rhythm", "off_beat", "Locate the note(s) starting off the beat.", tuple(i for i in every if not labs[i]["on_beat"]))
+    add("rhythm", "off_beat", "Locate the note(s) starting off the beat.",
+        tuple(i for i in every if not labs[i]["on_beat"]))
     # tonality
     tonic = str(lb["tonic"])
-    add("tonality", "tonic", "Locate the note(s) on the tonic.", tuple(i for i in every if labs[i]["scale_degree"] == 1))
+    add("tonality", "tonic", "Locate the note(s) on the tonic.",
+        tuple(i for i in every if labs[i]["scale_degree"] == 1))
     for d in range(2, 8):
         add("tonality", "degree", f"Locate the note(s) on scale degree {d}.",
             tuple(i for i in every if labs[i]["scale_degree"] == d))
@@ -87,7 +89,8 @@ def grounding_candidates(ex: Excerpt) -> list[Candidate]:
     higher = _compare(means[1], means[2])
     add("bar_comparison", "more_notes", "Locate the bar with more notes.", bars[more] if more else (), True)
     add("bar_comparison", "fewer_notes", "Locate the bar with fewer notes.", bars[3 - more] if more else (), True)
-    add("bar_comparison", "higher_bar", "Locate the bar with the higher average pitch.", bars[higher] if higher else (), True)
+    add("bar_comparison", "higher_bar", "Locate the bar with the higher average pitch.",
+        bars[higher] if higher else (), True)
     add("bar_comparison", "highest_in", "Locate the bar containing the highest note.",
         tuple(i for b in (1, 2) if any(ex.notes[j].pitch == top for j in bars[b]) for i in bars[b]), True)
     # chord
@@ -98,11 +101,13 @@ def grounding_candidates(ex: Excerpt) -> list[Candidate]:
         add("chord", "chord_region", f"Locate the region where the harmony is {label}.",
             tuple(i for b in (1, 2) if chords[b - 1] == label for i in bars[b]), True)
     for b in (1, 2):
-        add("chord", "chord_tones", f"Locate the chord tones of bar {b}.", tuple(i for i in bars[b] if labs[i]["chord_tone"]))
+        add("chord", "chord_tones", f"Locate the chord tones of bar {b}.",
+            tuple(i for i in bars[b] if labs[i]["chord_tone"]))
     add("chord", "non_chord_tones", "Locate the non-chord tones.", tuple(i for i in every if not labs[i]["chord_tone"]))
     # repetition
     rep = str(lb["repetition"])
-    add("repetition", "exact", "Locate the exact repetition of the first bar.", bars[2] if rep == "exact repetition" else (), True)
+    add("repetition", "exact", "Locate the exact repetition of the first bar.",
+        bars[2] if rep == "exact repetition" else (), True)
     add("repetition", "rhythm", "Locate the bar that repeats the rhythm of the first bar.",
         bars[2] if rep != "no repetition" else (), True)
     add("repetition", "sequence", "Locate the sequence (the first bar transposed within the key).",

@@ -191,7 +191,8 @@ class AudioragParams(Params):
         bad = [k for k, v in self.error_types.items()
                if not (isinstance(k, str) and re.fullmatch(r"[a-z]", k) and isinstance(v, str) and v)]
         if not self.error_types or bad:
-            raise _fail(self, "error_types", f"must map single lower-case letters to names, got {self.error_types!r:.80}")
+            raise _fail(self, "error_types",
+                        f"must map single lower-case letters to names, got {self.error_types!r:.80}")
 
 
 @register

@@ -79,7 +79,8 @@ class LabelParams(Params):
         if not self.zoom_px_per_s or any(z <= 0 for z in self.zoom_px_per_s):
             raise _fail(sec, "zoom_px_per_s", "must hold positive zoom levels", self.zoom_px_per_s)
         if not 0 <= self.default_zoom_index < len(self.zoom_px_per_s):
-            raise _fail(sec, "default_zoom_index", f"must index '{sec}.zoom_px_per_s' ({len(self.zoom_px_per_s)} levels)",
+            raise _fail(sec, "default_zoom_index",
+                        f"must index '{sec}.zoom_px_per_s' ({len(self.zoom_px_per_s)} levels)",
                         self.default_zoom_index)
         if self.default_split not in ("dev", "validation"):
             raise _fail(sec, "default_split", "must be 'dev' or 'validation'", self.default_split)

@@ -20,4 +20,5 @@ from timingbench.render.corpus import CORPORA, ClipSpec, CorpusDef, render_corpu
 from timingbench.render.pipeline import RenderedClip, default_clip_id, render_recipe
 from timingbench.render.scenarios import RECIPE_PARAMS, RECIPES
 
-__all__ = ["CORPORA", "ClipSpec", "CorpusDef", "render_corpus", "render_specs", "RECIPES", "RECIPE_PARAMS", "RenderedClip", "default_clip_id", "render_recipe"]
+__all__ = ["CORPORA", "ClipSpec", "CorpusDef", "render_corpus", "render_specs", "RECIPES", "RECIPE_PARAMS",
+           "RenderedClip", "default_clip_id", "render_recipe"]

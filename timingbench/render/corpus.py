@@ -111,7 +111,8 @@ _JUDGED = ("percussion", "bass", "piano", "vocals")
 
 
 def _identity_corpus(base_seed: int, *, reps: int) -> list[ClipSpec]:
-    """Entrances, exits, busy decoys and pre-existing targets of the judged families, ``reps`` times with fresh seeds."""
+    """Entrances, exits, busy decoys and pre-existing targets of the judged families, ``reps`` times with fresh
+    seeds."""
     specs: list[ClipSpec] = []
     seed = base_seed
     for r in range(reps):

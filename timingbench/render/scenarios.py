@@ -460,7 +460,8 @@ def never_delivered(ctx: Ctx, *, kind: str = "instrument_entry", family: str | N
         rule = TruthRule("absent", character="gradual" if kind == "music_end" else "hard", salience=3)
         meta = {}
     meta.update({"instructed_s": t, "bpm": grid.bpm, "negative_kind": kind})
-    return Plan(grid=grid, harmony=harmony,scenario=f"never_delivered:{kind}", style=st.name, phrase=_phrase(ctx, st), parts=parts,
+    return Plan(grid=grid, harmony=harmony,scenario=f"never_delivered:{kind}", style=st.name,
+                phrase=_phrase(ctx, st), parts=parts,
                 events=[ev], rules=[rule], sentences=[sentence], intro=intro, meta=meta)
 
 

@@ -110,7 +110,8 @@ def _compare_section(comp: Comparison) -> str:
     body = ""
     for k in keys:
         body += f"<tr><th>{escape(metric_info(k).label)}</th>" + "".join(
-            f'<td class="num">{escape(format_estimate(k, comp.estimates[n].get(k)))}</td>' for n in comp.names) + "</tr>"
+            f'<td class="num">{escape(format_estimate(k, comp.estimates[n].get(k)))}</td>'
+            for n in comp.names) + "</tr>"
     rank = comp.ranks.get("on_time_rate", {})
     body += "<tr><th>on-time rank</th>" + "".join(f"<td class='num'>{rank.get(n, '-')}</td>" for n in comp.names)
     body += "</tr>"
@@ -261,7 +262,8 @@ def clip_page_html(*, job: ClipJob, views: list[dict[str, Any]], texts: dict[str
                    "--audio mp3).</p>")
     figure = ""
     if spec is not None:
-        figure = (f'<div id="spec-wrap" title="click to move the audio here"><img id="spec" src="{escape(spec["src"])}" '
+        figure = ('<div id="spec-wrap" title="click to move the audio here">'
+                  f'<img id="spec" src="{escape(spec["src"])}" '
                   f'alt="log-mel spectrogram"><div id="overlay"></div><div id="cursor"></div></div>'
                   '<div id="axis"></div><p class="hint legend">Dashed white: instructed time; pale band: '
                   "tolerance; blue: search window; green: detection; amber: nearest rejected candidate; "

@@ -97,7 +97,9 @@ def _fake_run(root: Path, *, clips_dir: Path | None = None) -> Path:
                "errors": [], "separation": {"requested": "dsp", "used": {"dsp": 2}, "notes": []},
                "family_evidence": {"requested": "none", "used": {}, "exempt_families": {}},
                "chance_credit": {"enabled": True, "draws": 16}, "disabled_gates": [],
-               "controls": {"beats": {"f_measure_mean": 0.5}}}
+               "controls": {"beats": {"metric": "f_measure", "n": 2, "mean": 0.8125, "chance_mean": 0.25,
+                                      "above_chance": 0.5625, "p_chance": 0.0, "floor": 0.912, "cmlt": 0.5,
+                                      "amlt": 1.0}}}
     (res / "events.jsonl").write_text("".join(json.dumps(r) + "\n" for r in ev))
     (res / "clips.jsonl").write_text("".join(json.dumps(r) + "\n" for r in clips))
     (res / "summary.json").write_text(json.dumps(summary))
@@ -129,7 +131,10 @@ def test_index_numbers_are_summary_json_and_pages_say_why_not_derived(tmp_path: 
         want = lookup(summary, key)
         assert (value == "" and want is None) or float(value) == want, key
         assert shown == fmt_pct(want), key
-    assert "f_measure_mean" in html  # the optional controls block, rendered as it comes
+    ctl = re.search(r'<table class="controls">(.*?)</table>', html, re.S).group(1)  # type: ignore[union-attr]
+    # the summary's controls as the run table prints them: mean, chance, difference, p_chance, floor
+    assert re.search(r"<th>beat F1</th><td>2</td><td>0.812</td><td>0.250</td><td>0.562</td><td>0.000</td>"
+                     r"<td>0.912</td><td>CMLt 0.500, AMLt 1.000</td>", ctl), ctl
     table = json.loads(re.search(r'id="tb-table">(.*?)</script>', html, re.S).group(1))  # type: ignore[union-attr]
     assert [(row["clip"], row["outcome"], row["derived"]) for row in table["rows"]] == [
         ("p1.wav", "on_time", False), ("p2.wav", "none", False)]

@@ -100,6 +100,40 @@ def _generic(value: Any, depth: int = 0) -> str:
     return escape("null" if value is None else str(value))
 
 
+def _controls_table(controls: dict[str, Any]) -> str:
+    """The ``controls`` summary as the run table prints it: one row per control (and the melody's
+    salience measure), mean over clips, chance mean, the difference, p_chance and the floor."""
+    from timingbench.controls.report import METRICS
+
+    def cell(x: Any) -> str:
+        return f"{x:.3f}" if isinstance(x, int | float) and not isinstance(x, bool) and math.isfinite(x) else "-"
+
+    def row(label: str, e: dict[str, Any], extra: str) -> str:
+        vals = [e.get("n"), e.get("mean"), e.get("chance_mean"), e.get("above_chance"), e.get("p_chance"),
+                e.get("floor")]
+        n = escape(str(vals[0])) if vals[0] is not None else "-"
+        return (f"<tr><th>{escape(label)}</th><td>{n}</td>" + "".join(f"<td>{cell(v)}</td>" for v in vals[1:])
+                + f"<td>{escape(extra)}</td></tr>")
+
+    rows = []
+    for name, _, label, _ in METRICS:
+        e = controls.get(name)
+        if not e:
+            continue
+        extra = {"beats": f"CMLt {cell(e.get('cmlt'))}, AMLt {cell(e.get('amlt'))}",
+                 "melody": f"shuffled {cell(e.get('shuffled'))}",
+                 "dynamics": f"MAE {cell(e.get('mae_db'))} dB"}.get(name, "")
+        rows.append(row(label, e, extra))
+        if name == "melody" and e.get("salience"):
+            sal = e["salience"]
+            rows.append(row("melody salience accuracy", sal, f"shuffled {cell(sal.get('shuffled'))}"))
+    head = ("<tr><th>control</th><th>n</th><th>mean</th><th>chance</th><th>above chance</th><th>p_chance</th>"
+            "<th>floor</th><th></th></tr>")
+    return (f'<table class="controls">{head}{"".join(rows)}</table><p class="hint">Each control\'s metric on the '
+            "clips that carry it, against the same metric on the controls shifted in time (the chance control), "
+            'beside the floor a perfect rendition reaches (definitions: docs/controls.md).</p>')
+
+
 def _compare_section(comp: Comparison) -> str:
     from timingbench.compare.core import metric_info
     from timingbench.compare.report import OUTCOME_RATES, format_estimate, mixed_note
@@ -179,7 +213,8 @@ def index_html(*, title: str, system: str, results: str, summary: dict[str, Any]
         "same metric macro-averaged over prompts with its bootstrap interval.</p>"
         f'<h3>What these numbers cannot resolve</h3><ul class="unresolved">{unresolved}</ul>'
         f'<h3>Run</h3><table class="prov">{prov}</table>{disc}'
-        + (f'<h3>Controls</h3><div class="controls">{_generic(controls)}</div>' if controls is not None else "")
+        + (f'<h3>Control adherence</h3><div class="controls" id="controls">{_controls_table(controls)}</div>'
+           if controls else "")
         + "</section>"
         f'<section id="families"><h2>Per family</h2><p class="hint">Bars: on time '
         f'<b style="color:{OUTCOME_COLORS["on_time"]}">■</b>, off time <b style="color:{OUTCOME_COLORS["off_time"]}">'

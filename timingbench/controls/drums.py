@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import warnings
 from functools import partial
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import numpy.typing as npt
@@ -19,6 +19,9 @@ import numpy.typing as npt
 from timingbench.memo import memo_key, memoised
 from timingbench.params.controls import ControlsParams
 from timingbench.params.detectors import PercussionParams
+
+if TYPE_CHECKING:
+    from timingbench.features.bank import FeatureBank
 
 F64 = npt.NDArray[np.float64]
 
@@ -57,7 +60,7 @@ def pick_onsets(onset: npt.ArrayLike, times_s: npt.ArrayLike, *, rel: float, min
     return np.sort(t[np.asarray(kept, dtype=np.int64)]) if kept else np.empty(0)
 
 
-def bank_drum_onsets(bank: Any, *, percussion: PercussionParams, controls: ControlsParams) -> F64:
+def bank_drum_onsets(bank: FeatureBank, *, percussion: PercussionParams, controls: ControlsParams) -> F64:
     """Drum onsets of a clip from its bank's percussion route (memoised per bank, the route's
     curves shared with the percussion detector)."""
     from timingbench.detectors.percussion import CURVE_READS, percussion_curves

@@ -16,7 +16,7 @@ Both come from one STFT of the clip on the feature bank's grid (``features.n_fft
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import numpy.typing as npt
@@ -25,6 +25,9 @@ from timingbench.controls.salience import semitone_salience
 from timingbench.errors import ParameterError
 from timingbench.features import spectral as sp
 from timingbench.params.controls import ControlsParams
+
+if TYPE_CHECKING:
+    from timingbench.features.bank import FeatureBank
 
 F64 = npt.NDArray[np.float64]
 
@@ -83,7 +86,7 @@ def spectral_frames(samples: npt.NDArray[np.floating], *, sr: int, n_fft: int, h
     return out
 
 
-def bank_frames(bank: Any, *, highpass_hz: float, salience: ControlsParams | None = None) -> dict[str, Any]:
+def bank_frames(bank: FeatureBank, *, highpass_hz: float, salience: ControlsParams | None = None) -> dict[str, Any]:
     """:func:`spectral_frames` of a feature bank's clip, computed once per bank and kept with it."""
     p = bank.params
     key = f"controls-frames-{p.n_fft}-{p.hop}-{p.chroma_tuning}-{highpass_hz}"

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import zlib
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import numpy.typing as npt
@@ -20,6 +20,9 @@ from timingbench.controls.salience import predominant_pitch_class, range_prior
 from timingbench.controls.schema import Controls
 from timingbench.errors import ParameterError
 
+if TYPE_CHECKING:
+    from timingbench.features.bank import FeatureBank
+
 F64 = npt.NDArray[np.float64]
 ROUND = 6
 
@@ -32,7 +35,7 @@ def _rounded(d: dict[str, Any]) -> dict[str, Any]:
     return {k: (_rounded(v) if isinstance(v, dict) else _r(v) if isinstance(v, float) else v) for k, v in d.items()}
 
 
-def tracked_beats(bank: Any, config: Config) -> tuple[F64, F64]:
+def tracked_beats(bank: FeatureBank, config: Config) -> tuple[F64, F64]:
     """Tracked beats and downbeats of a clip, computed once per bank and kept with it."""
     c = config.params.controls
     t = config.params.tempo
@@ -42,7 +45,7 @@ def tracked_beats(bank: Any, config: Config) -> tuple[F64, F64]:
                                                              controls=c))  # type: ignore[no-any-return]
 
 
-def produced_chords(bank: Any) -> list[Any]:
+def produced_chords(bank: FeatureBank) -> list[Any]:
     """Recognised chords of a clip, computed once per bank and kept with it."""
     return bank.derived("controls-chords-deepchroma-crf",  # type: ignore[no-any-return]
                         lambda bk: _chords.recognise_chords(bk.samples, sr=bk.sr))
@@ -62,7 +65,7 @@ def control_drum_onsets(controls: Controls, config: Config) -> F64:
                                    controls=config.params.controls)
 
 
-def score_controls(bank: Any, controls: Controls, config: Config, *, span_s: float, key: str,
+def score_controls(bank: FeatureBank, controls: Controls, config: Config, *, span_s: float, key: str,
                    instructed_bpm: float | None = None, with_chance: bool = True) -> dict[str, Any]:
     """Score every control given, with its chance control.
 

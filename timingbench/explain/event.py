@@ -242,7 +242,7 @@ def _same(a: float | None, b: float | None) -> bool:
 
 
 def explain_event(results: ResultsFolder, clip: str, event_id: str, inputs: Inputs | None = None,
-                  *, bank: Any = None, **resolve: Any) -> ExplainedEvent:
+                  *, bank: FeatureBank | None = None, **resolve: Any) -> ExplainedEvent:
     """Re-derive the verdict of ``(clip, event_id)`` of a results folder.
 
     Parameters

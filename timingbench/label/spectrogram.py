@@ -14,7 +14,7 @@ import base64
 import importlib
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import numpy.typing as npt
@@ -22,6 +22,9 @@ import numpy.typing as npt
 from timingbench.audio import Clip
 from timingbench.config import Config
 from timingbench.errors import ClipError
+
+if TYPE_CHECKING:
+    from timingbench.features.bank import FeatureBank
 
 
 @dataclass(frozen=True)
@@ -61,7 +64,7 @@ def _from_bank(clip: Clip, cfg: Config) -> LogMel | None:
     return logmel_from_bank(get_bank(clip, cfg, separation="none"))
 
 
-def logmel_from_bank(bank: Any) -> LogMel:
+def logmel_from_bank(bank: FeatureBank) -> LogMel:
     """The log-mel of an already built feature bank (any separation backend).
 
     Parameters

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from typing import Any
 
 import numpy as np
@@ -92,6 +92,26 @@ def _line(label: str, e: dict[str, Any], extra: str) -> str:
             f"{_f(e['above_chance']):>6}  {_f(e['p_chance']):>8}  {_f(e['floor'])}{extra}")
 
 
+def control_rows(controls: dict[str, Any]) -> Iterator[tuple[str, dict[str, Any], list[tuple[str, Any, str]]]]:
+    """The rows of a ``controls`` summary, in table order: ``(label, entry, extras)``.
+
+    One row per control present (and the melody's salience measure after it); ``extras`` are
+    the side figures as ``(name, value, unit)``: CMLt and AMLt of beats, the shuffled baseline
+    of melody, the MAE of dynamics.
+    """
+    for name, _, label, _ in METRICS:
+        e = controls.get(name)
+        if not e:
+            continue
+        extras = {"beats": [("CMLt", e.get("cmlt"), ""), ("AMLt", e.get("amlt"), "")],
+                  "melody": [("shuffled", e.get("shuffled"), "")],
+                  "dynamics": [("MAE", e.get("mae_db"), " dB")]}.get(name, [])
+        yield label, e, extras
+        if name == "melody" and e.get("salience"):
+            sal = e["salience"]
+            yield "melody salience accuracy", sal, [("shuffled", sal.get("shuffled"), "")]
+
+
 def format_controls(summary: dict[str, Any]) -> list[str]:
     """Table lines of the ``controls`` summary (none when no clip carried controls)."""
     ctl = summary.get("controls") or {}
@@ -99,19 +119,7 @@ def format_controls(summary: dict[str, Any]) -> list[str]:
         return []
     lines = ["", f"{'control adherence':<26}{'n':>5}  {'mean':>5}  {'chance':>6}  {'above':>6}  "
              f"{'p_chance':>8}  {'floor':>5}"]
-    for name, _, label, _ in METRICS:
-        e = ctl.get(name)
-        if not e:
-            continue
-        extra = ""
-        if name == "beats":
-            extra = f"   CMLt {_f(e.get('cmlt'))}  AMLt {_f(e.get('amlt'))}"
-        elif name == "melody":
-            extra = f"   shuffled {_f(e.get('shuffled'))}"
-        elif name == "dynamics":
-            extra = f"   MAE {_f(e.get('mae_db'))} dB"
-        lines.append(_line(label, e, extra))
-        if name == "melody" and e.get("salience"):
-            sal = e["salience"]
-            lines.append(_line("melody salience accuracy", sal, f"   shuffled {_f(sal.get('shuffled'))}"))
+    for label, e, extras in control_rows(ctl):
+        lines.append(_line(label, e, "".join(f"{'   ' if i == 0 else '  '}{n} {_f(v)}{u}"
+                                             for i, (n, v, u) in enumerate(extras))))
     return lines

@@ -103,30 +103,18 @@ def _generic(value: Any, depth: int = 0) -> str:
 def _controls_table(controls: dict[str, Any]) -> str:
     """The ``controls`` summary as the run table prints it: one row per control (and the melody's
     salience measure), mean over clips, chance mean, the difference, p_chance and the floor."""
-    from timingbench.controls.report import METRICS
+    from timingbench.controls.report import control_rows
 
     def cell(x: Any) -> str:
         return f"{x:.3f}" if isinstance(x, int | float) and not isinstance(x, bool) and math.isfinite(x) else "-"
 
-    def row(label: str, e: dict[str, Any], extra: str) -> str:
-        vals = [e.get("n"), e.get("mean"), e.get("chance_mean"), e.get("above_chance"), e.get("p_chance"),
-                e.get("floor")]
-        n = escape(str(vals[0])) if vals[0] is not None else "-"
-        return (f"<tr><th>{escape(label)}</th><td>{n}</td>" + "".join(f"<td>{cell(v)}</td>" for v in vals[1:])
-                + f"<td>{escape(extra)}</td></tr>")
-
     rows = []
-    for name, _, label, _ in METRICS:
-        e = controls.get(name)
-        if not e:
-            continue
-        extra = {"beats": f"CMLt {cell(e.get('cmlt'))}, AMLt {cell(e.get('amlt'))}",
-                 "melody": f"shuffled {cell(e.get('shuffled'))}",
-                 "dynamics": f"MAE {cell(e.get('mae_db'))} dB"}.get(name, "")
-        rows.append(row(label, e, extra))
-        if name == "melody" and e.get("salience"):
-            sal = e["salience"]
-            rows.append(row("melody salience accuracy", sal, f"shuffled {cell(sal.get('shuffled'))}"))
+    for label, e, extras in control_rows(controls):
+        vals = [e.get("mean"), e.get("chance_mean"), e.get("above_chance"), e.get("p_chance"), e.get("floor")]
+        n = escape(str(e["n"])) if e.get("n") is not None else "-"
+        extra = ", ".join(f"{name} {cell(v)}{unit}" for name, v, unit in extras)
+        rows.append(f"<tr><th>{escape(label)}</th><td>{n}</td>" + "".join(f"<td>{cell(v)}</td>" for v in vals)
+                    + f"<td>{escape(extra)}</td></tr>")
     head = ("<tr><th>control</th><th>n</th><th>mean</th><th>chance</th><th>above chance</th><th>p_chance</th>"
             "<th>floor</th><th></th></tr>")
     return (f'<table class="controls">{head}{"".join(rows)}</table><p class="hint">Each control\'s metric on the '

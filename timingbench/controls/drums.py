@@ -10,13 +10,12 @@ file has its onsets extracted the same way.
 from __future__ import annotations
 
 import warnings
-from functools import partial
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import numpy.typing as npt
 
-from timingbench.memo import memo_key, memoised
+from timingbench.memo import memoised
 from timingbench.params.controls import ControlsParams
 from timingbench.params.detectors import PercussionParams
 
@@ -63,14 +62,12 @@ def pick_onsets(onset: npt.ArrayLike, times_s: npt.ArrayLike, *, rel: float, min
 def bank_drum_onsets(bank: FeatureBank, *, percussion: PercussionParams, controls: ControlsParams) -> F64:
     """Drum onsets of a clip from its bank's percussion route (memoised per bank, the route's
     curves shared with the percussion detector)."""
-    from timingbench.detectors.percussion import CURVE_READS, percussion_curves
+    from timingbench.detectors.percussion import curves_key, route_curves
 
-    route = ("high",)
-    cur = memoised(bank, "percussion-curves", percussion, CURVE_READS, partial(percussion_curves, bank, route="high"),
-                   *route)
+    cur = route_curves(bank, percussion, "high")
     return memoised(bank, "controls-drums", controls, ("drum_onset_rel", "drum_min_ioi_s"),
                     lambda c: pick_onsets(cur.onset, bank.times, rel=c.drum_onset_rel, min_ioi_s=c.drum_min_ioi_s),
-                    memo_key("percussion-curves", percussion, CURVE_READS, route))
+                    curves_key(percussion, "high"))
 
 
 def onset_scores(reference_s: F64, estimated_s: F64, *, window_s: float) -> dict[str, Any]:

@@ -20,6 +20,7 @@ hysteresis inside the window is still looked at where the evidence says it came 
 
 from __future__ import annotations
 
+from collections.abc import Hashable
 from dataclasses import dataclass
 from functools import partial
 from typing import TYPE_CHECKING, Any
@@ -202,6 +203,17 @@ def percussion_curves(bank: FeatureBank, params: PercussionParams, route: str = 
     return PercussionCurves(onset, env, loud, dens, ref, present, name)
 
 
+def route_curves(bank: FeatureBank, params: PercussionParams, route: str = "high") -> PercussionCurves:
+    """:func:`percussion_curves`, memoised per bank under the constants it reads (:data:`CURVE_READS`)."""
+    return memoised(bank, "percussion-curves", params, CURVE_READS, partial(percussion_curves, bank, route=route),
+                    route)
+
+
+def curves_key(params: PercussionParams, route: str) -> tuple[Hashable, ...]:
+    """The memo key of :func:`route_curves`: an input of a memo computed from those curves."""
+    return memo_key("percussion-curves", params, CURVE_READS, (route,))
+
+
 def detect_percussion(
     bank: FeatureBank, ctx: EventContext, params: PercussionParams, *, identity: IdentityParams,
     family_evidence: FamilyEvidence | None = None, use_semantic: bool = False,
@@ -235,8 +247,7 @@ def detect_percussion(
     end_s = float(bank.duration_s)
     first: PercussionCurves | None = None
     for route in percussion_routes(bank, params):
-        cur = memoised(bank, "percussion-curves", params, CURVE_READS, partial(percussion_curves, bank, route=route),
-                       route)
+        cur = route_curves(bank, params, route)
         first = first or cur
         for cand in _route_candidates(bank, cur, ctx, params):
             if trained and family_evidence is not None:
@@ -322,7 +333,7 @@ def _absence_before(bank: FeatureBank, cur: PercussionCurves, grid: Grid, *, t_s
     """
     levels, rels = memoised(bank, "percussion-absence", params, ABSENCE_READS,
                             lambda p: _absence_measures(cur, grid, t_s=t_s, params=p),
-                            memo_key("percussion-curves", params, CURVE_READS, (cur.route,)), t_s)
+                            curves_key(params, cur.route), t_s)
     verdict, ev = judge_absence_before(levels, ref_db=cur.loud_level_db, params=params.absence)
     ev = dict(ev)
     for name, rel in zip(("strict_density_rel", "whole_density_rel"), rels, strict=True):

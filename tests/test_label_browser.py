@@ -23,6 +23,7 @@ import numpy as np
 import playwright.sync_api as playwright_api  # a declared dev dependency: missing is a failure
 import pytest
 import soundfile as sf
+from browser import CHROMIUM, CHROMIUM_ARGS
 
 from timingbench.annotation_io import load_annotations
 from timingbench.config import Config
@@ -30,12 +31,6 @@ from timingbench.errors import ConfigError
 from timingbench.label.server import LabelApp, LabelServer, make_server
 from timingbench.label.store import LabelStore
 
-CHROMIUM = Path("/usr/bin/chromium")
-CHROMIUM_ARGS = [
-    "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-    "--disable-component-update", "--disable-sync", "--no-first-run", "--disable-quic",
-    "--autoplay-policy=no-user-gesture-required", "--mute-audio",
-]
 #: The README's screenshot; refreshed when TIMINGBENCH_UPDATE_SCREENSHOT=1, otherwise the
 #: test run writes its screenshot to a temporary folder.
 README_SCREENSHOT = Path(__file__).resolve().parent.parent / "docs" / "img" / "label.png"

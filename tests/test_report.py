@@ -31,6 +31,7 @@ from typing import Any
 import numpy as np
 import pytest
 import soundfile as sf
+from browser import CHROMIUM, CHROMIUM_ARGS
 
 from timingbench.cli import main
 from timingbench.config import Config
@@ -43,12 +44,6 @@ from timingbench.report.svg import error_histogram, fmt_pct, outcome_bar
 
 ROOT = Path(__file__).resolve().parents[1]
 BENCH = ROOT / "benchmarks" / "compare_rendered_systems.py"
-CHROMIUM = Path("/usr/bin/chromium")
-CHROMIUM_ARGS = [
-    "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-    "--disable-component-update", "--disable-sync", "--no-first-run", "--disable-quic",
-    "--autoplay-policy=no-user-gesture-required", "--mute-audio",
-]
 SHOTS = {"overview": ROOT / "docs" / "img" / "report-overview.png",
          "clip": ROOT / "docs" / "img" / "report-clip.png"}
 

@@ -8,6 +8,14 @@ from pathlib import Path
 from timingbench.choices import FAMILY_EVIDENCE_CHOICES, SEPARATIONS
 
 
+def add_rederive_options(p: argparse.ArgumentParser) -> None:
+    """Where a results folder's events are re-derived from: ``--clips``, ``--prompts``, ``--cache``
+    (each defaulting to what the run recorded in ``summary.json``)."""
+    p.add_argument("--clips", default=None, help="clips folder (default: the one recorded in summary.json)")
+    p.add_argument("--prompts", default=None, help="prompt set (default: the one recorded in summary.json)")
+    p.add_argument("--cache", default=None, help="feature cache folder (default ~/.cache/timingbench)")
+
+
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     """Add the ``explain`` subcommand."""
     p = sub.add_parser(
@@ -21,14 +29,12 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p.add_argument("clip", metavar="CLIP", help="clip file name, as in events.jsonl (e.g. tb1-0042.wav)")
     p.add_argument("event_id", metavar="EVENT_ID", help="instructed event id (e.g. tb1-0042/e1)")
     p.add_argument("--plot", default=None, help="write the figure to this PNG")
-    p.add_argument("--clips", default=None, help="clips folder (default: the one recorded in summary.json)")
-    p.add_argument("--prompts", default=None, help="prompt set (default: the one recorded in summary.json)")
+    add_rederive_options(p)
     p.add_argument("--config", default=None, help="configuration YAML (default: the run's, else the packaged one)")
     p.add_argument("--separation", choices=SEPARATIONS, default=None,
                    help="separation backend (default: the one the run used for this clip)")
     p.add_argument("--family-evidence", choices=FAMILY_EVIDENCE_CHOICES, default=None,
                    help="family-evidence backend (default: the one the run requested)")
-    p.add_argument("--cache", default=None, help="feature cache folder (default ~/.cache/timingbench)")
     p.add_argument("--demucs-repo", default=None, help="local folder with demucs model weights")
     p.add_argument("--clap-dir", default=None, help="local LAION-CLAP checkpoint folder")
     p.set_defaults(func=run_explain)

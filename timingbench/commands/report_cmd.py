@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 
+from timingbench.commands.explain_cmd import add_rederive_options
 from timingbench.commands.score_cmd import positive_int
 
 
@@ -34,9 +35,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
                    help="configuration YAML for the comparison constants (default: the packaged v1)")
     p.add_argument("--allow-mixed", action="store_true",
                    help="compare folders scored with different configs or prompt sets (said on the page)")
-    p.add_argument("--clips", default=None, help="clips folder (default: the one recorded in summary.json)")
-    p.add_argument("--prompts", default=None, help="prompt set (default: the one recorded in summary.json)")
-    p.add_argument("--cache", default=None, help="feature cache folder (default ~/.cache/timingbench)")
+    add_rederive_options(p)
     p.set_defaults(func=run_report)
 
 

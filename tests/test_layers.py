@@ -29,9 +29,10 @@ LAYERS = {
     "timingbench.detectors": 7, "timingbench.render": 7, "timingbench.summary": 7,
     # time-varying controls: the schema and plain metrics low, the measurements on the bank above it
     "timingbench.controls.schema": 1, "timingbench.controls.dynamics": 1, "timingbench.controls.melody": 1,
-    "timingbench.controls.chance": 1, "timingbench.controls.chords": 1, "timingbench.controls.salience": 1,
+    "timingbench.controls.chance": 1, "timingbench.controls.salience": 1,
     "timingbench.controls.report": 2,
-    "timingbench.controls.beats": 3, "timingbench.controls.frames": 6, "timingbench.controls.drums": 7,
+    "timingbench.controls.beats": 3, "timingbench.controls.chords": 3,
+    "timingbench.controls.frames": 6, "timingbench.controls.drums": 7,
     "timingbench.controls": 8,
     "timingbench.scoring": 8, "timingbench.model_registry": 8, "timingbench.mgbench_gen": 8,
     "timingbench.suites": 8,

@@ -24,6 +24,8 @@ from timingbench.errors import ClipError
 from timingbench.params.analysis import AudioParams
 
 AUDIO_EXTENSIONS = (".wav", ".flac", ".ogg", ".mp3", ".m4a", ".aac", ".opus", ".aiff", ".aif")
+#: Sample rate in Hz madmom's networks (beats, downbeats, chords) are built for.
+MADMOM_SR = 44100
 #: Seconds decoded past the analysis window, so that the resampler's edge falls outside it.
 RESAMPLE_MARGIN_S = 0.1
 

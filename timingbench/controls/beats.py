@@ -19,15 +19,13 @@ import numpy as np
 import numpy.typing as npt
 import soxr
 
-from timingbench.audio import level_normalised
+from timingbench.audio import MADMOM_SR, level_normalised
 from timingbench.errors import ParameterError
 from timingbench.params.analysis import AudioParams
 from timingbench.params.controls import ControlsParams
 from timingbench.params.detectors import TempoParams
 
 F64 = npt.NDArray[np.float64]
-#: Sample rate in Hz the madmom networks are built for.
-MADMOM_SR = 44100
 
 
 @functools.lru_cache(maxsize=2)

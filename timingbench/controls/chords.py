@@ -18,10 +18,10 @@ import numpy as np
 import numpy.typing as npt
 import soxr
 
+from timingbench.audio import MADMOM_SR
 from timingbench.controls.schema import Chord
 
 F64 = npt.NDArray[np.float64]
-MADMOM_SR = 44100
 
 
 @functools.lru_cache(maxsize=1)

@@ -34,14 +34,11 @@ import numpy as np
 import numpy.typing as npt
 import soxr
 
-from timingbench.audio import level_normalised
+from timingbench.audio import MADMOM_SR, level_normalised
 from timingbench.convert import frames_to_time
 from timingbench.errors import ParameterError
 from timingbench.params.analysis import AudioParams
 from timingbench.params.detectors import TempoParams
-
-#: Sample rate in Hz the madmom beat networks' spectrogram front end is built for.
-MADMOM_SR = 44100
 
 #: Reasons for a missing estimate (stable strings; scripts may match on the prefix).
 REASON_SILENT = "silent"

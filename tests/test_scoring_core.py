@@ -184,3 +184,19 @@ def test_a_share_above_one_is_a_valid_tightening(config):
     grid = Grid(sr=44100, hop=512, n_frames=2000)
     assert persistence(np.ones(2000, bool), grid, t_s=10.0, clip_end_s=23.0, want_present=True,
                        params=stem.persistence)[0] == "fail"
+
+
+@pytest.mark.parametrize("key", ["evidence.present_prob", "semantic.quiet_max", "stem.step_min_db",
+                                 "tonal.min_rise_db"])
+def test_an_adopted_variant_builds_as_a_full_build(config, key):
+    # the sweep builds a variant's detector parameters from the base's with only the changed
+    # section rebuilt (DetectorParams.adopt); the result must equal building it from scratch
+    from timingbench.scoring import DetectorParams
+
+    section = key.split(".")[0]
+    base = DetectorParams.of(config)
+    adopted, fresh = config.with_disabled(key), config.with_disabled(key)
+    base.adopt(adopted, section)
+    got = DetectorParams.of(adopted)
+    assert got == DetectorParams.of(fresh)
+    assert got != base

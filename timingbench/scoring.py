@@ -132,7 +132,7 @@ class DetectorParams:
 
     def _with(self, variant: Config, section: str) -> DetectorParams:
         if section in ("semantic", "evidence"):
-            ident = dataclasses.replace(self.identity, **{"semantic" if section == "semantic" else "trained":
+            ident = dataclasses.replace(self.identity, **{"semantic" if section == "semantic" else "evidence_params":
                                                            getattr(variant.params, section)})
             built = dataclasses.replace(self, identity=ident)
         elif section in {f.name for f in dataclasses.fields(self)} - {"identity"}:

@@ -51,8 +51,13 @@ LICENCES = {
     "htdemucs": "MIT (Meta Platforms, demucs)",
     "htdemucs_6s": "MIT (Meta Platforms, demucs)",
     "clap": "Apache-2.0 (LAION, laion/larger_clap_music model card)",
+    "efficientat-mn04": "MIT (Florian Schmid, EfficientAT; labels: timingbench/data/tagger/PROVENANCE.md)",
 }
 FETCHABLE = (*DEMUCS_MODELS, "clap")
+#: The AudioSet tagger that ships in the package (``docs/tagger-model.md``).
+TAGGER = "efficientat-mn04"
+#: What ``models verify`` can run: the fetchable models and the shipped tagger.
+VERIFIABLE = (*FETCHABLE, TAGGER)
 #: Weight files a CLAP snapshot may leave out when a safetensors file is present.
 _DUPLICATE_WEIGHTS = (".bin", ".h5", ".msgpack", ".onnx", ".ot")
 _SKIP = (".gitattributes", "README.md")
@@ -371,6 +376,20 @@ def verify_clap(clap_dir: Path) -> str:
     return f"clap: ok, embedded 1 s of audio and one text ({a.shape[-1]}-d) from {clap_dir}"
 
 
+def verify_tagger() -> str:
+    """Load the shipped AudioSet tagger (checking its sha256) and tag one second of noise; a one-line report."""
+    from timingbench.config import load_config
+    from timingbench.evidence_net.tagger import SHIPPED_WEIGHTS, tagger_columns
+
+    params = load_config().params.tagger
+    x = np.random.default_rng(0).standard_normal(32000).astype(np.float32) * 0.1
+    cols = tagger_columns(x, 32000, params)
+    if not (np.isfinite(cols.logits).all() and np.isfinite(cols.embeddings).all()):
+        raise ModelUnavailableError(f"{SHIPPED_WEIGHTS}: the tagger's outputs are not finite")
+    return (f"{TAGGER}: ok, tagged 1 s of audio: {cols.logits.shape[1]} columns of {cols.logits.shape[0]} classes "
+            f"({cols.embeddings.shape[0]}-d embeddings), sha256 {cols.weights.digest}, from {cols.weights.path}")
+
+
 # ----------------------------------------------------------------------------- list
 
 
@@ -382,6 +401,8 @@ def list_models(*, demucs_repo: Path | None = None, clap_dir: Path | None = None
     evidence = Path(str(resources.files("timingbench") / "data" / "evidence" / "family_evidence.pt"))
     rows.append(ModelEntry("family-evidence", evidence.is_file(), str(evidence.parent), _size([evidence]),
                            LICENCES["family-evidence"]))
+    tagger = Path(str(resources.files("timingbench") / "data" / "tagger" / "mn04_as_mAP_432.pt"))
+    rows.append(ModelEntry(TAGGER, tagger.is_file(), str(tagger.parent), _size([tagger]), LICENCES[TAGGER]))
     musicnn = Path(str(resources.files("timingbench") / "data" / "musicnn" / "mtt_musicnn.npz"))
     rows.append(ModelEntry("musicnn", musicnn.is_file(), str(musicnn.parent), _size([musicnn]), LICENCES["musicnn"]))
     try:

@@ -25,7 +25,7 @@ from timingbench.calibration.human_floor import format_annotator_confusion, form
 from timingbench.calibration.sweep import format_sweep, run_sweep
 from timingbench.commands.annotations_cmd import human_floor_from_args
 from timingbench.commands.executor_options import add_executor_options, executor_from_args
-from timingbench.commands.score_cmd import add_scoring_options, options_from, progress_bar
+from timingbench.commands.score_cmd import add_scoring_options, options_from, progress_bar, scoring_config
 from timingbench.config import Config, load_config
 from timingbench.executors import Executor
 from timingbench.jsonio import write_json, write_jsonl
@@ -81,7 +81,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
 
 
 def _corpus(args: argparse.Namespace) -> tuple[Corpus, Config]:
-    cfg = load_config(args.config)
+    cfg = scoring_config(args)
     args.executor_obj = executor_from_args(args)
     ann = load_annotations(args.annotations)
     for e in ann.errors:

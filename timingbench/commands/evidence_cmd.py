@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from timingbench.choices import FAMILY_EVIDENCE_BACKENDS
+from timingbench.commands.tagger_options import add_tagger_weights_option, with_tagger_weights_from
 from timingbench.config import load_config
 from timingbench.errors import ParameterError
 from timingbench.evidence.programs import CHOIR_FAMILIES, DEFAULT_CHOIR_FAMILY
@@ -94,6 +95,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     e.add_argument("--family-evidence", choices=FAMILY_EVIDENCE_BACKENDS, action="append", default=None,
                    help="backend(s) to evaluate on --annotations (repeatable; default trained)")
     e.add_argument("--cache", default=None, help="feature cache folder (with --annotations)")
+    add_tagger_weights_option(e)
     e.add_argument("--weights", type=Path, action="append", default=None,
                    help="weights file (repeatable, NAME=PATH allowed, PATH+PATH an ensemble averaging the "
                         "networks' logits, with --data; default: the shipped weights); with --annotations every "
@@ -193,7 +195,7 @@ def run_eval(args: argparse.Namespace) -> int:
     from timingbench.evidence_net.model import Ensemble, load_weights
     from timingbench.jsonio import write_json
 
-    cfg = load_config(args.config)
+    cfg = with_tagger_weights_from(args, load_config(args.config))
     if args.annotations is not None:
         return _eval_corpus(args, cfg)
     models: dict[str, Any] = {}

@@ -6,6 +6,7 @@ import argparse
 from pathlib import Path
 
 from timingbench.choices import FAMILY_EVIDENCE_CHOICES, SEPARATIONS
+from timingbench.commands.tagger_options import add_tagger_weights_option
 
 
 def add_rederive_options(p: argparse.ArgumentParser) -> None:
@@ -37,6 +38,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
                    help="family-evidence backend (default: the one the run requested)")
     p.add_argument("--demucs-repo", default=None, help="local folder with demucs model weights")
     p.add_argument("--clap-dir", default=None, help="local LAION-CLAP checkpoint folder")
+    add_tagger_weights_option(p)
     p.set_defaults(func=run_explain)
 
 
@@ -48,7 +50,7 @@ def run_explain(args: argparse.Namespace) -> int:
     results = load_results(args.results)
     x = explain_event(
         results, args.clip, args.event_id, clips_dir=args.clips, prompts_path=args.prompts,
-        config_path=args.config,
+        config_path=args.config, tagger_weights=args.tagger_weights,
         overrides={"separation": args.separation, "family_evidence": args.family_evidence,
                    "cache_dir": args.cache, "demucs_repo": args.demucs_repo, "clap_dir": args.clap_dir},
     )

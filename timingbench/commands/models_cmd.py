@@ -13,6 +13,8 @@ from timingbench.model_registry import (
     CLAP_REPO,
     DEMUCS_MODELS,
     FETCHABLE,
+    TAGGER,
+    VERIFIABLE,
     default_clap_dir,
     fetch_clap,
     fetch_demucs,
@@ -20,12 +22,13 @@ from timingbench.model_registry import (
     list_models,
     verify_clap,
     verify_demucs,
+    verify_tagger,
 )
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     """Add the ``models`` subcommand and its actions."""
-    p = sub.add_parser("models", help="list, fetch or verify the demucs and CLAP models",
+    p = sub.add_parser("models", help="list, fetch or verify the demucs and CLAP models (and the shipped tagger)",
                        description="Models the package runs or can fetch. Only 'fetch' downloads.")
     acts = p.add_subparsers(dest="models_action", metavar="ACTION", required=True)
 
@@ -51,7 +54,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
 
     v = acts.add_parser("verify", help="load each model found and run it on one second of audio")
     v.add_argument("names", nargs="*", metavar="NAME",
-                   help=f"models to verify, of {', '.join(FETCHABLE)} (default: every one present)")
+                   help=f"models to verify, of {', '.join(VERIFIABLE)} (default: every fetchable one present)")
     v.add_argument("--demucs-repo", default=None, help="local demucs model folder (default: torch hub cache)")
     v.add_argument("--clap-dir", default=None, help="CLAP checkpoint folder")
     v.set_defaults(func=run_verify)
@@ -98,9 +101,9 @@ def run_verify(args: argparse.Namespace) -> int:
     repo = Path(args.demucs_repo) if args.demucs_repo else None
     clap_dir = Path(args.clap_dir) if args.clap_dir else default_clap_dir()
     present = {r.name for r in list_models(demucs_repo=repo, clap_dir=clap_dir) if r.present}
-    unknown = [n for n in args.names if n not in FETCHABLE]
+    unknown = [n for n in args.names if n not in VERIFIABLE]
     if unknown:
-        print(f"timingbench: error: unknown model(s) {unknown}; choose from {', '.join(FETCHABLE)}", file=sys.stderr)
+        print(f"timingbench: error: unknown model(s) {unknown}; choose from {', '.join(VERIFIABLE)}", file=sys.stderr)
         return 2
     names = list(dict.fromkeys(args.names)) or [n for n in FETCHABLE if n in present]
     if not names:
@@ -112,7 +115,10 @@ def run_verify(args: argparse.Namespace) -> int:
         try:
             if name not in present:
                 raise TimingbenchError("not present (see 'timingbench models list')")
-            print(verify_demucs(name, repo) if name in DEMUCS_MODELS else verify_clap(clap_dir))
+            if name == TAGGER:
+                print(verify_tagger())
+            else:
+                print(verify_demucs(name, repo) if name in DEMUCS_MODELS else verify_clap(clap_dir))
         except TimingbenchError as exc:
             failed += 1
             print(f"timingbench: error: {name}: {exc}", file=sys.stderr)

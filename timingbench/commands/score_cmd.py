@@ -13,7 +13,8 @@ from timingbench.commands.executor_options import (
     executor_from_args,
     positive_int,
 )
-from timingbench.config import load_config
+from timingbench.commands.tagger_options import add_tagger_weights_option, with_tagger_weights_from
+from timingbench.config import Config, load_config
 from timingbench.runner import ScoreOptions, score_folder
 from timingbench.summary import format_table
 
@@ -29,6 +30,12 @@ def add_scoring_options(p: argparse.ArgumentParser) -> None:
                    help="instrument-family evidence (default: the embedded trained model, "
                         "docs/evidence-model.md; musicnn: the embedded tagger; clap: needs --clap-dir)")
     p.add_argument("--clap-dir", default=None, help="local LAION-CLAP checkpoint folder (with --family-evidence clap)")
+    add_tagger_weights_option(p)
+
+
+def scoring_config(args: argparse.Namespace) -> Config:
+    """The configuration of ``--config`` with ``--tagger-weights`` applied."""
+    return with_tagger_weights_from(args, load_config(args.config))
 
 
 #: Rejected prompt rows printed in full; the rest are counted (all are in summary.json).
@@ -69,7 +76,7 @@ def progress_bar() -> Progress:
 
 def run_score(args: argparse.Namespace) -> int:
     """Run ``timingbench score``."""
-    cfg = load_config(args.config)
+    cfg = scoring_config(args)
     opts = options_from(args, chance=not args.no_chance)
     if opts.family_evidence == "clap" and not (opts.clap_dir or cfg.params.semantic.clap_dir):
         print("timingbench: warning: --family-evidence clap without --clap-dir (or semantic.clap_dir): "

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 from timingbench.config import Config, load_config
 from timingbench.convert import round_time
 from timingbench.errors import TimingbenchError
+from timingbench.evidence_net.tagger import with_tagger_weights
 from timingbench.explain.results import ResultsFolder
 from timingbench.explain.thresholds import GateCheck, gate_checks
 from timingbench.prompts import Prompt, load_prompts, match_clips
@@ -148,7 +149,7 @@ class RunInputs:
 
 def resolve_run(
     results: ResultsFolder, *, clips_dir: str | Path | None = None, prompts_path: str | Path | None = None,
-    config_path: str | Path | None = None,
+    config_path: str | Path | None = None, tagger_weights: str | Path | None = None,
 ) -> RunInputs:
     """The prompt file, clips folder and configuration a results folder was scored with.
 
@@ -157,6 +158,8 @@ def resolve_run(
     results : ResultsFolder
     clips_dir, prompts_path, config_path : str or Path, optional
         Override what ``summary.json`` records.
+    tagger_weights : str or Path, optional
+        The AudioSet tagger's weights (``--tagger-weights``; config ``tagger.weights``).
 
     Raises
     ------
@@ -184,6 +187,7 @@ def resolve_run(
     if recorded_cfg.get("hash") and recorded_cfg["hash"] != config.content_hash:
         notes.append(f"configuration {config.source} (hash {config.content_hash}) is not the one of the run "
                      f"(hash {recorded_cfg['hash']}): re-scored gates may differ from events.jsonl")
+    config = with_tagger_weights(config, tagger_weights)
     return RunInputs(ps.prompts, audio, str(ppath), str(cdir), config, notes)
 
 
@@ -209,7 +213,7 @@ def clip_inputs(run: RunInputs, results: ResultsFolder, clip: str, prompt_id: st
 def resolve_inputs(
     results: ResultsFolder, clip: str, prompt_id: str, *, clips_dir: str | Path | None = None,
     prompts_path: str | Path | None = None, config_path: str | Path | None = None,
-    overrides: dict[str, Any] | None = None,
+    tagger_weights: str | Path | None = None, overrides: dict[str, Any] | None = None,
 ) -> Inputs:
     """The audio, prompt, configuration and options a results folder's clip was scored with.
 
@@ -222,6 +226,8 @@ def resolve_inputs(
         The clip's prompt id (from its event row).
     clips_dir, prompts_path, config_path : str or Path, optional
         Override what ``summary.json`` records.
+    tagger_weights : str or Path, optional
+        The AudioSet tagger's weights (``--tagger-weights``).
     overrides : dict, optional
         ``separation``, ``family_evidence``, ``cache_dir``, ``demucs_repo``, ``clap_dir``.
 
@@ -231,7 +237,8 @@ def resolve_inputs(
         If the clips folder or prompt file is neither recorded nor given, or the clip,
         its prompt or the configuration cannot be found.
     """
-    run = resolve_run(results, clips_dir=clips_dir, prompts_path=prompts_path, config_path=config_path)
+    run = resolve_run(results, clips_dir=clips_dir, prompts_path=prompts_path, config_path=config_path,
+                      tagger_weights=tagger_weights)
     return clip_inputs(run, results, clip, prompt_id, overrides=overrides)
 
 

@@ -38,6 +38,7 @@ from timingbench.params.generation import (
     PromptsParams,
     RenderParams,
 )
+from timingbench.params.tagger import TaggerParams
 from timingbench.params.tools import (
     AnnotationsParams,
     CalibrationParams,
@@ -80,6 +81,7 @@ class ParamSet:
     separation: SeparationParams
     stem: StemParams
     tag: TagParams
+    tagger: TaggerParams
     tempo: TempoParams
     tonal: TonalParams
 

@@ -36,7 +36,7 @@ import numpy as np
 import numpy.typing as npt
 
 from timingbench.audio import Clip, check_duration, clip_from_frames, head_length
-from timingbench.choices import FAMILY_EVIDENCE_CHOICES, SEPARATIONS
+from timingbench.choices import DEFAULT_FAMILY_EVIDENCE, FAMILY_EVIDENCE_CHOICES, SEPARATIONS
 from timingbench.config import DEFAULT_CONFIG_PATH, Config
 from timingbench.config import load_config as _load_config_file
 from timingbench.errors import ClipError, ParameterError, PromptError
@@ -525,7 +525,7 @@ def _result(part: Mapping[str, Any], config: Config) -> ClipResult:
 def score_audio(
     samples: npt.ArrayLike, sr: int, prompt: Prompt | Mapping[str, Any] | str, *,
     config: Config | str | Path | None = None, separation: str = "dsp",
-    family_evidence: str = "trained", clip: str | None = None, sample: int | None = None,
+    family_evidence: str = DEFAULT_FAMILY_EVIDENCE, clip: str | None = None, sample: int | None = None,
     chance: bool = True, demucs_repo: str | Path | None = None, clap_dir: str | Path | None = None,
     cache_dir: str | Path | None = None,
 ) -> ClipResult:
@@ -545,7 +545,7 @@ def score_audio(
         The configuration (default: the packaged one).
     separation : {"dsp", "auto", "demucs", "none"}
         Source separation backend (default ``dsp``: deterministic, no model weights).
-    family_evidence : {"trained", "musicnn", "clap", "none"}
+    family_evidence : {"tagger", "trained", "musicnn", "clap", "none"}
         Instrument-family evidence backend (default: the embedded trained model).
     clip : str, optional
         The name the rows carry in ``clip`` (default: the prompt id). Pass the file name
@@ -606,7 +606,7 @@ def score_audio(
 def score_folder(
     clips_dir: str | Path, prompts: str | Path | PromptSet | None = None, out: str | Path | None = None, *,
     config: Config | str | Path | None = None, jobs: int = 1, separation: str = "dsp",
-    family_evidence: str = "trained", chance: bool = True, demucs_repo: str | Path | None = None,
+    family_evidence: str = DEFAULT_FAMILY_EVIDENCE, chance: bool = True, demucs_repo: str | Path | None = None,
     clap_dir: str | Path | None = None, cache_dir: str | Path | None = None,
     progress: Callable[[int, int, str], None] | None = None,
 ) -> FolderResult:

@@ -11,7 +11,13 @@ from __future__ import annotations
 SEPARATIONS = ("auto", "demucs", "dsp", "none")
 
 #: Family-evidence backends that compute curves (:mod:`timingbench.features.semantic`).
-FAMILY_EVIDENCE_BACKENDS = ("trained", "musicnn", "clap")
+FAMILY_EVIDENCE_BACKENDS = ("tagger", "trained", "musicnn", "clap")
+
+#: The family evidence a run uses when none is asked for: the AudioSet tagger with the trained network.
+DEFAULT_FAMILY_EVIDENCE = "tagger"
+
+#: Backends whose evidence carries entered/left change probabilities (read by the identity rules).
+CHANGE_BACKENDS = ("tagger", "trained")
 
 #: What a scoring run may ask for: a backend, or ``none`` (identity not verified).
 FAMILY_EVIDENCE_CHOICES = (*FAMILY_EVIDENCE_BACKENDS, "none")

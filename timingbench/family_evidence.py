@@ -1,7 +1,8 @@
 """The family evidence of one clip: each instrument family's curves over time.
 
 What the identity rules (:mod:`timingbench.identity`) read, whichever backend made it
-(:func:`timingbench.features.semantic.family_evidence`: the trained network, musicnn or CLAP).
+(:func:`timingbench.features.semantic.family_evidence`: the AudioSet tagger with the trained
+network, the trained network alone, musicnn or CLAP).
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from typing import Any, TypeVar
 import numpy as np
 import numpy.typing as npt
 
+from timingbench.choices import CHANGE_BACKENDS
 from timingbench.memo import memo_on
 
 _T = TypeVar("_T")
@@ -29,7 +31,7 @@ class FamilyEvidence:
     curves : dict of str to np.ndarray of float64, shape (n_windows,)
         Family -> evidence in [0, 1] per window, for every family the backend can judge.
     backend : str
-        ``trained``, ``musicnn`` or ``clap``.
+        ``tagger``, ``trained``, ``musicnn`` or ``clap``.
     exempt : dict of str to str
         Family -> reason it cannot be judged (``not_in_vocabulary``,
         ``unreliable_for_generated_audio``, ``model_unavailable``).
@@ -40,7 +42,15 @@ class FamilyEvidence:
     tag_curves : dict of str to np.ndarray
         musicnn only: every tag's probability per window.
     entered, left : dict of str to np.ndarray of float64, shape (n_windows,)
-        trained only: probability that the family entered / left across each instant.
+        tagger and trained: probability that the family entered / left across each instant.
+    sources : dict of str to str
+        tagger only: the design that judges each family (``network``, ``tagger``, ``fusion``).
+    classes : dict of str to tuple of str
+        tagger only: each family's AudioSet classes.
+    tagger, network : dict of str to np.ndarray of float64, shape (n_windows,)
+        tagger only: the tagger's and the network's presence of each family, apart.
+    weights : str
+        tagger only: the tagger's weights file and the start of its SHA-256.
     """
 
     times: npt.NDArray[np.float64]
@@ -52,6 +62,11 @@ class FamilyEvidence:
     tag_curves: dict[str, npt.NDArray[np.float64]] = field(default_factory=dict, repr=False)
     entered: dict[str, npt.NDArray[np.float64]] = field(default_factory=dict, repr=False)
     left: dict[str, npt.NDArray[np.float64]] = field(default_factory=dict, repr=False)
+    sources: dict[str, str] = field(default_factory=dict)
+    classes: dict[str, tuple[str, ...]] = field(default_factory=dict, repr=False)
+    tagger: dict[str, npt.NDArray[np.float64]] = field(default_factory=dict, repr=False)
+    network: dict[str, npt.NDArray[np.float64]] = field(default_factory=dict, repr=False)
+    weights: str = ""
     _memo: dict[Any, Any] = field(default_factory=dict, repr=False, compare=False)
 
     def memo(self, key: tuple[Any, ...], fn: Callable[[], _T]) -> _T:
@@ -62,6 +77,16 @@ class FamilyEvidence:
             self._memo[key] = fn()
         return self._memo[key]  # type: ignore[no-any-return]
 
+    @property
+    def has_change_heads(self) -> bool:
+        """True when the evidence answers "did the family enter / leave here" (tagger and trained backends)."""
+        return self.backend in CHANGE_BACKENDS
+
     def disclosure(self) -> dict[str, Any]:
         """The backend and the families it could not judge, for ``summary.json``."""
-        return {"backend": self.backend, "exempt": dict(sorted(self.exempt.items())), "note": self.note}
+        out: dict[str, Any] = {"backend": self.backend, "exempt": dict(sorted(self.exempt.items())), "note": self.note}
+        if self.sources:
+            out["designs"] = dict(sorted(self.sources.items()))
+        if self.weights:
+            out["tagger_weights"] = self.weights
+        return out

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from timingbench.audio import Clip, file_hash, load_clip
+from timingbench.choices import CHANGE_BACKENDS, DEFAULT_FAMILY_EVIDENCE
 from timingbench.config import Config, digest
 from timingbench.errors import TimingbenchError
 from timingbench.executors import Executor, LocalExecutor, TaskFailure
@@ -57,7 +58,7 @@ class ScoreOptions:
     separation: str = "auto"
     demucs_repo: str | None = None
     cache_dir: str | None = None
-    family_evidence: str = "trained"
+    family_evidence: str = DEFAULT_FAMILY_EVIDENCE
     clap_dir: str | None = None
     chance: bool = True
     disabled_gates: tuple[str, ...] = ()
@@ -157,7 +158,7 @@ def score_bank(
             "gate_stats": gate_stats(verdict.gates, verdict.stats),
         })
         if ev.kind == "instrument_entry" and (ev.family in TONAL_FAMILIES or (
-                ev.family in STEM_FAMILIES and (evidence_info or {}).get("backend") == "trained")):
+                ev.family in STEM_FAMILIES and (evidence_info or {}).get("backend") in CHANGE_BACKENDS)):
             timbre.append(_timbre(family_evidence, ev.id, ev.family,
                                   verdict.detected_s if verdict.detected_s is not None else ev.time_s, config))
     tol = config.params.duration.tolerance_s

@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from timingbench.choices import CHANGE_BACKENDS, DEFAULT_FAMILY_EVIDENCE
 from timingbench.config import Config
 from timingbench.convert import round_time
 from timingbench.detectors.energy import detect_energy
@@ -74,7 +75,8 @@ def detector_name(event: Event) -> str:
     return detector_for(event.kind, event.family)
 
 
-def needs_family_evidence(prompt: Prompt, backend: str = "trained", *, percussion_low_route: bool = False) -> bool:
+def needs_family_evidence(prompt: Prompt, backend: str = DEFAULT_FAMILY_EVIDENCE, *,
+                          percussion_low_route: bool = False) -> bool:
     """True when any event of ``prompt`` may consult the family evidence of ``backend``.
 
     The trained evidence also serves percussion (absence, persistence and identity); the
@@ -83,7 +85,7 @@ def needs_family_evidence(prompt: Prompt, backend: str = "trained", *, percussio
     """
     return any(
         e.family in TONAL_FAMILIES or (e.family in STEM_FAMILIES and (e.family != "percussion"
-                                                                       or backend == "trained"
+                                                                       or backend in CHANGE_BACKENDS
                                                                        or percussion_low_route))
         for e in prompt.events
     )

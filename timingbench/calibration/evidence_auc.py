@@ -24,6 +24,7 @@ from typing import Any
 
 from timingbench.annotation_io import load_annotations
 from timingbench.calibration.evaluate import default_prompts_path, load_corpus
+from timingbench.choices import DEFAULT_FAMILY_EVIDENCE
 from timingbench.config import Config
 from timingbench.evidence.metrics import Probe, auc_table
 from timingbench.identity import gate_score
@@ -71,7 +72,7 @@ def _annotations(path: Path, split: str | None) -> Any:
     return ann
 
 
-def evaluate_corpus(annotations_path: Path, clips_dir: Path, config: Config, *, backend: str = "trained",
+def evaluate_corpus(annotations_path: Path, clips_dir: Path, config: Config, *, backend: str = DEFAULT_FAMILY_EVIDENCE,
                     prompts_path: Path | None = None, cache_dir: str | None = None,
                     split: str | None = None) -> dict[str, Any]:
     """AUC table of one evidence backend on an annotated corpus.
@@ -95,7 +96,7 @@ def evaluate_corpus(annotations_path: Path, clips_dir: Path, config: Config, *, 
         ev = corpus.evidence.get(clip_of.get(pr.clip, ""))
         if ev is None or pr.family not in ev.curves:
             return None
-        if ev.backend == "trained":
+        if ev.has_change_heads:
             changes = (ev.entered if pr.kind == "entry" else ev.left)[pr.family]
             return gate_score(ev.curves[pr.family], changes, ev.times, pr.time_s,
                               params=config.params.evidence, kind=pr.kind)
@@ -153,6 +154,54 @@ def evaluate_corpus_weights(annotations_path: Path, clips_dir: Path, config: Con
                               kind=pr.kind)
 
         tables[name] = auc_table(probes, score)
+    counts: dict[str, int] = {}
+    for pr in probes:
+        counts[f"{pr.kind}/{pr.role}"] = counts.get(f"{pr.kind}/{pr.role}", 0) + 1
+    return {"tables": tables, "n_probes": counts, "errors": corpus.errors, "split": split}
+
+
+def evaluate_corpus_designs(annotations_path: Path, clips_dir: Path, config: Config, *,
+                            designs: tuple[str, ...] = ("network", "tagger", "fusion"), split: str | None = None,
+                            prompts_path: Path | None = None, cache_dir: str | None = None) -> dict[str, Any]:
+    """AUC tables of the ``tagger`` evidence's designs on an annotated corpus, every family judged.
+
+    Each design (:mod:`timingbench.features.tagger_evidence`: the network alone, the tagger
+    alone, their fusion) is applied to every family, exempt ones included, and the probes are
+    scored with the gate's score (:func:`~timingbench.identity.gate_score`), so the designs can
+    be compared family by family.
+
+    Returns
+    -------
+    report : dict
+        ``tables``: design -> :func:`~timingbench.evidence.metrics.auc_table`; ``n_probes``;
+        ``errors``; ``split``.
+    """
+    from timingbench.calibration.groups import scenarios_from_manifest
+    from timingbench.features.tagger_evidence import tagger_evidence
+    from timingbench.features.semantic import tagger_tables
+
+    ann = _annotations(annotations_path, split)
+    prompts = prompts_path or default_prompts_path(clips_dir, annotations_path)
+    opts = ScoreOptions(separation="dsp", family_evidence="tagger", cache_dir=cache_dir)
+    corpus = load_corpus(clips_dir, prompts, ann, config, opts)
+    probes, clip_of = corpus_probes(corpus, ann, config, scenarios_from_manifest(clips_dir))
+    classes, nonmusic, _ = tagger_tables(config.params.families)
+    tables = {}
+    for design in designs:
+        sec = dataclasses.replace(config.params.evidence, design_by_family={f: design for f in classes})
+        evs = {clip: tagger_evidence(bank, evidence_params=sec, tagger_params=config.params.tagger, classes=classes,
+                                     nonmusic_classes=nonmusic, exempt={})
+               for clip, bank in corpus.banks.items()}
+
+        def score(pr: Probe, evs: dict[str, Any] = evs) -> float | None:
+            ev = evs.get(clip_of.get(pr.clip, ""))
+            if ev is None or pr.family not in ev.curves:
+                return None
+            changes = (ev.entered if pr.kind == "entry" else ev.left)[pr.family]
+            return gate_score(ev.curves[pr.family], changes, ev.times, pr.time_s, params=config.params.evidence,
+                              kind=pr.kind)
+
+        tables[design] = auc_table(probes, score)
     counts: dict[str, int] = {}
     for pr in probes:
         counts[f"{pr.kind}/{pr.role}"] = counts.get(f"{pr.kind}/{pr.role}", 0) + 1

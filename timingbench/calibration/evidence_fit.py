@@ -34,6 +34,7 @@ import numpy as np
 from timingbench.annotation_io import AnnotationSet, load_annotations
 from timingbench.calibration.evaluate import Corpus, load_corpus, score_corpus
 from timingbench.calibration.groups import event_counts, scenarios_from_manifest
+from timingbench.choices import DEFAULT_FAMILY_EVIDENCE
 from timingbench.config import Config
 from timingbench.errors import ConfigError, ParameterError
 from timingbench.jsonio import iter_jsonl
@@ -121,7 +122,7 @@ def load_dev_corpora(roots: Sequence[Path], config: Config, *,
     """Check and analyse every dev corpus once (``--separation dsp``, trained evidence)."""
     for r in roots:
         check_dev_corpus(r)
-    opts = ScoreOptions(separation="dsp", family_evidence="trained")
+    opts = ScoreOptions(separation="dsp", family_evidence=DEFAULT_FAMILY_EVIDENCE)
     out = []
     for r in roots:
         ann = load_annotations(r / "truth.jsonl")

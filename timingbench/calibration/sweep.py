@@ -77,7 +77,7 @@ def _taggers_judge(corpus: Corpus, config: Config) -> bool:
     They are read only for musicnn/CLAP evidence (the trained evidence has its own
     ``evidence`` constants) and by the percussion low route's identity.
     """
-    taggers = any(ev is not None and ev.backend != "trained" for ev in corpus.evidence.values())
+    taggers = any(ev is not None and not ev.has_change_heads for ev in corpus.evidence.values())
     return taggers or DetectorParams.of(config).percussion.route_low_hz is not None
 
 

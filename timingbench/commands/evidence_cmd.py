@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from timingbench.choices import FAMILY_EVIDENCE_BACKENDS
+from timingbench.choices import DEFAULT_FAMILY_EVIDENCE, FAMILY_EVIDENCE_BACKENDS
 from timingbench.commands.tagger_options import add_tagger_weights_option, with_tagger_weights_from
 from timingbench.config import load_config
 from timingbench.errors import ParameterError
@@ -93,7 +93,10 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     e.add_argument("--clips", type=Path, default=None, help="clips folder of --annotations")
     e.add_argument("--prompts", type=Path, default=None, help="prompt set of --annotations (default: beside the clips)")
     e.add_argument("--family-evidence", choices=FAMILY_EVIDENCE_BACKENDS, action="append", default=None,
-                   help="backend(s) to evaluate on --annotations (repeatable; default trained)")
+                   help=f"backend(s) to evaluate on --annotations (repeatable; default {DEFAULT_FAMILY_EVIDENCE})")
+    e.add_argument("--designs", action="store_true",
+                   help="with --annotations: compare the tagger evidence's designs (network, tagger, fusion), "
+                        "every family judged")
     e.add_argument("--cache", default=None, help="feature cache folder (with --annotations)")
     add_tagger_weights_option(e)
     e.add_argument("--weights", type=Path, action="append", default=None,
@@ -240,11 +243,15 @@ def _eval_corpus(args: argparse.Namespace, cfg: Any) -> int:
 
     if args.clips is None:
         raise ParameterError("--annotations needs --clips (the folder of the annotated clips)")
-    if args.weights:
-        from timingbench.calibration.evidence_auc import evaluate_corpus_weights
+    if args.weights or args.designs:
+        from timingbench.calibration.evidence_auc import evaluate_corpus_designs, evaluate_corpus_weights
 
-        rep = evaluate_corpus_weights(args.annotations, args.clips, cfg, weights=_named_weights(args.weights),
-                                      split=args.split, prompts_path=args.prompts, cache_dir=args.cache)
+        if args.designs:
+            rep = evaluate_corpus_designs(args.annotations, args.clips, cfg, split=args.split,
+                                          prompts_path=args.prompts, cache_dir=args.cache)
+        else:
+            rep = evaluate_corpus_weights(args.annotations, args.clips, cfg, weights=_named_weights(args.weights),
+                                          split=args.split, prompts_path=args.prompts, cache_dir=args.cache)
         print(format_table(rep["tables"]))
         print("probes: " + ", ".join(f"{k} {v}" for k, v in sorted(rep["n_probes"].items())))
         for e in rep["errors"]:
@@ -254,7 +261,7 @@ def _eval_corpus(args: argparse.Namespace, cfg: Any) -> int:
             print(f"wrote {args.out}")
         return 0
     reports = {}
-    for backend in args.family_evidence or ["trained"]:
+    for backend in args.family_evidence or [DEFAULT_FAMILY_EVIDENCE]:
         reports[backend] = evaluate_corpus(args.annotations, args.clips, cfg, backend=backend,
                                            prompts_path=args.prompts, cache_dir=args.cache, split=args.split)
     print(format_table({b: r["table"] for b, r in reports.items()}))

@@ -7,7 +7,7 @@ import sys
 
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
-from timingbench.choices import FAMILY_EVIDENCE_CHOICES, SEPARATIONS
+from timingbench.choices import DEFAULT_FAMILY_EVIDENCE, FAMILY_EVIDENCE_CHOICES, SEPARATIONS
 from timingbench.commands.executor_options import (
     add_executor_options,
     executor_from_args,
@@ -26,7 +26,7 @@ def add_scoring_options(p: argparse.ArgumentParser) -> None:
                    help="source separation backend (auto: demucs when weights are present, else dsp)")
     p.add_argument("--demucs-repo", default=None, help="local folder with demucs model weights")
     p.add_argument("--cache", default=None, help="feature cache folder (default ~/.cache/timingbench)")
-    p.add_argument("--family-evidence", choices=FAMILY_EVIDENCE_CHOICES, default="trained",
+    p.add_argument("--family-evidence", choices=FAMILY_EVIDENCE_CHOICES, default=DEFAULT_FAMILY_EVIDENCE,
                    help="instrument-family evidence (default: the embedded trained model, "
                         "docs/evidence-model.md; musicnn: the embedded tagger; clap: needs --clap-dir)")
     p.add_argument("--clap-dir", default=None, help="local LAION-CLAP checkpoint folder (with --family-evidence clap)")

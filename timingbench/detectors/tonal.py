@@ -306,7 +306,7 @@ def _gated(
     else:
         cand.gates["register_absent_after"] = _judge(m.after_drop_db, params.absent_after_db,
                                                      "register_absent_after", "after_drop_db", cand.stats)
-        if family_evidence is not None and family_evidence.backend == "trained":
+        if family_evidence is not None and family_evidence.has_change_heads:
             v, e = semantic_family_exit(family_evidence, ctx.family, t_s=t, params=identity)
         else:
             v, e = EXEMPT, {"reason": "exit_identity_not_checked"}

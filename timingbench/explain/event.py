@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from timingbench.choices import DEFAULT_FAMILY_EVIDENCE
 from timingbench.config import Config, load_config
 from timingbench.convert import round_time
 from timingbench.errors import TimingbenchError
@@ -113,7 +114,8 @@ def _options(results: ResultsFolder, clip: str, overrides: dict[str, Any]) -> Sc
     row = results.clips.get(clip, {})
     sep = overrides.get("separation") or row.get("separation") or (s.get("separation") or {}).get("requested") \
         or "auto"
-    fe = overrides.get("family_evidence") or (s.get("family_evidence") or {}).get("requested") or "trained"
+    fe = (overrides.get("family_evidence") or (s.get("family_evidence") or {}).get("requested")
+          or DEFAULT_FAMILY_EVIDENCE)
     return ScoreOptions(separation=str(sep), demucs_repo=overrides.get("demucs_repo"),
                         cache_dir=overrides.get("cache_dir"), family_evidence=str(fe),
                         clap_dir=overrides.get("clap_dir"), chance=False,

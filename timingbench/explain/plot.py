@@ -132,6 +132,15 @@ def plot_explanation(x: ExplainedEvent, out: Path, *, compress_level: int = 6) -
     return out
 
 
+def tagger_label(classes: tuple[str, ...] | list[str], most: int = 4) -> str:
+    """The AudioSet classes behind a family's tagger curve, for a legend (the first ``most``, then a count)."""
+    names = list(classes)
+    if not names:
+        return "max over the family's AudioSet classes"
+    shown = ", ".join(names[:most])
+    return f"max of {shown}" + (f" +{len(names) - most} more" if len(names) > most else "")
+
+
 def _draw_evidence(ax: Any, x: ExplainedEvent) -> None:
     fe = x.family_evidence
     ev = x.prompt.events[x.index]
@@ -150,6 +159,9 @@ def _draw_evidence(ax: Any, x: ExplainedEvent) -> None:
     for fam, curve in sorted(fe.curves.items()):
         if fam != ev.family:
             ax.plot(times, curve, lw=0.5, color="#b8bfcc", zorder=1)
+    if ev.family in fe.tagger:
+        ax.plot(times, fe.tagger[ev.family], lw=1.0, color="#2a9d8f", ls="--", zorder=2,
+                label=f"tagger: {tagger_label(fe.classes.get(ev.family, ()))}")
     if ev.family in fe.curves:
         ax.plot(times, fe.curves[ev.family], lw=1.6, color="#264653", label=f"{ev.family} present", zorder=3)
         change = fe.entered if direction_of(ev.kind) == "rise" else fe.left
@@ -162,7 +174,7 @@ def _draw_evidence(ax: Any, x: ExplainedEvent) -> None:
                 ha="center", fontsize=8)
     change_key = "evidence.entry_min_prob" if direction_of(ev.kind) == "rise" else "evidence.exit_min_prob"
     lines = (("evidence.quiet_max", ":"), (change_key, "-."), ("evidence.present_prob", "--")) \
-        if fe.backend == "trained" \
+        if fe.has_change_heads \
         else (("semantic.quiet_max", ":"),)
     at: dict[float, list[str]] = {}
     for key, style in lines:
@@ -173,5 +185,7 @@ def _draw_evidence(ax: Any, x: ExplainedEvent) -> None:
     for val, keys in at.items():  # one label per level, naming every constant drawn there
         ax.text(0.0, val, f" {' = '.join(keys)} = {val:g}", fontsize=6.5, va="bottom", color="#6c757d",
                 transform=ax.get_yaxis_transform())
-    if ev.family in fe.curves:
-        ax.legend(loc="upper right", fontsize=7, ncol=2, title=f"backend {fe.backend}", title_fontsize=7)
+    if ev.family in fe.curves or ev.family in fe.tagger:
+        design = fe.sources.get(ev.family)
+        title = f"backend {fe.backend}" + (f", design {design}" if design else "")
+        ax.legend(loc="upper right", fontsize=7, ncol=2, title=title, title_fontsize=7)

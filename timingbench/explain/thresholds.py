@@ -18,6 +18,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from timingbench.choices import CHANGE_BACKENDS
 from timingbench.config import Config
 from timingbench.convert import TIME_DECIMALS
 from timingbench.params.sets import field_value
@@ -202,7 +203,7 @@ def gate_checks(
     for gate, verdict in gates.items():
         detail = evidence.get(gate)
         stats: dict[str, Any] = dict(detail) if isinstance(detail, Mapping) else {}
-        trained = stats.get("backend") == "trained"
+        trained = stats.get("backend") in CHANGE_BACKENDS
         # a gate that keeps its statistic at the top level of the evidence
         for r in RULES:
             if r.gate == gate and r.key in evidence and r.key not in stats:

@@ -137,6 +137,8 @@ def family_evidence(
     audio: AudioParams,
     backend: str = "musicnn",
     clap_dir: Path | None = None,
+    tagger: Any | None = None,
+    families: Any | None = None,
 ) -> FamilyEvidence:
     """Windowed instrument-family evidence of a clip.
 
@@ -152,9 +154,13 @@ def family_evidence(
         The ``semantic`` and ``evidence`` sections, and the level normalisation of the
         tagger input (``audio.level_frame_s``, ``audio.level_percentile``).
     backend : str
-        ``trained`` (embedded network), ``musicnn`` (embedded tagger) or ``clap``.
+        ``tagger`` (the embedded AudioSet tagger with the embedded network, per family as
+        ``evidence.design_by_family`` says), ``trained`` (the embedded network alone),
+        ``musicnn`` (embedded MagnaTagATune tagger) or ``clap``.
     clap_dir : Path, optional
         Local CLAP checkpoint folder; ``semantic.clap_dir`` when omitted.
+    tagger, families : TaggerParams, FamiliesParams, optional
+        The ``tagger`` section and the family registry (``tagger`` backend only).
 
     Returns
     -------
@@ -178,6 +184,16 @@ def family_evidence(
         raise ParameterError(f"sr must be a positive whole number of Hz, got {sr!r}")
     if backend == "trained":
         return _trained(bank, evidence_params)
+    if backend == "tagger":
+        if bank is None:
+            raise ParameterError("the tagger family evidence reads a feature bank; pass a bank, not samples")
+        if tagger is None or families is None:
+            raise ParameterError("the tagger family evidence needs the tagger section and the family registry")
+        from timingbench.features.tagger_evidence import tagger_evidence
+
+        classes, nonmusic, exempt = tagger_tables(families)
+        return tagger_evidence(bank, evidence_params=evidence_params, tagger_params=tagger, classes=classes,
+                               nonmusic_classes=nonmusic, exempt=exempt)
     sec = semantic
     hop_s = sec.hop_s
     y = level_normalised(y, sr=int(sr), loud_dbfs=sec.input_loud_level_dbfs, frame_s=audio.level_frame_s,
@@ -234,6 +250,30 @@ def family_evidence(
     exempt.update(paper_exempt)
     return FamilyEvidence(times=np.asarray(raw["times"], dtype=np.float64), curves=curves,
                           backend="clap", exempt=exempt, window_s=float(raw["window_s"]))
+
+
+def tagger_tables(families: Any) -> tuple[dict[str, tuple[str, ...]], tuple[str, ...], dict[str, str]]:
+    """What the tagger evidence reads from the family registry.
+
+    Parameters
+    ----------
+    families : FamiliesParams
+        The family registry (``families`` section).
+
+    Returns
+    -------
+    classes : dict of str to tuple of str
+        Family -> its AudioSet classes, in registry order.
+    nonmusic : tuple of str
+        AudioSet classes of speech and animal sounds (negatives of every family).
+    exempt : dict of str to str
+        Family -> the reason its identity is not judged.
+    """
+    rows = list(families.rows)
+    classes = {f.name: tuple(f.audioset_classes) for f in rows}
+    nonmusic = tuple(families.speech_classes) + tuple(families.animal_classes)
+    exempt = {f.name: str(f.exempt_reason) for f in rows if f.exempt_reason is not None}
+    return classes, nonmusic, exempt
 
 
 def _trained(bank: FeatureBank, sec: EvidenceParams) -> FamilyEvidence:

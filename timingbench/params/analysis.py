@@ -392,6 +392,15 @@ class EvidenceParams(Params):
         first hits read 0.1-0.3): a percussion entrance is snapped to the earliest accent from 0.6 s
         (about one beat at 100 BPM) before the presence step; other families keep snap_s, where an
         earlier accent is usually another instrument's (convention)
+    tagger_rise_mid : float
+        the tagger's change across an instant is the log-odds rise of the family's presence (median
+        of the columns over the 3 s after minus the 3 s before); a rise of 2 (odds x7.4) reads as
+        change probability 0.5, the scale of the network's change head, so the two fuse by their
+        maximum (convention)
+    design_by_family : dict[str, Any]
+        which evidence judges each family under --family-evidence tagger: network (the
+        render-trained network alone), tagger (the AudioSet tagger's presence and change) or fusion
+        (the tagger's presence; the larger of the two change probabilities) (calibrated)
     """
 
     SECTION = "evidence"
@@ -431,3 +440,5 @@ class EvidenceParams(Params):
     confident_change: float | None
     peak_rel_height: float
     snap_back_s_by_family: dict[str, Any]
+    tagger_rise_mid: float
+    design_by_family: dict[str, Any]

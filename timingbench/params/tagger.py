@@ -36,9 +36,9 @@ class TaggerParams(Params):
         tagger's training clip length, so memory stays bounded on long inputs (convention)
     context_s : float
         audio read either side of a chunk (rounded up to whole columns: 12.8 s): a window of 35.84 s
-        holds the whole 35 s analysis window, so a scored clip is read in one pass as the issue's AUCs
-        were measured; on longer inputs each column sees far more than the network's +-3 s receptive
-        field (convention)
+        holds the whole 35 s analysis window, so a scored clip is read in one pass as the issue's
+        AUCs were measured; on longer inputs each column sees far more than the network's +-3 s
+        receptive field (convention)
     threads : int
         torch intra-op threads inside a tagger call (restored after it); 1 so --jobs workers do not
         oversubscribe the cores, as tempo.intra_op_num_threads (convention)

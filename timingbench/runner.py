@@ -24,10 +24,9 @@ from timingbench.audio import Clip, file_hash, load_clip
 from timingbench.config import Config, digest
 from timingbench.errors import TimingbenchError
 from timingbench.executors import Executor, LocalExecutor, TaskFailure
+from timingbench.families import STEM_FAMILIES, TONAL_FAMILIES, floor_s, registry
 from timingbench.jsonio import atomic_write_text, read_json, write_json, write_jsonl
 from timingbench.prompts import (
-    STEM_FAMILIES,
-    TONAL_FAMILIES,
     ClipMatch,
     ClipRef,
     Prompt,
@@ -82,8 +81,8 @@ def _r(x: float | None) -> float | None:
 
 
 def floor_of(family: str, config: Config) -> float | None:
-    """The family's published localization floor in seconds (``floors.<family>_s``; None when unlisted)."""
-    return config.params.floors.of(family)
+    """The family's published localization floor in seconds (``families.floors_s``; None when not measured)."""
+    return floor_s(family, config)
 
 
 def gate_stats(gates: dict[str, str], stats: dict[str, Any]) -> dict[str, Any]:
@@ -374,6 +373,9 @@ def score_folder(
     ------
     timingbench.runlock.RunLockedError
         At once, when another live run is using ``out_dir`` (see :mod:`timingbench.runlock`).
+    ConfigError
+        At once, when ``config`` lists other instrument families than the installation's
+        (:func:`timingbench.families.registry`).
     """
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
@@ -392,6 +394,7 @@ def _score_folder_locked(
     executor: Executor | None = None,
 ) -> RunResult:
     """:func:`score_folder` once the results folder is locked."""
+    registry(config)  # a configuration that changes the family list is refused before any clip
     opts = opts or ScoreOptions()
     out = Path(out_dir)
     (out / PARTS).mkdir(parents=True, exist_ok=True)

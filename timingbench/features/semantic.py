@@ -250,7 +250,7 @@ def _trained(bank: FeatureBank, sec: EvidenceParams) -> FamilyEvidence:
         return FamilyEvidence(times=np.zeros(0), curves={}, backend="trained",
                               exempt={f: "model_unavailable" for f in INSTRUMENT_FAMILIES},
                               window_s=hop_s, note=str(exc))
-    exempt = {str(f): str(r) for f, r in dict(sec.exempt_families or {}).items()}
+    exempt = dict(sec.families.exempt)
     row = {f: i for i, f in enumerate(FAMILIES)}
     judged = [f for f in INSTRUMENT_FAMILIES if f not in exempt]
     return FamilyEvidence(times=np.asarray(out.times, dtype=np.float64),

@@ -153,7 +153,7 @@ def test_explain_with_the_shipped_evidence_model(scored: dict[str, Path], config
                "--family-evidence", "trained"])
     out = capsys.readouterr().out
     assert rc == 0
-    exempt = config.params.evidence.exempt_families or {}
+    exempt = config.params.families.exempt
     if "percussion" in exempt:
         assert f"family evidence trained (percussion exempt: {exempt['percussion']})" in out
     else:  # the percussion absence and identity gates read the model's presence and change head

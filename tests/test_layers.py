@@ -18,7 +18,7 @@ LAYERS = {
     # typed constants and plain helpers
     "timingbench.params": 1, "timingbench.jsonio": 1, "timingbench.curves": 1,
     "timingbench.runlock": 1, "timingbench.executors": 1, "timingbench.intervals": 1, "timingbench.memo": 1,
-    "timingbench.config": 2,
+    "timingbench.config": 2, "timingbench.families": 2,  # the configuration and its family registry
     "timingbench.audio": 3,
     "timingbench.prompts": 4, "timingbench.annotation_io": 4, "timingbench.promptset": 4,
     "timingbench.family_evidence": 4,

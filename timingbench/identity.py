@@ -64,8 +64,8 @@ from timingbench.choices import CHANGE_BACKENDS
 from timingbench.convert import TIME_DECIMALS
 from timingbench.curves import Grid, accent, local_peaks, strongest_apart, window_means
 from timingbench.errors import ConfigError, ParameterError
+from timingbench.families import FAMILY_NAMES
 from timingbench.memo import memoised
-from timingbench.prompts import EVENT_FAMILIES
 from timingbench.verdicts import (
     EXEMPT,
     FAIL,
@@ -84,7 +84,7 @@ if TYPE_CHECKING:
 F64 = npt.NDArray[np.float64]
 Mask = npt.NDArray[np.bool_]
 #: Families that carry instrument identity (``mix`` has none).
-INSTRUMENT_FAMILIES = tuple(f for f in EVENT_FAMILIES if f != "mix")
+INSTRUMENT_FAMILIES = FAMILY_NAMES
 #: The decision rules of the trained evidence (``evidence.decision_rule``).
 DECISION_RULES = ("rise", "change", "absolute")
 

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import timingbench.families as _families
 from timingbench.audio import AUDIO_EXTENSIONS
 from timingbench.errors import PromptError
 from timingbench.jsonio import iter_jsonl
@@ -28,9 +29,11 @@ EVENT_KINDS = (
     "music_pause",
     "mix_energy_increase",
 )
-STEM_FAMILIES = ("percussion", "bass", "guitar", "piano", "vocals")
-TONAL_FAMILIES = ("strings", "brass", "woodwinds", "keys", "plucked", "synth")
-EVENT_FAMILIES = STEM_FAMILIES + TONAL_FAMILIES + ("mix",)
+#: The families an event may name (the family registry's, then ``mix``; :mod:`timingbench.families`),
+#: and those read from a separation stem of their own or not.
+EVENT_FAMILIES = _families.EVENT_FAMILIES
+STEM_FAMILIES = _families.STEM_FAMILIES
+TONAL_FAMILIES = _families.TONAL_FAMILIES
 #: Kinds that concern the whole mix; their family must be ``mix``.
 MIX_KINDS = ("music_start_after_silence", "music_end", "music_pause", "mix_energy_increase")
 

@@ -13,7 +13,9 @@ Design decisions (documented in ``docs/prompts.md``):
 
 - Instrument events target the nine families in ``prompts.instrument_families``; each
   new instrument in a prompt takes the least-used family not yet used in that prompt, so
-  the families are spread evenly and no prompt names two instruments of one family.
+  the families are spread evenly and no prompt names two instruments of one family. A
+  family's instruments are named by its ``prompt_targets`` in the family registry
+  (``families.table``).
 - Tempo prompts either ask for a tempo only or for a tempo plus one instrument entrance;
   the plan gives the exact number of each so that the event totals of the paper hold.
 - An exit targets an instrument the prompt brought in earlier, or one the prompt says
@@ -33,6 +35,7 @@ import numpy as np
 
 from timingbench.config import Config
 from timingbench.errors import ConfigError, ParameterError, PromptError
+from timingbench.families import registry
 from timingbench.prompts import EVENT_FAMILIES, MIX_KINDS, PROMPT_FAMILIES, parse_prompt
 
 # Short kind codes used by the plan below.
@@ -84,19 +87,6 @@ MOODS: tuple[str, ...] = (
     "energetic", "calm", "mysterious", "warm", "epic", "gritty", "nostalgic", "hopeful",
     "brooding", "bright", "laid-back",
 )
-
-#: Free-text targets per instrument family (what the prompt names).
-TARGETS: Mapping[str, tuple[str, ...]] = {
-    "percussion": ("drums", "a drum kit", "congas", "timpani", "taiko drums", "hand percussion"),
-    "bass": ("bass", "a bass guitar", "an upright bass", "a synth bass line", "a deep sub bass"),
-    "guitar": ("electric guitar", "an acoustic guitar", "a clean guitar riff", "distorted guitar"),
-    "piano": ("piano", "a grand piano", "piano chords", "a solo piano melody"),
-    "strings": ("strings", "a cello section", "violins", "a string quartet", "violas"),
-    "brass": ("brass", "a trumpet", "French horns", "trombones", "a brass section"),
-    "woodwinds": ("a flute", "a clarinet", "an oboe", "woodwinds", "a tenor saxophone"),
-    "plucked": ("a harp", "a mandolin", "a kalimba", "a koto", "a sitar"),
-    "synth": ("a synth pad", "a synth lead", "an arpeggiated synth", "analog synth chords"),
-}
 
 _OPENERS = (
     "Create {a_mood} {style} track for exactly {dur} seconds, instrumental only.",
@@ -176,6 +166,8 @@ class GeneratorSettings:
         Required totals (paper Table I).
     instrument_families : tuple of str
         Families instrument events may target.
+    targets : dict of str to tuple of str
+        Family -> how prompts name its instruments (the registry's ``prompt_targets``).
     time_range_s : tuple of float
         ``(lo, hi)`` in seconds: every instructed time lies in it.
     min_sibling_gap_s : float
@@ -195,6 +187,7 @@ class GeneratorSettings:
     family_counts: dict[str, int]
     kind_counts: dict[str, int]
     instrument_families: tuple[str, ...]
+    targets: Mapping[str, tuple[str, ...]]
     time_range_s: tuple[float, float]
     min_sibling_gap_s: float
     time_grid_s: float
@@ -218,14 +211,19 @@ def settings_from_config(config: Config) -> GeneratorSettings:
     Raises
     ------
     ConfigError
-        If ``prompts.instrument_families`` names a family the schema does not target
-        (ranges are checked by :meth:`PromptsParams.validate`).
+        If ``prompts.instrument_families`` names a family the registry does not hold, or
+        one without ``prompt_targets`` (ranges are checked by :meth:`PromptsParams.validate`).
     """
     p = config.params.prompts
+    reg = registry(config)
     fams = tuple(p.instrument_families)
-    bad = [f for f in fams if f not in EVENT_FAMILIES or f == "mix"]
+    bad = [f for f in fams if f not in reg.names]
     if bad or not fams:
         raise ConfigError(f"{config.source}: 'prompts.instrument_families' has non-instrument families {bad}")
+    unnamed = [f for f in fams if not (row := reg.family(f)) or not row.prompt_targets]
+    if unnamed:
+        raise ConfigError(f"{config.source}: 'prompts.instrument_families' names {unnamed}, whose rows of "
+                          "'families.table' give no 'prompt_targets'")
     lo, hi = (float(x) for x in p.time_range_s)
     return GeneratorSettings(
         id_prefix=p.id_prefix,
@@ -233,6 +231,7 @@ def settings_from_config(config: Config) -> GeneratorSettings:
         family_counts={str(k): int(v) for k, v in p.family_counts.items()},
         kind_counts={str(k): int(v) for k, v in p.kind_counts.items()},
         instrument_families=fams,
+        targets={f.name: f.prompt_targets for f in reg.rows if f.name in fams},
         time_range_s=(lo, hi),
         min_sibling_gap_s=p.min_sibling_gap_s,
         time_grid_s=p.time_grid_s,
@@ -388,7 +387,7 @@ def _build_prompt(
             sentences.append(_choice(_EXIT_ENTERED, rng).format(it=_it(target), at=at))
         else:
             efam = _pick_family(fam_counts, used, s=s, rng=rng)
-            target = _choice(TARGETS[efam], rng)
+            target = _choice(s.targets[efam], rng)
             used.add(efam)
             if kind == "instrument_entry":
                 entered.append((efam, target))

@@ -25,10 +25,9 @@ from timingbench.choices import CHANGE_BACKENDS, DEFAULT_FAMILY_EVIDENCE
 from timingbench.config import Config, digest
 from timingbench.errors import TimingbenchError
 from timingbench.executors import Executor, LocalExecutor, TaskFailure
+from timingbench.families import STEM_FAMILIES, TONAL_FAMILIES, floor_s, registry
 from timingbench.jsonio import atomic_write_text, read_json, write_json, write_jsonl
 from timingbench.prompts import (
-    STEM_FAMILIES,
-    TONAL_FAMILIES,
     ClipMatch,
     ClipRef,
     Prompt,
@@ -83,8 +82,8 @@ def _r(x: float | None) -> float | None:
 
 
 def floor_of(family: str, config: Config) -> float | None:
-    """The family's published localization floor in seconds (``floors.<family>_s``; None when unlisted)."""
-    return config.params.floors.of(family)
+    """The family's published localization floor in seconds (``families.floors_s``; None when not measured)."""
+    return floor_s(family, config)
 
 
 def gate_stats(gates: dict[str, str], stats: dict[str, Any]) -> dict[str, Any]:
@@ -123,8 +122,9 @@ def family_evidence_for(bank: FeatureBank, prompt: Prompt, config: Config,
 
     ev = family_evidence(bank, sr=bank.sr, semantic=config.params.semantic,
                          evidence_params=config.params.evidence, audio=config.params.audio,
-                         backend=opts.family_evidence, clap_dir=Path(opts.clap_dir) if opts.clap_dir else None)
-    return ev, {"backend": ev.backend, "exempt": dict(ev.exempt)}
+                         backend=opts.family_evidence, clap_dir=Path(opts.clap_dir) if opts.clap_dir else None,
+                         tagger=config.params.tagger)
+    return ev, ev.disclosure()
 
 
 def score_bank(
@@ -375,6 +375,9 @@ def score_folder(
     ------
     timingbench.runlock.RunLockedError
         At once, when another live run is using ``out_dir`` (see :mod:`timingbench.runlock`).
+    ConfigError
+        At once, when ``config`` lists other instrument families than the installation's
+        (:func:`timingbench.families.registry`).
     """
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
@@ -393,6 +396,7 @@ def _score_folder_locked(
     executor: Executor | None = None,
 ) -> RunResult:
     """:func:`score_folder` once the results folder is locked."""
+    registry(config)  # a configuration that changes the family list is refused before any clip
     opts = opts or ScoreOptions()
     out = Path(out_dir)
     (out / PARTS).mkdir(parents=True, exist_ok=True)

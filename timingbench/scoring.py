@@ -32,6 +32,7 @@ from timingbench.detectors.mix import detect_start, detect_stop
 from timingbench.detectors.percussion import detect_percussion
 from timingbench.detectors.stem import detect_stem
 from timingbench.detectors.tonal import detect_tonal
+from timingbench.families import STEM_FAMILIES, TONAL_FAMILIES
 from timingbench.gates import IdentityParams
 from timingbench.params.detectors import (
     ChanceParams,
@@ -42,7 +43,7 @@ from timingbench.params.detectors import (
     StemParams,
     TonalParams,
 )
-from timingbench.prompts import STEM_FAMILIES, TONAL_FAMILIES, Event, Prompt
+from timingbench.prompts import Event, Prompt
 from timingbench.verdicts import EXEMPT, FAIL, Candidate, EventContext, EventVerdict
 
 if TYPE_CHECKING:

@@ -32,7 +32,8 @@ from timingbench.config import load_config
 from timingbench.explain.event import explain_event
 from timingbench.explain.plot import plot_explanation
 from timingbench.explain.results import load_results
-from timingbench.identity import INSTRUMENT_FAMILIES, change_near, logit_rise, side_levels
+from timingbench.families import judged_families
+from timingbench.identity import change_near, logit_rise, side_levels
 
 
 def _jsonl(path: Path) -> list[dict[str, Any]]:
@@ -84,7 +85,7 @@ def main() -> None:
     ap.add_argument("--split", default=None, help="only truth rows of this split")
     args = ap.parse_args()
     cfg = load_config()
-    judged = [f for f in INSTRUMENT_FAMILIES if f not in dict(cfg.params.evidence.exempt_families or {})]
+    judged = list(judged_families(cfg))
     match_s = cfg.params.calibration.offset_match_s
     truth = {(r["clip"], r["event_id"]): r for r in _jsonl(args.corpus / "truth.jsonl")
              if args.split is None or r.get("split") == args.split}

@@ -134,11 +134,10 @@ def load_dev_corpora(roots: Sequence[Path], config: Config, *,
 
 
 def judged_families(config: Config) -> list[str]:
-    """Instrument families the trained evidence judges (not exempt)."""
-    from timingbench.identity import INSTRUMENT_FAMILIES
+    """Instrument families the trained evidence judges (``judged: true`` in the family registry)."""
+    from timingbench.families import registry
 
-    exempt = dict(config.params.evidence.exempt_families or {})
-    return [f for f in INSTRUMENT_FAMILIES if f not in exempt]
+    return list(registry(config).judged)
 
 
 def fit_events(dev: DevCorpus, families: Iterable[str], kind: str) -> set[tuple[str, str]]:

@@ -25,7 +25,7 @@ from typing import Any
 
 import numpy as np
 
-from timingbench.prompts import STEM_FAMILIES, TONAL_FAMILIES
+from timingbench.families import STEM_FAMILIES, TONAL_FAMILIES
 
 GROUPS = {"percussion": ("percussion",), "stem families": tuple(f for f in STEM_FAMILIES if f != "percussion"),
           "tonal families": TONAL_FAMILIES}

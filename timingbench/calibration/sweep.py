@@ -37,7 +37,7 @@ SECTION_READERS = {
     "evidence": ("percussion", "stem", "tonal"),
 }
 #: Sections whose constants are reported, not used in decisions.
-NOT_SWEPT = ("floors",)
+NOT_SWEPT = ("families",)
 #: Sections the event detectors and scoring read; a variant of any other section's constant
 #: (``tempo``, ``mgbench_baseline``) cannot change an event row and is not re-scored.
 EVENT_SECTIONS = frozenset(SECTION_READERS) | {"search"}

@@ -17,15 +17,23 @@ from typing import Any
 import numpy as np
 
 from timingbench.errors import ParameterError
+from timingbench.families import EVENT_FAMILIES, TONAL_FAMILIES
 from timingbench.jsonio import write_json, write_jsonl
 from timingbench.prompts import Prompt
 
-#: Made-up per-family floors (seconds) written into synthetic rows, shaped like paper Fig. 2.
+#: Made-up floor (seconds) of a family :data:`SYNTHETIC_FLOORS_S` does not list.
+SYNTHETIC_DEFAULT_FLOOR_S = 0.1
+#: Made-up per-family floors (seconds) written into synthetic rows, shaped like paper Fig. 2:
+#: these, and :data:`SYNTHETIC_DEFAULT_FLOOR_S` for every other family of the registry.
 SYNTHETIC_FLOORS_S: Mapping[str, float] = {
-    "percussion": 0.008, "bass": 0.218, "guitar": 0.12, "piano": 0.09, "vocals": 0.1,
-    "strings": 0.15, "brass": 0.13, "woodwinds": 0.14, "keys": 0.1, "plucked": 0.1,
-    "synth": 0.16, "mix": 0.06,
+    **dict.fromkeys(EVENT_FAMILIES, SYNTHETIC_DEFAULT_FLOOR_S),
+    "percussion": 0.008, "bass": 0.218, "guitar": 0.12, "piano": 0.09, "strings": 0.15, "brass": 0.13,
+    "woodwinds": 0.14, "synth": 0.16, "mix": 0.06,
 }
+
+#: Families whose events get a made-up timbre match: the tonal layers (no stem of their own),
+#: but synths, which the paper exempts from the family check (``semantic.exempt_families``).
+TIMBRE_FAMILIES: tuple[str, ...] = tuple(f for f in TONAL_FAMILIES if f != "synth")
 
 
 @dataclass(frozen=True)
@@ -133,7 +141,7 @@ def write_synthetic_results(
                             "gates": {"absence_before": "pass"}, "rejected_by": None}
                 row |= {"detector": "synthetic", "p_chance": pch, "floor_s": SYNTHETIC_FLOORS_S[e.family]}
                 events.append(row)
-                if e.family in ("strings", "brass", "woodwinds", "keys", "plucked"):
+                if e.family in TIMBRE_FAMILIES:
                     timbre[e.id] = bool(rng.random() < system.timbre_match_fraction)
             tempo = None
             if p.tempo_bpm is not None:

@@ -47,6 +47,7 @@ from timingbench.curves import (
     strongest_apart,
     window_means,
 )
+from timingbench.families import registry
 from timingbench.gates import (
     IdentityParams,
     absence_after,
@@ -66,8 +67,8 @@ if TYPE_CHECKING:
     from timingbench.family_evidence import FamilyEvidence
     from timingbench.features.bank import FeatureBank, Stem
 
-#: Separated stem that carries each stem-isolable family.
-STEM_OF_FAMILY = {"bass": "bass", "guitar": "guitar", "piano": "piano", "vocals": "vocals"}
+#: Separated stem that carries each stem-isolable family (the ``stem`` of its registry row).
+STEM_OF_FAMILY = {f.name: f.stem for f in registry().rows if f.stem is not None}
 
 #: The constants :func:`_step_curves` reads (its memo key).
 STEP_READS = ("step_gap_s", "step_before_s", "step_after_s", "smooth_s")

@@ -1,4 +1,4 @@
-"""Tonal layers without a dedicated stem (strings, brass, woodwinds, keys, plucked, synth).
+"""Tonal layers without a dedicated stem (the families whose registry row has no ``stem``).
 
 Three independent pieces of evidence (paper Sec. IV-B):
 

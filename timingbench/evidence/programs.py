@@ -1,28 +1,36 @@
-"""General MIDI programs of every SPEC section 1 instrument family, with their roles and registers.
+"""General MIDI programs of every instrument family, with their roles and registers.
 
-The training vocabulary of the family evidence model. Each entry is a General MIDI
-program (0-based; for drum kits the kit program on the percussion channel), the roles
-its part may play (so one program is heard in several articulations) and its playable
-register. These are musical facts of the General MIDI sound set, not thresholds.
+The training vocabulary of the family evidence model. Which programs belong to which family
+is the family registry's (``gm_programs`` and ``gm_drum_kits`` of ``families.table``,
+:mod:`timingbench.families`); this module adds what a program plays: the roles its part may
+play (so one program is heard in several articulations) and its playable register, and a
+drum kit's pattern style. These are musical facts of the General MIDI sound set, not
+thresholds, and they belong to the program, whatever family the registry puts it in.
 
 ``vocals`` means a human voice singing. No General MIDI program sings words, so the
 vocals family has no soundfont program of its own: the voice-like synthesizer patches
 (54 synth voice, 85 voice lead, 91 choir pad) are synths, and choir aahs / voice oohs
-(52, 53), sampled voices without words, belong to the family the data recipe names
-(``choir_family``: :data:`CHOIR_FAMILIES`, default :data:`DEFAULT_CHOIR_FAMILY`), to be
-decided on dev figures. Real singing (vocadito) is the vocals family's positive source.
+(52, 53), sampled voices without words (the registry lists them with vocals, the
+renderer's voices), belong to the family the data recipe names (``choir_family``:
+:data:`CHOIR_FAMILIES`, default :data:`DEFAULT_CHOIR_FAMILY`), to be decided on dev
+figures. Real singing (vocadito) is the vocals family's positive source.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from timingbench.errors import ParameterError
+from timingbench.errors import ConfigError, ParameterError
+from timingbench.families import FAMILY_NAMES, registry
 from timingbench.render.instruments import InstrumentSpec
 
-#: The 11 instrument families of SPEC section 1, in the model's output order.
-FAMILIES = ("percussion", "bass", "guitar", "piano", "vocals", "strings", "brass", "woodwinds",
-            "keys", "plucked", "synth")
+if TYPE_CHECKING:
+    from timingbench.config import Config
+
+#: The instrument families, in the model's output order (the family registry's order).
+FAMILIES = FAMILY_NAMES
 
 
 @dataclass(frozen=True)
@@ -51,50 +59,99 @@ class Program:
     kit_style: str = ""
 
 
-def _r(programs: range | tuple[int, ...], roles: tuple[str, ...], low: int, high: int) -> list[Program]:
-    return [Program(p, roles, low, high) for p in programs]
+#: Drum-kit program -> the pattern style its kit plays (GM standard, room, power, electronic,
+#: TR-808, jazz, brush and orchestra kits).
+KIT_STYLES: dict[int, str] = {0: "rock", 8: "rock", 16: "rock", 24: "electronic", 25: "electronic", 32: "jazz",
+                              40: "jazz", 48: "cinematic"}
+
+#: Melodic program -> (roles, lowest pitch, highest pitch) of its training parts.
+VOICINGS: dict[int, tuple[tuple[str, ...], int, int]] = {}
 
 
-_KITS = ((0, "rock"), (8, "rock"), (16, "rock"), (24, "electronic"), (25, "electronic"),
-         (32, "jazz"), (40, "jazz"), (48, "cinematic"))
-
-#: Every family's programs without the choirs (:func:`programs_for` places them). Vocals
-#: has none: its parts are real singing (or choirs, where the recipe makes them vocals).
-PROGRAMS: dict[str, list[Program]] = {
-    "percussion": [Program(p, ("drums",), 0, 0, True, s) for p, s in _KITS]
-    + [Program(47, ("timpani",), 36, 55)],
-    "bass": _r(range(32, 40), ("bass",), 28, 55) + _r((43,), ("bass",), 28, 50),
-    "guitar": _r(range(24, 32), ("comp", "arp", "lead"), 45, 79),
-    "piano": _r(range(0, 4), ("comp", "arp", "lead", "stabs"), 36, 96),
-    "vocals": [],
-    "strings": _r((40, 41, 42, 44, 48, 49, 50, 110), ("pad", "lead", "stabs"), 40, 88)
-    + _r((45,), ("arp", "stabs"), 48, 84),
-    "brass": _r(range(56, 64), ("stabs", "pad", "lead"), 40, 80),
-    "woodwinds": _r(range(64, 80), ("lead", "pad", "arp"), 50, 91),
-    "keys": _r((4, 5, 6, 7, 16, 17, 18, 19, 20, 21), ("pad", "comp", "arp", "stabs"), 45, 84),
-    "plucked": _r((8, 9, 10, 11, 12, 13, 14, 15, 46, 104, 105, 106, 107, 108), ("arp", "stabs", "lead"),
-                  52, 96),
-    "synth": _r(tuple(range(80, 88)), ("lead", "arp", "stabs"), 52, 88)
-    + _r(tuple(range(88, 96)), ("pad", "stabs"), 45, 81) + _r((54,), ("pad", "lead"), 50, 79),
-}
+def _voice(programs: Iterable[int], roles: tuple[str, ...], low: int, high: int) -> None:
+    for p in programs:
+        VOICINGS[p] = (roles, low, high)
 
 
+_voice((47,), ("timpani",), 36, 55)  # timpani
+_voice(range(32, 40), ("bass",), 28, 55)  # acoustic, electric, fretless, slap and synth basses
+_voice((43,), ("bass",), 28, 50)  # contrabass
+_voice(range(24, 32), ("comp", "arp", "lead"), 45, 79)  # guitars
+_voice(range(0, 4), ("comp", "arp", "lead", "stabs"), 36, 96)  # pianos
+_voice((40, 41, 42, 44, 48, 49, 50, 110), ("pad", "lead", "stabs"), 40, 88)  # bowed strings, fiddle
+_voice((45,), ("arp", "stabs"), 48, 84)  # pizzicato
+_voice(range(56, 64), ("stabs", "pad", "lead"), 40, 80)  # brass
+_voice(range(64, 80), ("lead", "pad", "arp"), 50, 91)  # reeds and pipes
+_voice((4, 5, 6, 7, 16, 17, 18, 19, 20, 21), ("pad", "comp", "arp", "stabs"), 45, 84)  # e-pianos, clavs, organs
+_voice((8, 9, 10, 11, 12, 13, 14, 15, 46, 104, 105, 106, 107, 108), ("arp", "stabs", "lead"), 52, 96)  # mallets,
+#                                                                       harp, sitar, banjo, shamisen, koto, kalimba
+_voice(range(80, 88), ("lead", "arp", "stabs"), 52, 88)  # synth leads
+_voice(range(88, 96), ("pad", "stabs"), 45, 81)  # synth pads
+_voice((54,), ("pad", "lead"), 50, 79)  # synth voice
 #: Choir aahs and voice oohs: sampled voices without words, whose family is a recipe option.
 CHOIR_PROGRAMS = (52, 53)
+_voice(CHOIR_PROGRAMS, ("pad", "lead"), 50, 79)
+
+
+def _program(program: int, *, kit: bool) -> Program:
+    if kit:
+        if program not in KIT_STYLES:
+            raise ConfigError(f"'families.table' lists drum kit {program}, which has no pattern style: add it to "
+                              "timingbench.evidence.programs.KIT_STYLES")
+        return Program(program, ("drums",), 0, 0, True, KIT_STYLES[program])
+    if program not in VOICINGS:
+        raise ConfigError(f"'families.table' lists General MIDI program {program}, which has no roles and register: "
+                          "add it to timingbench.evidence.programs.VOICINGS")
+    roles, low, high = VOICINGS[program]
+    return Program(program, roles, low, high)
+
+
+def family_programs(config: Config | None = None) -> dict[str, list[Program]]:
+    """Every family's programs without the choirs (:func:`programs_for` places them).
+
+    Parameters
+    ----------
+    config : Config, optional
+        Configuration whose family registry gives the programs; the packaged one when omitted.
+
+    Returns
+    -------
+    programs : dict of str to list of Program
+        Family -> its drum kits, then its melodic programs, in registry order. The choir
+        programs are left out (vocals has none: its parts are real singing, or choirs
+        where the recipe makes them vocals).
+
+    Raises
+    ------
+    ConfigError
+        If the registry lists a program or kit this module has no voicing for.
+    """
+    return {f.name: [_program(k, kit=True) for k in f.gm_drum_kits]
+            + [_program(p, kit=False) for p in f.gm_programs if p not in CHOIR_PROGRAMS]
+            for f in registry(config).rows}
+
+
+#: Every family's programs without the choirs (:func:`programs_for` places them), from the
+#: packaged registry. Vocals has none: its parts are real singing (or choirs, where the
+#: recipe makes them vocals).
+PROGRAMS: dict[str, list[Program]] = family_programs()
+
+
 #: Families the choir programs may be given: sung-word ``vocals`` or a pad-like family.
 CHOIR_FAMILIES = ("vocals", "synth", "strings")
 #: The recipe's default: a text-to-music system's "vocals" are sung words, choirs are pads.
 DEFAULT_CHOIR_FAMILY = "synth"
 #: Sustained pad, string and organ programs that stand where no voice sings: the hard
-#: negatives of the vocals family (see :func:`hard_negative_programs`).
-_HARD_NEGATIVES = {"strings": (40, 41, 42, 44, 48, 49, 50, 110), "keys": (16, 17, 18, 19, 20),
-                   "synth": (54, 85, 88, 89, 90, 91, 92, 93, 94, 95)}
+#: negatives of the vocals family (see :func:`hard_negative_programs`): bowed strings, organs,
+#: the synth voice, the voice lead and the synth pads.
+_HARD_NEGATIVES = frozenset((40, 41, 42, 44, 48, 49, 50, 110, 16, 17, 18, 19, 20, 54, 85, 88, 89, 90, 91, 92, 93,
+                             94, 95))
 
 
 #: The program of a part that is real singing, not a soundfont voice (no General MIDI
 #: program: it is never rendered).
 REAL_SINGING = Program(-1, ("lead",), 50, 79)
-_CHOIRS = _r(CHOIR_PROGRAMS, ("pad", "lead"), 50, 79)
+_CHOIRS = [_program(p, kit=False) for p in CHOIR_PROGRAMS]
 
 
 def check_choir_family(choir_family: str) -> str:
@@ -147,13 +204,11 @@ def hard_negative_programs(choir_family: str = DEFAULT_CHOIR_FAMILY) -> list[tup
         If ``choir_family`` is not one of :data:`CHOIR_FAMILIES`.
     """
     table = programs_for(choir_family)
-    chosen = {f: set(ps) for f, ps in _HARD_NEGATIVES.items()}
-    if choir_family != "vocals":
-        chosen[choir_family] = chosen.get(choir_family, set()) | set(CHOIR_PROGRAMS)
+    chosen = _HARD_NEGATIVES | (frozenset(CHOIR_PROGRAMS) if choir_family != "vocals" else frozenset())
     out: list[tuple[str, Program, str]] = []
     for fam in FAMILIES:
         for prog in table[fam]:
-            if prog.program in chosen.get(fam, ()):
+            if not prog.is_drum and prog.program in chosen:
                 out.append((fam, prog, "pad" if "pad" in prog.roles else prog.roles[0]))
     return out
 

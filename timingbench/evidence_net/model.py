@@ -24,7 +24,7 @@ from typing import Any
 import torch
 from torch import nn
 
-from timingbench.identity import INSTRUMENT_FAMILIES as FAMILIES
+from timingbench.families import FAMILY_NAMES as FAMILIES
 
 #: Answers of the change head, in output order.
 CHANGES = ("entered", "left", "none")

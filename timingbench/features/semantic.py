@@ -159,8 +159,10 @@ def family_evidence(
         ``musicnn`` (embedded MagnaTagATune tagger) or ``clap``.
     clap_dir : Path, optional
         Local CLAP checkpoint folder; ``semantic.clap_dir`` when omitted.
-    tagger, families : TaggerParams, FamiliesParams, optional
-        The ``tagger`` section and the family registry (``tagger`` backend only).
+    tagger : TaggerParams, optional
+        The ``tagger`` section (``tagger`` backend only).
+    families : FamiliesParams, optional
+        The family registry; ``evidence_params.families`` when omitted.
 
     Returns
     -------
@@ -187,8 +189,9 @@ def family_evidence(
     if backend == "tagger":
         if bank is None:
             raise ParameterError("the tagger family evidence reads a feature bank; pass a bank, not samples")
-        if tagger is None or families is None:
-            raise ParameterError("the tagger family evidence needs the tagger section and the family registry")
+        if tagger is None:
+            raise ParameterError("the tagger family evidence needs the tagger section (tagger=)")
+        families = families if families is not None else evidence_params.families
         from timingbench.features.tagger_evidence import tagger_evidence
 
         classes, nonmusic, exempt = tagger_tables(families)
@@ -290,7 +293,7 @@ def _trained(bank: FeatureBank, sec: EvidenceParams) -> FamilyEvidence:
         return FamilyEvidence(times=np.zeros(0), curves={}, backend="trained",
                               exempt={f: "model_unavailable" for f in INSTRUMENT_FAMILIES},
                               window_s=hop_s, note=str(exc))
-    exempt = {str(f): str(r) for f, r in dict(sec.exempt_families or {}).items()}
+    exempt = dict(sec.families.exempt)
     row = {f: i for i, f in enumerate(FAMILIES)}
     judged = [f for f in INSTRUMENT_FAMILIES if f not in exempt]
     return FamilyEvidence(times=np.asarray(out.times, dtype=np.float64),

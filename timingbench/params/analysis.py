@@ -13,6 +13,7 @@ from typing import Any
 
 from timingbench.errors import ConfigError
 from timingbench.params.base import Params, register
+from timingbench.params.families import FamiliesParams
 
 
 @register
@@ -351,10 +352,6 @@ class EvidenceParams(Params):
         entrances 15/42 on-time credited, 2/68 negatives credited; exits 11/35 and 0/1 (calibrated)
     candidate_separation_s : float
         evidence peaks closer than 1 s are one change; the stronger is kept (convention)
-    exempt_families : dict[str, Any]
-        families whose entrance-vs-decoy AUC of the gate on the held-out MuseScore General set is
-        below 0.85 (docs/evidence-model.md: guitar 0.63, strings 0.73, brass 0.68, woodwinds 0.74,
-        keys 0.78, plucked 0.81, synth 0.72); scored on timing alone and disclosed (convention)
     label_present_min : float
         training target: a family is present over a context when it sounds in at least 60 % of its
         frames (parts rest between phrases) (convention)
@@ -401,6 +398,8 @@ class EvidenceParams(Params):
         which evidence judges each family under --family-evidence tagger: network (the
         render-trained network alone), tagger (the AudioSet tagger's presence and change) or fusion
         (the tagger's presence; the larger of the two change probabilities) (calibrated)
+    families : FamiliesParams
+        The family registry (the ``families`` section): which families are judged.
     """
 
     SECTION = "evidence"
@@ -429,7 +428,6 @@ class EvidenceParams(Params):
     step_s: float
     present_prob: float | None
     candidate_separation_s: float
-    exempt_families: dict[str, Any]
     label_present_min: float
     decision_rule: str
     presence_span_s: float
@@ -442,3 +440,4 @@ class EvidenceParams(Params):
     snap_back_s_by_family: dict[str, Any]
     tagger_rise_mid: float
     design_by_family: dict[str, Any]
+    families: FamiliesParams

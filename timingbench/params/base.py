@@ -12,7 +12,9 @@ handles it. The sweep switches a field off with :func:`dataclasses.replace` on t
 or with :meth:`Config.with_disabled` on the configuration.
 
 A dataclass field whose type is itself a params dataclass is built from the same section
-(a detector's own copy of a gate's constants, e.g. ``stem.absence_guard_s``).
+(a detector's own copy of a gate's constants, e.g. ``stem.absence_guard_s``), unless that
+class sets ``OWN_SECTION``: then the field holds the configuration's set of that class's own
+section (``evidence.families`` is the ``families`` section's set, the family registry).
 """
 
 from __future__ import annotations
@@ -59,6 +61,9 @@ class Params:
     """
 
     SECTION: ClassVar[str] = ""
+    #: When True, a field of this type in another set holds this section's own set (read
+    #: from the configuration as it is), not a copy built from the embedding set's section.
+    OWN_SECTION: ClassVar[bool] = False
 
     def __getattribute__(self, name: str) -> Any:
         value = object.__getattribute__(self, name)
@@ -111,7 +116,10 @@ class Params:
         hints = _hints(cls)
         for f in dataclasses.fields(cls):
             sub = _params_type(hints[f.name])
-            out.extend(sub.keys(sec) if sub is not None else [f"{sec}.{f.name}"])
+            if sub is None:
+                out.append(f"{sec}.{f.name}")
+            else:
+                out.extend(sub.keys(sub.SECTION if sub.OWN_SECTION else sec))
         return out
 
     @classmethod
@@ -142,7 +150,8 @@ class Params:
             tp = hints[f.name]
             sub = _params_type(tp)
             if sub is not None:
-                kwargs[f.name] = sub.from_config(config, sec)
+                kwargs[f.name] = getattr(config.params, sub.SECTION) if sub.OWN_SECTION \
+                    else sub.from_config(config, sec)
                 continue
             key = f"{sec}.{f.name}"
             kwargs[f.name] = _coerce(config.value(key), tp, key, config.source)

@@ -24,7 +24,6 @@ from timingbench.params.detectors import (
     ChanceParams,
     DurationParams,
     EnergyParams,
-    FloorsParams,
     MixParams,
     PercussionParams,
     SearchParams,
@@ -32,6 +31,7 @@ from timingbench.params.detectors import (
     TempoParams,
     TonalParams,
 )
+from timingbench.params.families import FamiliesParams
 from timingbench.params.generation import (
     MgbenchBaselineParams,
     MgbenchGenParams,
@@ -65,8 +65,8 @@ class ParamSet:
     duration: DurationParams
     energy: EnergyParams
     evidence: EvidenceParams
+    families: FamiliesParams
     features: FeaturesParams
-    floors: FloorsParams
     judge: JudgeParams
     label: LabelParams
     mgbench: MgbenchParams

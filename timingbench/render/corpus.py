@@ -57,6 +57,9 @@ class ClipSpec:
     stem_parts: tuple[str, ...] | None = None
 
 
+#: The order in which the event corpus' repetitions take the families' exits (half each time). Like
+#: every family named below, a fixed choice of the corpus definitions (the committed corpora are
+#: rendered from them), not a list of the registry's families.
 _EXIT_FAMILIES = ("bass", "guitar", "strings", "brass", "percussion", "vocals", "piano", "woodwinds",
                   "keys", "synth", "plucked")
 _NEG_KINDS = ("instrument_entry", "instrument_exit", "music_end", "music_pause",
@@ -106,7 +109,8 @@ def _event_corpus(base_seed: int, *, reps: int) -> list[ClipSpec]:
     return specs
 
 
-#: Families the trained evidence judges (the identity corpus covers these).
+#: The families the identity corpus covers: those the trained evidence judged when the corpus was
+#: defined. A fixed corpus: it does not follow the registry's ``judged`` column (``families.table``).
 _JUDGED = ("percussion", "bass", "piano", "vocals")
 
 

@@ -20,6 +20,7 @@ import numpy as np
 
 from timingbench.config import Config
 from timingbench.errors import ParameterError
+from timingbench.families import FAMILY_NAMES
 from timingbench.params.generation import RenderParams
 from timingbench.render.arrangement import (
     KICK,
@@ -46,9 +47,8 @@ from timingbench.render.instruments import (
 from timingbench.render.synth import GainOp
 from timingbench.render.truth_rules import TruthRule
 
-#: Families an instrument event can target (SPEC section 1 without ``mix``).
-INSTRUMENT_FAMILIES = ("percussion", "bass", "guitar", "piano", "vocals", "strings", "brass",
-                       "woodwinds", "keys", "plucked", "synth")
+#: Families an instrument event can target (the family registry's; ``mix`` is not one).
+INSTRUMENT_FAMILIES = FAMILY_NAMES
 #: The longest instructed duration a prompt asks for (paper Sec. III-A).
 MAX_PROMPT_S = 30.0
 

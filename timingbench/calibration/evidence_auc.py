@@ -177,8 +177,8 @@ def evaluate_corpus_designs(annotations_path: Path, clips_dir: Path, config: Con
         ``errors``; ``split``.
     """
     from timingbench.calibration.groups import scenarios_from_manifest
-    from timingbench.features.tagger_evidence import tagger_evidence
     from timingbench.features.semantic import tagger_tables
+    from timingbench.features.tagger_evidence import tagger_evidence
 
     ann = _annotations(annotations_path, split)
     prompts = prompts_path or default_prompts_path(clips_dir, annotations_path)

@@ -118,17 +118,24 @@ def check_dev_corpus(root: Path) -> int:
 
 
 def load_dev_corpora(roots: Sequence[Path], config: Config, *,
-                     progress: Callable[[int, int, str], None] | None = None) -> list[DevCorpus]:
-    """Check and analyse every dev corpus once (``--separation dsp``, trained evidence)."""
+                     progress: Callable[[int, int, str], None] | None = None, cache_dir: str | None = None,
+                     jobs: int = 1) -> list[DevCorpus]:
+    """Check and analyse every dev corpus once (``--separation dsp``, the default family evidence).
+
+    ``cache_dir`` reuses (and fills) a feature cache; ``jobs`` worker processes analyse the clips.
+    """
+    from timingbench.executors import LocalExecutor
+
     for r in roots:
         check_dev_corpus(r)
-    opts = ScoreOptions(separation="dsp", family_evidence=DEFAULT_FAMILY_EVIDENCE)
+    opts = ScoreOptions(separation="dsp", family_evidence=DEFAULT_FAMILY_EVIDENCE, cache_dir=cache_dir)
     out = []
     for r in roots:
         ann = load_annotations(r / "truth.jsonl")
         dev_only = AnnotationSet(layer1=[row for row in ann.layer1 if row.split == "dev"], errors=ann.errors,
                                  source=ann.source)
-        corpus = load_corpus(r / "clips", r / "prompts.jsonl", dev_only, config, opts, progress=progress)
+        corpus = load_corpus(r / "clips", r / "prompts.jsonl", dev_only, config, opts, progress=progress,
+                             executor=LocalExecutor(jobs))
         out.append(DevCorpus(r, corpus, scenarios_from_manifest(r / "clips")))
     return out
 

@@ -77,6 +77,8 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
                    help="decision rules to compare (default: rise,change,absolute)")
     q.add_argument("--out", type=Path, default=None, help="also write the full report as JSON here")
     q.add_argument("--dry-run", action="store_true", help="print the table; write no configuration")
+    q.add_argument("--cache", default=None, metavar="DIR", help="feature cache folder (banks and evidence reused)")
+    q.add_argument("--jobs", type=int, default=1, metavar="N", help="worker processes analysing the clips")
     q.set_defaults(func=run_calibrate_evidence_cmd)
 
 
@@ -219,7 +221,8 @@ def run_calibrate_evidence_cmd(args: argparse.Namespace) -> int:
     t0 = time.perf_counter()
     with progress_bar() as bar:
         task = bar.add_task("analysing dev corpora", total=None, clip="")
-        devs = load_dev_corpora(args.dev, cfg, progress=lambda d, n, c: bar.update(task, completed=d, total=n, clip=c))
+        devs = load_dev_corpora(args.dev, cfg, progress=lambda d, n, c: bar.update(task, completed=d, total=n, clip=c),
+                                cache_dir=args.cache, jobs=args.jobs)
         bar.update(task, description="fitting")
         report = fit(devs, cfg, rules=[r.strip() for r in args.rules.split(",") if r.strip()],
                      progress=lambda d, n, c: bar.update(task, completed=d, total=n, clip=c))

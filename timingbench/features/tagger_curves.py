@@ -80,8 +80,9 @@ def group_presence(logits: npt.ArrayLike, labels: Sequence[str],
 
 
 def side_medians(columns: npt.ArrayLike, column_times: npt.ArrayLike, frame_times: npt.ArrayLike, *,
-                 context_s: float, guard_s: float) -> tuple[F64, F64]:
-    """Median of each row of ``columns`` over the columns before and after every frame time.
+                 context_s: float, guard_s: float, percentile: float = 50.0) -> tuple[F64, F64]:
+    """A percentile (the median by default) of each row of ``columns`` over the columns before and after every
+    frame time.
 
     Before ``t``: columns centred in ``[t - guard_s - context_s, t - guard_s]``; after it:
     ``[t + guard_s, t + guard_s + context_s]``. A side with no column is NaN.
@@ -96,6 +97,8 @@ def side_medians(columns: npt.ArrayLike, column_times: npt.ArrayLike, frame_time
         Instants (s) at which the sides are read.
     context_s, guard_s : float
         Length of each side and the gap left out on either side of the instant (s).
+    percentile : float
+        The percentile read on each side (50: the median).
 
     Returns
     -------
@@ -117,7 +120,7 @@ def side_medians(columns: npt.ArrayLike, column_times: npt.ArrayLike, frame_time
     def med(lo: int, hi: int) -> F64:
         key = (int(lo), int(hi))
         if key not in cache:
-            cache[key] = np.median(v[:, lo:hi], axis=1) if hi > lo else nan
+            cache[key] = np.percentile(v[:, lo:hi], percentile, axis=1) if hi > lo else nan
         return cache[key]
 
     if ft.size == 0:
@@ -137,7 +140,8 @@ def logit_clipped(p: npt.ArrayLike, clip: float) -> F64:
 
 def change_curves(presence: Mapping[str, npt.ArrayLike], column_times: npt.ArrayLike,
                   frame_times: npt.ArrayLike, *, context_s: float, guard_s: float, prob_clip: float,
-                  rise_mid: float, nonmusic: npt.ArrayLike | None = None) -> tuple[dict[str, F64], dict[str, F64]]:
+                  rise_mid: float, nonmusic: npt.ArrayLike | None = None,
+                  percentile: float = 50.0) -> tuple[dict[str, F64], dict[str, F64]]:
     """Entered and left probabilities of every family at ``frame_times`` (module docstring).
 
     Parameters
@@ -157,6 +161,8 @@ def change_curves(presence: Mapping[str, npt.ArrayLike], column_times: npt.Array
     nonmusic : array_like, shape (n_columns,), optional
         Per-column probability of the non-music classes; its rise (fall) across an instant,
         when positive, is subtracted from every family's rise (fall).
+    percentile : float
+        The percentile of each side's columns compared (50: the medians).
 
     Returns
     -------
@@ -170,7 +176,8 @@ def change_curves(presence: Mapping[str, npt.ArrayLike], column_times: npt.Array
     rows = [np.asarray(presence[n], dtype=np.float64) for n in names]
     if nonmusic is not None:
         rows.append(np.asarray(nonmusic, dtype=np.float64))
-    before, after = side_medians(np.stack(rows), column_times, ft, context_s=context_s, guard_s=guard_s)
+    before, after = side_medians(np.stack(rows), column_times, ft, context_s=context_s, guard_s=guard_s,
+                                 percentile=percentile)
     rise = logit_clipped(after, prob_clip) - logit_clipped(before, prob_clip)
     fall = -rise
     if nonmusic is not None:

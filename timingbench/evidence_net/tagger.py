@@ -492,7 +492,7 @@ def tagger_columns(samples: npt.ArrayLike, sr: float, params: TaggerParams) -> T
     Returns
     -------
     columns : TaggerColumns
-        ``ceil(frames / 32)`` columns, ``frames = 1 + (m - 2) // 320`` for ``m`` samples at 32 kHz.
+        ``ceil(frames / 32)`` columns, ``frames = 1 + (m - 1) // 320`` for ``m`` samples at 32 kHz.
 
     Raises
     ------

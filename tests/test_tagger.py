@@ -196,6 +196,15 @@ def test_another_width_loads_through_the_config_key_and_the_command_line(tmp_pat
     assert default.params.tagger == config.params.tagger
 
 
+def test_a_missing_command_line_weights_file_is_an_error_at_once(tmp_path, capsys):
+    from timingbench.cli import main
+
+    missing = tmp_path / "mn10_as_mAP_471.pt"
+    assert main(["score", str(tmp_path), "--prompts", "p.jsonl", "--out", str(tmp_path / "o"),
+                 "--tagger-weights", str(missing)]) != 0
+    assert f"{missing}: --tagger-weights file not found" in capsys.readouterr().err
+
+
 def test_a_missing_weights_file_names_the_file_and_the_expected_sha256(tmp_path, params):
     missing = tmp_path / "nowhere" / "mn04_as_mAP_432.pt"
     p = dataclasses.replace(params, weights=str(missing))

@@ -6,7 +6,7 @@ import argparse
 from pathlib import Path
 
 from timingbench.choices import FAMILY_EVIDENCE_CHOICES, SEPARATIONS
-from timingbench.commands.tagger_options import add_tagger_weights_option
+from timingbench.commands.tagger_options import add_tagger_weights_option, check_tagger_weights
 
 
 def add_rederive_options(p: argparse.ArgumentParser) -> None:
@@ -47,6 +47,7 @@ def run_explain(args: argparse.Namespace) -> int:
     from timingbench.explain.event import explain_event, format_explanation
     from timingbench.explain.results import load_results
 
+    check_tagger_weights(args)
     results = load_results(args.results)
     x = explain_event(
         results, args.clip, args.event_id, clips_dir=args.clips, prompts_path=args.prompts,

@@ -330,7 +330,8 @@ def _resampled(blocks: Iterable[npt.ArrayLike], sr: float) -> Iterator[npt.NDArr
             yield np.asarray(tail, dtype=np.float32)
 
 
-def tagger_blocks(blocks: Iterable[npt.ArrayLike], sr: float, params: TaggerParams) -> TaggerColumns:
+def tagger_blocks(blocks: Iterable[npt.ArrayLike], sr: float, params: TaggerParams, *,
+                  n_samples: int | None = None) -> TaggerColumns:
     """:func:`tagger_columns` of a signal given as consecutive blocks (e.g. read from a file).
 
     Only the current window of the signal is held (resampled), so memory does not grow with
@@ -343,6 +344,9 @@ def tagger_blocks(blocks: Iterable[npt.ArrayLike], sr: float, params: TaggerPara
     sr : float
         Sample rate of the blocks in Hz.
     params : TaggerParams
+    n_samples : int, optional
+        The signal's length in samples when known (e.g. from the file's header): the outputs
+        are then allocated once.
 
     Returns
     -------
@@ -362,21 +366,52 @@ def tagger_blocks(blocks: Iterable[npt.ArrayLike], sr: float, params: TaggerPara
     chunk, context = _grid(params)
     width = chunk + 2 * context  # a window's columns
     with _torch_threads(params.threads):
-        logits, emb = _read(_resampled(blocks, sr), tagger, chunk=chunk, context=context, width=width)
+        logits, emb = _read(_resampled(blocks, sr), tagger, chunk=chunk, context=context, width=width,
+                            capacity=_expected_columns(n_samples, sr))
     n = logits.shape[1]
     return TaggerColumns(times=COLUMN_S * np.arange(n, dtype=np.float64), logits=logits, embeddings=emb,
                          labels=tagger.labels, weights=tagger.weights)
 
 
+class _Columns:
+    """Output columns written chunk by chunk into one array per output (no copy at the end when
+    the number of columns is known beforehand; else grown by doubling)."""
+
+    def __init__(self, rows: tuple[int, int], capacity: int) -> None:
+        self.rows, self.n = rows, 0
+        self.arrays = [np.empty((r, max(capacity, 1)), dtype=np.float32) for r in rows]
+
+    def add(self, *parts: npt.NDArray[np.float32]) -> None:
+        m = parts[0].shape[1]
+        if self.n + m > self.arrays[0].shape[1]:
+            grown = max(self.n + m, 2 * self.arrays[0].shape[1])
+            self.arrays = [np.concatenate([a[:, :self.n], np.empty((a.shape[0], grown - self.n), np.float32)], axis=1)
+                           for a in self.arrays]
+        for a, part in zip(self.arrays, parts, strict=True):
+            a[:, self.n:self.n + m] = part
+        self.n += m
+
+    def result(self) -> list[npt.NDArray[np.float32]]:
+        if self.arrays[0].shape[1] - self.n > 2:  # a loose estimate: do not keep its slack
+            return [a[:, :self.n].copy() for a in self.arrays]
+        return [a[:, :self.n] for a in self.arrays]
+
+
+def _expected_columns(n_samples: int | None, sr: float) -> int:
+    """Columns of a signal of ``n_samples`` at ``sr`` once resampled (an estimate, +1 for rounding)."""
+    if n_samples is None:
+        return 32
+    m = math.ceil(n_samples * MODEL_SR / sr) + 1
+    return -(-n_frames(m) // COLUMN_FRAMES) + 1
+
+
 def _read(stream: Iterator[npt.NDArray[np.float32]], tagger: LoadedTagger, *, chunk: int, context: int,
-          width: int) -> tuple[npt.NDArray[np.float32], npt.NDArray[np.float32]]:
+          width: int, capacity: int) -> tuple[npt.NDArray[np.float32], npt.NDArray[np.float32]]:
     """Chunk ``k`` (columns ``[k chunk, (k + 1) chunk)``) is read from the window of ``width``
     columns starting ``context`` columns before it, moved inside the signal at its edges (so a
     signal of at most ``width`` columns is one window). Every window starts on a column, so
     its columns are the one-pass columns where the context covers the receptive field."""
-    n_classes, channels = tagger.shape.n_classes, tagger.shape.last
-    out_logits: list[npt.NDArray[np.float32]] = []
-    out_emb: list[npt.NDArray[np.float32]] = []
+    out = _Columns((tagger.shape.n_classes, tagger.shape.last), capacity)
     buf = np.zeros(0, dtype=np.float32)
     buf_start = 0  # signal sample of buf[0] (a multiple of COLUMN_SAMPLES)
     k = 0
@@ -395,8 +430,7 @@ def _read(stream: Iterator[npt.NDArray[np.float32]], tagger: LoadedTagger, *, ch
         s = k * chunk
         lo, hi = window(a, end)
         stop = s + chunk if n_total is None else min(s + chunk, n_total)
-        out_logits.append(lo[:, s - a:stop - a])
-        out_emb.append(hi[:, s - a:stop - a])
+        out.add(lo[:, s - a:stop - a], hi[:, s - a:stop - a])
 
     for block in stream:
         buf = np.concatenate([buf, block]) if buf.size else block
@@ -421,9 +455,8 @@ def _read(stream: Iterator[npt.NDArray[np.float32]], tagger: LoadedTagger, *, ch
         a = min(max(0, k * chunk - context), max(0, total // COLUMN_SAMPLES - width))
         emit(a, total, n_total)
         k += 1
-    if not out_logits:
-        return np.zeros((n_classes, 0), dtype=np.float32), np.zeros((channels, 0), dtype=np.float32)
-    return np.concatenate(out_logits, axis=1), np.concatenate(out_emb, axis=1)
+    logits, emb = out.result()
+    return logits, emb
 
 
 def _run_window(tagger: LoadedTagger, y: npt.NDArray[np.float32]
@@ -459,7 +492,7 @@ def tagger_columns(samples: npt.ArrayLike, sr: float, params: TaggerParams) -> T
     Returns
     -------
     columns : TaggerColumns
-        ``ceil(frames / 32)`` columns, ``frames = 1 + (m - 2) // 320`` for ``m`` samples at 32 kHz.
+        ``ceil(frames / 32)`` columns, ``frames = 1 + (m - 1) // 320`` for ``m`` samples at 32 kHz.
 
     Raises
     ------
@@ -477,7 +510,8 @@ def tagger_columns(samples: npt.ArrayLike, sr: float, params: TaggerParams) -> T
     x = samples if isinstance(samples, np.ndarray) else np.asarray(samples, dtype=np.float32)
     if x.ndim != 1:
         raise ParameterError(f"the tagger reads mono samples (one dimension), got shape {x.shape}")
-    return tagger_blocks((x[i:i + _FEED_SAMPLES] for i in range(0, x.shape[0], _FEED_SAMPLES)), sr, params)
+    return tagger_blocks((x[i:i + _FEED_SAMPLES] for i in range(0, x.shape[0], _FEED_SAMPLES)), sr, params,
+                         n_samples=int(x.shape[0]))
 
 
 # ----------------------------------------------------------------------------- the bank

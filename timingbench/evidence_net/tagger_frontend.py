@@ -52,6 +52,10 @@ NORM_SHIFT = 4.5
 NORM_SCALE = 5.0
 
 
+#: Frames transformed at a time (bounds the front end's memory on long windows).
+_FRAMES_PER_BLOCK = 256
+
+
 def n_frames(n_samples: int) -> int:
     """Frames of the log-mel of ``n_samples`` samples at :data:`MODEL_SR` (pre-emphasis included)."""
     return 1 + (n_samples - 1) // HOP if n_samples >= 2 else 0
@@ -153,10 +157,15 @@ def log_mel(samples: npt.ArrayLike, *, fmax_hz: float = FMAX_HZ, periodic_window
     frames = np.lib.stride_tricks.sliding_window_view(padded[lead:lead + (n - 1) * HOP + WIN_LENGTH],
                                                       WIN_LENGTH)[::HOP]
     win = _window(bool(periodic_window))[lead:lead + WIN_LENGTH]
-    spec = scipy.fft.rfft(frames * win, n=N_FFT, axis=1)  # float32 in, complex64 out
-    power = (spec.real ** 2 + spec.imag ** 2).astype(np.float32, copy=False)
-    mel = np.asarray(_filters(N_MELS, FMIN_HZ, float(fmax_hz)) @ power.T, dtype=np.float32)
-    out = np.log(mel + np.float32(LOG_OFFSET))
+    filters = _filters(N_MELS, FMIN_HZ, float(fmax_hz))
+    out = np.empty((N_MELS, n), dtype=np.float32)
+    for i in range(0, n, _FRAMES_PER_BLOCK):  # in blocks: the spectra of a long window are never all held
+        spec = scipy.fft.rfft(frames[i:i + _FRAMES_PER_BLOCK] * win, n=N_FFT, axis=1)  # complex64
+        power = np.square(spec.real)
+        power += np.square(spec.imag)
+        out[:, i:i + _FRAMES_PER_BLOCK] = filters @ power.T
+    out += np.float32(LOG_OFFSET)
+    np.log(out, out=out)
     out += np.float32(NORM_SHIFT)
     out /= np.float32(NORM_SCALE)
     return out

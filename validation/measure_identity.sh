@@ -10,6 +10,8 @@ TB=.venv/bin/timingbench
 WORK=${1:-/tmp/timingbench-corpora}
 OUT=validation/reports
 MSG=/usr/share/sounds/sf3/MuseScore_General.sf3
+CACHE=(--cache "$WORK/cache" --jobs 2)   # banks and evidence are computed once per clip and reused
+JUDGED=$(.venv/bin/python -c "from timingbench.families import judged_families; print(','.join(judged_families()))")
 render() {  # name corpus [extra args]
   local dir="$WORK/$1"; shift
   [ -f "$dir/truth.jsonl" ] || $TB render --corpus "$@" --out "$dir" --jobs 2
@@ -23,16 +25,17 @@ render validation-msg validation --soundfont "$MSG"   # MuseScore General: held 
 
 if [ "${2:-}" = "--calibrate" ]; then
   $TB calibrate evidence --dev "$WORK/dev" --dev "$WORK/dev-identity" --dev "$WORK/dev-identity-timgm" \
-      --dev "$WORK/real" --out "$OUT/dev/calibrate-evidence.json" | tee "$OUT/dev/calibrate-evidence.txt"
+      --dev "$WORK/real" --out "$OUT/dev/calibrate-evidence.json" "${CACHE[@]}" | tee "$OUT/dev/calibrate-evidence.txt"
 fi
 
 measure() {  # name corpus-dir [--split S]
   local name=$1 dir=$2; shift 2
   mkdir -p "$OUT/identity/$name"
-  $TB confusion --annotations "$dir/truth.jsonl" --clips "$dir/clips" --separation dsp --no-chance "$@" \
+  $TB confusion --annotations "$dir/truth.jsonl" --clips "$dir/clips" --separation dsp --no-chance "$@" "${CACHE[@]}" \
       --out "$OUT/identity/$name" | tee "$OUT/identity/$name/confusion.txt"
+  rm -rf "$WORK/results-$name"
   $TB score "$dir/clips" --prompts "$dir/prompts.jsonl" --out "$WORK/results-$name" --separation dsp \
-      --no-chance > /dev/null 2>&1
+      --no-chance "${CACHE[@]}" > /dev/null 2>&1
   .venv/bin/python tools/identity_failures.py "$WORK/results-$name" "$dir" "$OUT/identity/$name/failures" "$@" \
       > /dev/null
   rm -f "$OUT/identity/$name/confusion_events.jsonl.tmp"
@@ -42,8 +45,8 @@ measure validation-musescore "$WORK/validation-msg"
 measure real-validation "$WORK/real" --split validation
 mkdir -p "$OUT/identity/real-dev"   # the dev split: calibrated on, reported beside the others
 $TB confusion --annotations "$WORK/real/truth.jsonl" --clips "$WORK/real/clips" --separation dsp --no-chance \
-    --split dev --out "$OUT/identity/real-dev" | tee "$OUT/identity/real-dev/confusion.txt"
+    "${CACHE[@]}" --split dev --out "$OUT/identity/real-dev" | tee "$OUT/identity/real-dev/confusion.txt"
 $TB gain-check --annotations "$WORK/validation/truth.jsonl" --clips "$WORK/validation/clips" --separation dsp \
-    --families percussion,bass,piano,vocals --out "$OUT/identity/validation-fluidr3" \
+    --families "$JUDGED" "${CACHE[@]}" --out "$OUT/identity/validation-fluidr3" \
     | tee "$OUT/identity/validation-fluidr3/gain_check.txt"
 .venv/bin/python tools/vocadito_entrance.py "$WORK/vocadito" | tee "$OUT/identity/vocadito.txt"

@@ -9,7 +9,12 @@ the design ``evidence.design_by_family`` names for it:
   AudioSet classes, from the family registry) and its change probabilities
   (:mod:`timingbench.features.tagger_curves`);
 - ``fusion``: the tagger's presence, and the larger of the tagger's and the network's change
-  probabilities at each instant.
+  probabilities at each instant;
+- ``head``: the presence of a small per-family head on the tagger's frozen column embeddings
+  (:mod:`timingbench.evidence_net.tagger_heads`, trained on renders and real dev recordings)
+  in place of the zero-shot class mapping, with its change probabilities read the same way;
+- ``head_fusion``: the head's presence, and the larger of the head's and the network's change
+  probabilities.
 
 Every curve is read on the network's 46.4-ms output grid, so the identity rules
 (:mod:`timingbench.identity`) read every family the same way whichever design judges it.
@@ -35,7 +40,9 @@ if TYPE_CHECKING:
 
 F64 = npt.NDArray[np.float64]
 #: The designs a family can be judged by (``evidence.design_by_family``).
-DESIGNS = ("network", "tagger", "fusion")
+DESIGNS = ("network", "tagger", "fusion", "head", "head_fusion")
+#: The design a family falls back to when the network cannot run (said in the evidence's ``note``).
+NETWORK_FREE = {"network": "tagger", "tagger": "tagger", "fusion": "tagger", "head": "head", "head_fusion": "head"}
 
 
 def check_designs(designs: Mapping[str, Any], families: Sequence[str]) -> dict[str, str]:
@@ -119,6 +126,18 @@ def tagger_evidence(
                                           guard_s=evidence_params.guard_s, prob_clip=evidence_params.prob_clip,
                                           rise_mid=evidence_params.tagger_rise_mid, nonmusic=nonmusic)
     tag_presence = frame_presence(col_presence, cols.times, times)
+    head_entered: dict[str, F64] = {}
+    head_left: dict[str, F64] = {}
+    head_frames: dict[str, F64] = {}
+    if any(designs[f].startswith("head") for f in families if f not in exempt):  # heads only when a family uses them
+        from timingbench.evidence_net.tagger_heads import head_presence, load_heads
+
+        heads = head_presence(cols.embeddings, load_heads())
+        head_cols = {f: heads[f] for f in families}
+        head_entered, head_left = change_curves(head_cols, cols.times, times, context_s=evidence_params.context_s,
+                                                guard_s=evidence_params.guard_s, prob_clip=evidence_params.prob_clip,
+                                                rise_mid=evidence_params.tagger_rise_mid, nonmusic=nonmusic)
+        head_frames = frame_presence(head_cols, cols.times, times)
     curves: dict[str, F64] = {}
     entered: dict[str, F64] = {}
     left: dict[str, F64] = {}
@@ -126,12 +145,18 @@ def tagger_evidence(
     for f in families:
         if f in exempt:
             continue
-        design = designs[f] if net_presence else "tagger"
+        design = designs[f] if net_presence else NETWORK_FREE[designs[f]]
         sources[f] = design
         if design == "network":
             curves[f], entered[f], left[f] = net_presence[f], net_entered[f], net_left[f]
         elif design == "tagger":
             curves[f], entered[f], left[f] = tag_presence[f], tag_entered[f], tag_left[f]
+        elif design == "head":
+            curves[f], entered[f], left[f] = head_frames[f], head_entered[f], head_left[f]
+        elif design == "head_fusion":
+            curves[f] = head_frames[f]
+            entered[f] = np.maximum(head_entered[f], net_entered[f])
+            left[f] = np.maximum(head_left[f], net_left[f])
         else:
             curves[f] = tag_presence[f]
             entered[f] = np.maximum(tag_entered[f], net_entered[f])

@@ -74,7 +74,7 @@ def test_bad_clips_are_named_and_the_rest_is_scored(bad_folder: Path) -> None:
     assert all((out / f).is_file() for f in ("events.jsonl", "clips.jsonl", "summary.json"))
     errors = {e["clip"]: e["error"] for e in res.summary["errors"]}
     reasons = {"zero.wav": "empty file", "random.wav": "corrupt", "text.mp3": "corrupt",
-               "silent.wav": "silent audio", "nan.wav": "2 non-finite samples",
+               "nan.wav": "2 non-finite samples",
                "short.wav": "audio.min_duration_s is 50 ms",
                "low-4k.wav": "sample rate 4000 Hz is below audio.min_sample_rate_hz (8000 Hz)"}
     assert set(errors) == set(reasons)
@@ -82,9 +82,21 @@ def test_bad_clips_are_named_and_the_rest_is_scored(bad_folder: Path) -> None:
         assert str(bad_folder / "clips" / clip) in errors[clip] and reason in errors[clip], errors[clip]
     assert "1764 samples at 44100 Hz = 40.00 ms" in errors["short.wav"]
     scored = {c["clip"] for c in res.clips if c["error"] is None}
-    assert scored == {"good.wav", "odd-8k.wav", "odd-96k.wav", "odd-6ch-u8.wav"}
-    assert {e["clip"] for e in res.events} == scored
+    assert scored == {"good.wav", "odd-8k.wav", "odd-96k.wav", "odd-6ch-u8.wav", "silent.wav"}
+    # every submitted clip's events count: the error clips' as none, with the error named
+    assert {e["clip"] for e in res.events} == {c["clip"] for c in res.clips}
+    for e in res.events:
+        if e["clip"] in errors:
+            assert (e["outcome"], e["rejected_by"], e["error"]) == ("none", None, errors[e["clip"]])
+    assert res.summary["counts"]["error_events"] == len(reasons)
+    assert res.summary["rates"]["n"] == len(res.clips) == 11
+    assert res.summary["rates_excluding_errors"]["n"] == len(scored)
     assert res.summary["unmatched"] == ["stray.wav"]
+    # silence is a valid output in which nothing was delivered: scored, its event none
+    silent = next(c for c in res.clips if c["clip"] == "silent.wav")
+    assert silent["silent"] is True and silent["duration_ok"] is True
+    assert [e["outcome"] for e in res.events if e["clip"] == "silent.wav"] == ["none"]
+    assert all(c["duration_ok"] is False for c in res.clips if c["clip"] in errors)
 
 
 def test_pipeline_errors_name_the_file(bad_folder: Path, monkeypatch: pytest.MonkeyPatch) -> None:

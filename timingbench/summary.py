@@ -242,9 +242,9 @@ def format_table(summary: dict[str, Any]) -> str:
     heads.append((DENOMINATORS["all_events"], summary["rates"]))
     if c.get("errors") and summary.get("rates_excluding_errors"):
         heads.append((f"excluding the {c['errors']} clips with an error", summary["rates_excluding_errors"]))
-    labels = [h for h, _ in heads] + [*(f"  kind {k}" for k in summary["by_kind"]),
-                                      *(f"  family {k}" for k in summary["by_family"]),
-                                      *(f"  {k}: identity not verified" for k in summary.get("identity_not_verified", {}))]
+    labels = [h for h, _ in heads] + [f"  kind {k}" for k in summary["by_kind"]]
+    labels += [f"  family {k}" for k in summary["by_family"]]
+    labels += [f"  {k}: identity not verified" for k in summary.get("identity_not_verified", {})]
     w = max(28, *(len(x) + 1 for x in labels))
     lines.append(f"{'':<{w}}{'n':>5}  {'on time':>7} {'off time':>8} {'none':>7}")
 

@@ -52,8 +52,8 @@ class SystemResults:
     path : Path
         The results folder.
     events : list of dict
-        ``events.jsonl`` rows of clips that were scored (rows of clips with an ``error``
-        are left out).
+        ``events.jsonl`` rows, those of clips with an ``error`` included (outcome ``none``:
+        every submitted clip counts).
     clips : list of dict
         ``clips.jsonl`` rows without an ``error``.
     errors : list of dict
@@ -221,7 +221,7 @@ def load_results(path: str | Path, *, name: str) -> SystemResults:
     return SystemResults(
         name=name,
         path=d,
-        events=[e for e in events if e["clip"] not in bad_clips],
+        events=events,
         clips=[c for c in clips if c.get("error") is None],
         errors=errored + extra_errors,
         missing=missing,

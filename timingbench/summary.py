@@ -153,9 +153,11 @@ def build_summary(
             unverified[r["family"]].append(r)
     present = sorted({r["family"] for r in events})
     abs_clips = None if clips_dir is None else str(Path(clips_dir).resolve())
-    rel_clips = None
-    if abs_clips is not None and out_dir is not None:
-        rel_clips = os.path.relpath(abs_clips, Path(out_dir).resolve())
+    rel_clips = rel_prompts = None
+    if out_dir is not None:
+        here = Path(out_dir).resolve()
+        rel_clips = None if abs_clips is None else os.path.relpath(abs_clips, here)
+        rel_prompts = os.path.relpath(_absolute(prompts_path), here) if prompts_path else None
 
     def headline(rows: list[dict[str, Any]], which: str) -> dict[str, Any]:
         return {**outcome_rates(rows), "denominator": DENOMINATORS[which]}
@@ -164,7 +166,8 @@ def build_summary(
         "timingbench_version": __version__,
         "results_format": RESULTS_FORMAT,
         "config": {"version": config.version, "hash": config.content_hash, "source": config.source},
-        "prompts": {"path": _absolute(prompts_path), "hash": _file_hash(prompts_path), "rejected": prompt_errors},
+        "prompts": {"path": _absolute(prompts_path), "path_relative": rel_prompts, "hash": _file_hash(prompts_path),
+                    "rejected": prompt_errors},
         "clips_dir": abs_clips,
         "clips_dir_relative": rel_clips,
         "counts": {"clips": len(clips), "scored_clips": len(scored), "events": len(events),

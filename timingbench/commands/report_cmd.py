@@ -26,8 +26,12 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p.add_argument("--names", default=None,
                    help="comma-separated display names, RESULTS first (default: folder names)")
     p.add_argument("--out", required=True, help="report folder (index.html, clips/, img/, audio/)")
-    p.add_argument("--audio", choices=["none", "copy", "mp3"], default="none",
-                   help="put the clips' audio in the report: none (default), copy, or mp3 (ffmpeg)")
+    p.add_argument("--audio", choices=["none", "copy", "mp3"], default="mp3",
+                   help="put the clips' audio in the report: mp3 (default, ffmpeg), copy, or none "
+                        "(pages without audio and log-mel)")
+    p.add_argument("--allow-missing-audio", action="store_true",
+                   help="write the pages of clips whose audio is gone without audio and log-mel "
+                        "(default: missing audio is an error)")
     p.add_argument("--no-clip-pages", action="store_true",
                    help="write index.html alone (overview, families, table): seconds for any run size")
     p.add_argument("--jobs", type=positive_int, default=1, help="worker processes for the clip pages")
@@ -56,7 +60,7 @@ def run_report(args: argparse.Namespace) -> int:
                            names=names, audio=args.audio, jobs=args.jobs, allow_mixed=args.allow_mixed,
                            resolve={"clips_dir": args.clips, "prompts_path": args.prompts},
                            overrides={"cache_dir": args.cache}, progress=tick,
-                           clip_pages=not args.no_clip_pages)
+                           clip_pages=not args.no_clip_pages, allow_missing_audio=args.allow_missing_audio)
     for clip, why in res.not_derived:
         print(f"timingbench: warning: {clip}: page without spectrogram and gate tables: {why}", file=sys.stderr)
     print(f"wrote {res.index}" + (f" and {res.pages} clip pages" if res.pages else ""))

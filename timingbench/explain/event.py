@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 from timingbench.config import Config, load_config
 from timingbench.convert import round_time
 from timingbench.errors import TimingbenchError
-from timingbench.explain.results import ResultsFolder
+from timingbench.explain.results import ResultsFolder, recorded_path
 from timingbench.explain.thresholds import GateCheck, gate_checks
 from timingbench.prompts import Prompt, load_prompts, match_clips
 from timingbench.runner import ScoreOptions, family_evidence_for
@@ -166,10 +166,10 @@ def resolve_run(
     """
     s = results.summary or {}
     notes: list[str] = []
-    cdir = clips_dir if clips_dir is not None else s.get("clips_dir")
+    cdir = clips_dir if clips_dir is not None else recorded_path(results, "clips_dir")
     if cdir is None:
         raise TimingbenchError(f"{results.path}: summary.json does not record the clips folder; pass --clips DIR")
-    ppath = prompts_path if prompts_path is not None else (s.get("prompts") or {}).get("path")
+    ppath = prompts_path if prompts_path is not None else recorded_path(results, "prompts")
     if ppath is None:
         raise TimingbenchError(f"{results.path}: summary.json does not record the prompt file; pass --prompts FILE")
     if not Path(cdir).is_dir():

@@ -116,6 +116,44 @@ def load_results(path: str | Path) -> ResultsFolder:
     return ResultsFolder(p, _rows(ev), clips, summary)
 
 
+def recorded_path(results: ResultsFolder, key: str) -> Path | None:
+    """A folder or file ``summary.json`` records, found from any working directory.
+
+    Candidates, first existing wins: the recorded path (absolute since results format 4;
+    an older relative one is tried against the working directory and then the results
+    folder) and the recorded path relative to the results folder (``clips_dir_relative``,
+    ``prompts.path_relative``), which still holds after the results and clips folders move
+    together.
+
+    Parameters
+    ----------
+    results : ResultsFolder
+    key : str
+        ``clips_dir`` or ``prompts``.
+
+    Returns
+    -------
+    path : Path or None
+        The first candidate that exists; else the recorded path as written (None when the
+        summary records none).
+    """
+    s = results.summary or {}
+    if key == "prompts":
+        obj = s.get("prompts") if isinstance(s.get("prompts"), dict) else {}
+        recorded, relative = obj.get("path"), obj.get("path_relative")
+    else:
+        recorded, relative = s.get(key), s.get(f"{key}_relative")
+    cands = []
+    if isinstance(recorded, str) and recorded:
+        cands += [Path(recorded), results.path / recorded]
+    if isinstance(relative, str) and relative:
+        cands.append(results.path / relative)
+    for c in cands:
+        if c.exists():
+            return c.resolve()
+    return cands[0] if cands else None
+
+
 def verdict_view(row: dict[str, Any]) -> dict[str, Any]:
     """The read-only part of an event row that a page shows beside the audio."""
     keys = ("event_id", "kind", "family", "instructed_s", "tolerance_s", "outcome", "detected_s",

@@ -101,6 +101,35 @@ def _row_view(row: dict[str, Any]) -> dict[str, Any]:
             "nearest_s": None, "candidates": []}
 
 
+def missing_audio(folder: ResultsFolder, clips: list[str], resolve: dict[str, Any]) -> list[str]:
+    """The clips of a run whose audio file cannot be found (all of them when the folder is gone).
+
+    Parameters
+    ----------
+    folder : ResultsFolder
+        The reported run.
+    clips : list of str
+        Clip names that get a page.
+    resolve : dict
+        ``clips_dir``, ``prompts_path``, ``config_path`` overrides.
+
+    Returns
+    -------
+    missing : list of str
+        ``"<clip>: <why>"`` per clip without audio (clips that could not be scored are not
+        listed: their page says why).
+
+    Raises
+    ------
+    TimingbenchError
+        If the clips folder or the prompt file is neither recorded nor found (the message
+        says to pass ``--clips`` / ``--prompts``).
+    """
+    run = resolve_run(folder, **resolve)
+    return [f"{c}: no audio file in {run.clips_dir}" for c in clips
+            if c not in run.audio and not (folder.clips.get(c) or {}).get("error")]
+
+
 def write_clip_page(job: ClipJob) -> dict[str, Any]:
     """Write one clip page with its images and audio.
 
@@ -129,7 +158,7 @@ def write_clip_page(job: ClipJob) -> dict[str, Any]:
     audio_rel: str | None = None
     error = job.clip_row.get("error")
     prompt_text = None
-    if error is None and job.rows:
+    if error is None and (job.rows or job.clip_row.get("prompt_id")):
         try:
             spec, audio_rel, prompt_text = _derive(job, folder, stem, views, texts, plots, event_errors)
         except (TimingbenchError, OSError) as exc:
@@ -155,9 +184,10 @@ def _derive(job: ClipJob, folder: ResultsFolder, stem: str, views: list[dict[str
 
     out = Path(job.out)
     run = _run_inputs(job, folder)
-    inp = clip_inputs(run, folder, job.clip, str(job.rows[0]["prompt_id"]), overrides=job.overrides)
+    prompt_id = job.clip_row.get("prompt_id") or job.rows[0]["prompt_id"]  # a tempo-only clip has no rows
+    inp = clip_inputs(run, folder, job.clip, str(prompt_id), overrides=job.overrides)
     opts = inp.options
-    bank = get_bank(load_clip(inp.audio, inp.config), inp.config, separation=opts.separation,
+    bank = get_bank(load_clip(inp.audio, inp.config, allow_silent=True), inp.config, separation=opts.separation,
                     demucs_repo=opts.demucs_repo, cache_dir=opts.cache_dir)
     lm = logmel_from_bank(bank)
     write_logmel_png(lm, out / "img" / f"{stem}.png", compress_level=PNG_COMPRESS_LEVEL)

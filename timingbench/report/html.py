@@ -52,11 +52,25 @@ def _card(h: Headline, extra: str = "") -> str:
             f'<div class="key">summary.json: {escape(h.key)}</div></div>')
 
 
+#: Summary rates object whose events a discounted rate is computed over.
+DISCOUNTED_OVER = {"p_chance_discounted_on_time_rate": "rates",
+                   "p_chance_discounted_on_time_rate_identity_verified": "rates_identity_verified"}
+
+
 def _counts_text(summary: dict[str, Any], key: str) -> str:
-    rates = summary.get("rates") or {}
-    word = key.split(".")[-1].removesuffix("_rate")
-    if key.startswith("rates.") and word in rates:
-        return f"{rates[word]} of {rates.get('n')} events"
+    """The denominator of a headline card: counts and what they are counted over."""
+    group, _, word = key.partition(".")
+    if key in DISCOUNTED_OVER:
+        rates = summary.get(DISCOUNTED_OVER[key]) or {}
+        return escape(f"over the same {rates.get('n')} events: {rates.get('denominator', '')}".rstrip(": "))
+    rates = summary.get(group) or {}
+    word = word.removesuffix("_rate")
+    if group.startswith("rates") and word in rates:
+        return escape(f"{rates[word]} of {rates.get('n')} {rates.get('denominator', 'events')}")
+    if group == "tempo":
+        return f"of {(summary.get('tempo') or {}).get('n')} clips with a tempo target"
+    if key.startswith("duration_compliance"):
+        return f"of {(summary.get('counts') or {}).get('clips')} clips"
     return ""
 
 
@@ -123,10 +137,11 @@ def _controls_table(controls: dict[str, Any]) -> str:
 
 
 def _compare_section(comp: Comparison) -> str:
-    from timingbench.compare.core import metric_info
+    from timingbench.compare.core import HEADLINE_METRIC, metric_info
     from timingbench.compare.report import OUTCOME_RATES, format_estimate, mixed_note
 
-    keys = [*OUTCOME_RATES, "on_time_rate_discounted", "on_time_rate_low_p_chance", "error_median_s",
+    keys = ["on_time_rate_judged", "none_rate_judged", "on_time_rate_discounted_judged",
+            *OUTCOME_RATES, "on_time_rate_discounted", "on_time_rate_low_p_chance", "error_median_s",
             f"tempo_within_{comp.settings.tempo_tolerance_pct:g}pct", "duration_ok_rate", "timbre_match_rate"]
     head = "<tr><th>metric</th>" + "".join(f"<th>{escape(n)}</th>" for n in comp.names) + "</tr>"
     body = ""
@@ -134,8 +149,9 @@ def _compare_section(comp: Comparison) -> str:
         body += f"<tr><th>{escape(metric_info(k).label)}</th>" + "".join(
             f'<td class="num">{escape(format_estimate(k, comp.estimates[n].get(k)))}</td>'
             for n in comp.names) + "</tr>"
-    rank = comp.ranks.get("on_time_rate", {})
-    body += "<tr><th>on-time rank</th>" + "".join(f"<td class='num'>{rank.get(n, '-')}</td>" for n in comp.names)
+    rank = comp.ranks.get(HEADLINE_METRIC, {})
+    body += "<tr><th>rank (on time, identity verified)</th>" + "".join(
+        f"<td class='num'>{rank.get(n, '-')}</td>" for n in comp.names)
     body += "</tr>"
     prow = "".join(
         f'<tr class="{"resolved" if p.resolved else "unresolved"}"><td>{escape(metric_info(p.metric).label)}</td>'
@@ -197,8 +213,11 @@ def index_html(*, title: str, system: str, results: str, summary: dict[str, Any]
         + " · ".join(f'<a href="#{n}">{n}</a>' for n in nav) + "</nav></header><main>"
         f'<section id="overview"><h2>Overview</h2><div class="cards" id="headline">{cards}</div>'
         + (f'<h3>Tempo ladder</h3><div class="cards" id="ladder">{ladder}</div>' if ov.ladder else "")
-        + f'<p class="hint">Big numbers are <code>summary.json</code>\'s rates over events; beside each, the '
-        "same metric macro-averaged over prompts with its bootstrap interval.</p>"
+        + f'<p class="hint">Big numbers are <code>summary.json</code>\'s rates over events, each with the '
+        "events it counts. The first is over identity-verified events: events of the families whose "
+        "instrument the family evidence checks, plus whole-mix events; the all-events rates also credit "
+        "exempt families on timing alone. Events of clips that could not be scored count as none. Beside "
+        "each, the same metric macro-averaged over prompts with its bootstrap interval.</p>"
         f'<h3>What these numbers cannot resolve</h3><ul class="unresolved">{unresolved}</ul>'
         f'<h3>Run</h3><table class="prov">{prov}</table>{disc}'
         + (f'<h3>Control adherence</h3><div class="controls" id="controls">{_controls_table(controls)}</div>'

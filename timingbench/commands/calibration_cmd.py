@@ -24,7 +24,7 @@ from timingbench.calibration.groups import (
 from timingbench.calibration.human_floor import format_annotator_confusion, format_human_floor
 from timingbench.calibration.sweep import format_sweep, run_sweep
 from timingbench.commands.annotations_cmd import human_floor_from_args
-from timingbench.commands.executor_options import add_executor_options, executor_from_args
+from timingbench.commands.executor_options import add_executor_options, executor_from_args, resolve_jobs
 from timingbench.commands.score_cmd import add_scoring_options, options_from, progress_bar
 from timingbench.config import Config, load_config
 from timingbench.executors import Executor
@@ -82,6 +82,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
 
 def _corpus(args: argparse.Namespace) -> tuple[Corpus, Config]:
     cfg = load_config(args.config)
+    resolve_jobs(args, cfg)
     args.executor_obj = executor_from_args(args)
     ann = load_annotations(args.annotations)
     for e in ann.errors:

@@ -12,11 +12,11 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
 from pathlib import Path
 from typing import Any, cast
 
+from timingbench.commands.executor_options import add_jobs_option, resolve_jobs
 from timingbench.config import load_config
 from timingbench.errors import ParameterError
 from timingbench.render.corpus import CORPORA, ClipSpec, ProgressBar, render_specs
@@ -53,8 +53,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
                    help="render every clip at each gain of render.gain_variants_db (0, -12, -20 dB)")
     p.add_argument("--split", choices=("dev", "validation"), default="dev",
                    help="split written into the truth rows (with --recipe)")
-    p.add_argument("--jobs", type=int, default=os.cpu_count() or 1,
-                   help="worker processes (default: all cores)")
+    add_jobs_option(p)
     p.add_argument("--stems", action="store_true", help="also write one WAV per instrument part")
     p.add_argument("--controls", action="store_true",
                    help="write each clip's exact time-varying controls (beats, downbeats, level curve, "
@@ -86,6 +85,7 @@ def _parse_params(items: list[str]) -> dict[str, Any]:
 
 def run_render(args: argparse.Namespace) -> int:
     """Render what ``args`` asks for; prints the rendering rate (clips/s)."""
+    resolve_jobs(args, load_config())
     if args.corpus == "real":
         return _run_real(args)
     if args.sources is not None:

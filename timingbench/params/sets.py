@@ -43,6 +43,7 @@ from timingbench.params.tools import (
     CalibrationParams,
     CompareParams,
     LabelParams,
+    RuntimeParams,
 )
 
 
@@ -75,6 +76,7 @@ class ParamSet:
     percussion: PercussionParams
     prompts: PromptsParams
     render: RenderParams
+    runtime: RuntimeParams
     search: SearchParams
     semantic: SemanticParams
     separation: SeparationParams

@@ -139,8 +139,8 @@ def recorded_path(results: ResultsFolder, key: str) -> Path | None:
     """
     s = results.summary or {}
     if key == "prompts":
-        obj = s.get("prompts") if isinstance(s.get("prompts"), dict) else {}
-        recorded, relative = obj.get("path"), obj.get("path_relative")
+        obj = s.get("prompts")
+        recorded, relative = (obj.get("path"), obj.get("path_relative")) if isinstance(obj, dict) else (None, None)
     else:
         recorded, relative = s.get(key), s.get(f"{key}_relative")
     cands = []

@@ -104,6 +104,19 @@ def is_identity_verified(family: str, exempt: Mapping[str, str]) -> bool:
     return family == MIX_FAMILY or family not in exempt
 
 
+def row_identity_verified(row: Mapping[str, Any], summary: Mapping[str, Any] | None) -> bool:
+    """Whether an ``events.jsonl`` row counts among the identity-verified events.
+
+    The row's own ``identity_verified`` when the scorer wrote it, else read from the
+    summary's ``family_evidence.exempt_families`` (folders of older scorers).
+    """
+    if isinstance(row.get("identity_verified"), bool):
+        return bool(row["identity_verified"])
+    fe = (summary or {}).get("family_evidence")
+    exempt = fe.get("exempt_families") if isinstance(fe, dict) else None
+    return is_identity_verified(str(row.get("family")), exempt if isinstance(exempt, dict) else {})
+
+
 def build_summary(
     events: list[dict[str, Any]], clips: list[dict[str, Any]], *, config: Config, opts: Any,
     unmatched: list[str], missing: list[str], prompt_errors: list[str],

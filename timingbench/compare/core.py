@@ -45,7 +45,7 @@ from timingbench.config import Config
 from timingbench.controls.report import METRICS as CONTROL_METRICS
 from timingbench.errors import ParameterError, TimingbenchError
 from timingbench.prompts import EVENT_FAMILIES, EVENT_KINDS
-from timingbench.summary import is_identity_verified
+from timingbench.summary import row_identity_verified
 
 #: The metric systems are ranked on first: the on-time rate over identity-verified events.
 HEADLINE_METRIC = "on_time_rate_judged"
@@ -176,19 +176,6 @@ def _tempo_key(pct: float) -> str:
     return f"tempo_within_{pct:g}pct"
 
 
-def identity_verified(row: dict[str, Any], summary: dict[str, Any]) -> bool:
-    """Whether an event row counts among the identity-verified events.
-
-    The row's own ``identity_verified`` when the scorer wrote it, else read from the
-    summary's ``family_evidence.exempt_families`` (folders of older scorers).
-    """
-    if isinstance(row.get("identity_verified"), bool):
-        return bool(row["identity_verified"])
-    fe = summary.get("family_evidence")
-    exempt = fe.get("exempt_families") if isinstance(fe, dict) else None
-    return is_identity_verified(str(row["family"]), exempt if isinstance(exempt, dict) else {})
-
-
 def system_series(
     system: SystemResults, *, index: dict[str, int], settings: CompareSettings
 ) -> dict[str, Series]:
@@ -231,7 +218,7 @@ def system_series(
                                                     n_prompts=n)
 
     everything = np.ones(len(ev), dtype=bool)
-    judged = np.array([identity_verified(e, system.summary) for e in ev], dtype=bool)
+    judged = np.array([row_identity_verified(e, system.summary) for e in ev], dtype=bool)
     rates(everything, "")
     rates(judged, "_judged")
     has_p = np.isfinite(pch)

@@ -15,6 +15,7 @@ from __future__ import annotations
 import shutil
 import subprocess
 import time
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +23,7 @@ from timingbench.errors import TimingbenchError
 from timingbench.explain.event import RunInputs, clip_inputs, resolve_run
 from timingbench.explain.results import ResultsFolder
 from timingbench.report.pages import ClipJob, page_name
+from timingbench.summary import row_identity_verified
 
 AUDIO_MODES = ("none", "copy", "mp3")
 #: zlib level of the report's PNGs: writing speed over file size (a 2,000-clip report writes
@@ -89,7 +91,7 @@ def _event_view(x: Any, row: dict[str, Any]) -> dict[str, Any]:
         "window": [x.window[0], x.window[1]], "outcome": row.get("outcome"),
         "detected_s": row.get("detected_s"),
         "nearest_s": None if chosen is None or row.get("detected_s") is not None else chosen.candidate.time_s,
-        "candidates": [c.candidate.time_s for c in x.candidates],
+        "candidates": [c.candidate.time_s for c in x.candidates], "exempt": row.get("_exempt", False),
     }
 
 
@@ -98,7 +100,7 @@ def _row_view(row: dict[str, Any]) -> dict[str, Any]:
     return {"event_id": row.get("event_id"), "kind": row.get("kind"), "family": row.get("family"),
             "target": None, "instructed_s": row.get("instructed_s"), "tolerance_s": row.get("tolerance_s"),
             "window": None, "outcome": row.get("outcome"), "detected_s": row.get("detected_s"),
-            "nearest_s": None, "candidates": []}
+            "nearest_s": None, "candidates": [], "exempt": row.get("_exempt", False)}
 
 
 def missing_audio(folder: ResultsFolder, clips: list[str], resolve: dict[str, Any]) -> list[str]:
@@ -148,6 +150,8 @@ def write_clip_page(job: ClipJob) -> dict[str, Any]:
     t0 = time.perf_counter()
     out = Path(job.out)
     stem = page_name(job.page)
+    rows = [{**r, "_exempt": not row_identity_verified(r, job.summary)} for r in job.rows]
+    job = replace(job, rows=rows)
     folder = ResultsFolder(Path(job.results), job.rows, {job.clip: job.clip_row} if job.clip_row else {},
                            job.summary)
     views: list[dict[str, Any]] = []

@@ -21,6 +21,31 @@ if TYPE_CHECKING:
 
 OUTCOME_WORDS = {"on_time": "on time", "off_time": "off time", "none": "none"}
 
+#: The marks a clip page draws over its log-mel: (CSS classes, as ``clip.js`` sets them, legend
+#: text). The legend draws each with the same classes, so its colours are the ones drawn.
+SPEC_MARKS = (
+    ("instructed", "instructed time"),
+    ("tolerance", "tolerance"),
+    ("window", "search window"),
+    ("candidate", "the detector's candidates"),
+    ("detected on_time", "on-time detection"),
+    ("detected off_time", "off-time detection"),
+    ("nearest", "nearest rejected candidate"),
+)
+
+
+def spec_legend() -> str:
+    """The legend of a clip page's log-mel overlay: one swatch per :data:`SPEC_MARKS` entry."""
+    keys = "".join(f'<span class="key" data-mark="{cls}"><span class="swatch"><i class="mark {cls}"></i></span>'
+                   f"{escape(text)}</span>" for cls, text in SPEC_MARKS)
+    return f'<div class="legend hint" id="legend">{keys}<span class="key">click the image to move the audio there'\
+           "</span></div>"
+
+
+def fmt_bpm(x: Any) -> str:
+    """A tempo in BPM to the 0.1 BPM the estimator resolves ('-' when absent)."""
+    return "-" if not isinstance(x, int | float) or isinstance(x, bool) else f"{float(x):.1f}"
+
 
 def inline_json(data: Any, element_id: str) -> str:
     """A ``<script type="application/json">`` element holding ``data`` (safe inside HTML)."""
@@ -273,12 +298,21 @@ def clip_page_html(*, job: ClipJob, views: list[dict[str, Any]], texts: dict[str
     c = job.clip_row
     facts = []
     if c:
-        facts.append(f"duration {c.get('duration_s')} s ({'ok' if c.get('duration_ok') else 'not ok'})")
+        dur = c.get("duration_s")
+        facts.append(("duration -" if dur is None else f"duration {float(dur):.2f} s")
+                     + f" ({'ok' if c.get('duration_ok') else 'not ok'})")
+        if c.get("silent"):
+            facts.append("silent audio: nothing delivered")
         t = c.get("tempo")
         if t:
-            facts.append(f"tempo {t.get('estimate_bpm')} BPM for {t.get('target_bpm')} (within "
-                         + ", ".join(f"±{k} %: {v}" for k, v in (t.get("within_pct") or {}).items()) + ")")
-        facts.append(f"separation {c.get('separation', '-')}, family evidence {c.get('family_evidence', '-')}")
+            est = t.get("estimate_bpm")
+            facts.append((f"tempo {fmt_bpm(est)} BPM" if est is not None
+                          else f"no tempo estimate ({t.get('reason') or 'no pulse'})")
+                         + f" for {fmt_bpm(t.get('target_bpm'))} BPM (within "
+                         + ", ".join(f"±{k} %: {'yes' if v else 'no'}" for k, v in (t.get("within_pct") or {}).items())
+                         + ")")
+        facts.append(f"separation {c.get('separation') or '-'}, family evidence "
+                     f"{c.get('family_evidence') or 'not consulted'}")
     by_id = {str(r["event_id"]): r for r in job.rows}
     other_by = [(name, {str(r["event_id"]): r for r in rows}) for name, rows in job.others]
     events_html = []
@@ -292,24 +326,27 @@ def clip_page_html(*, job: ClipJob, views: list[dict[str, Any]], texts: dict[str
             f'<section class="event" id="ev-{escape(eid)}"><h3><span class="dot {escape(str(v["outcome"]))}"></span>'
             f'{escape(eid)} · {escape(str(v["kind"]))}/{escape(str(v["family"]))}'
             + (f" ({escape(str(v['target']))})" if v.get("target") else "")
-            + f" · instructed {v['instructed_s']} s ±{v['tolerance_s']}</h3>"
+            + f" · instructed {v['instructed_s']} s ±{v['tolerance_s']} s"
+            + (' <span class="badge exempt">identity not verified</span>' if v.get("exempt") else "") + "</h3>"
             f'<table class="verdicts">{verdicts}</table>'
             + (f'<p class="warn">{escape(event_errors[eid])}</p>' if eid in event_errors else "")
             + (f'<h4>Gate table</h4><pre class="gates">{escape(gate)}</pre>' if gate else "")
             + (f'<h4>Explain plot</h4><img class="explain" loading="lazy" src="{escape(plots[eid])}" '
                f'alt="explain plot of {escape(eid)}">' if eid in plots else "")
             + "</section>")
-    player = (f'<audio id="audio" controls preload="metadata" src="{escape(audio_rel)}"></audio>' if audio_rel
-              else '<p class="hint" id="no-audio">Audio not included (write the report with --audio copy or '
-                   "--audio mp3).</p>")
+    if audio_rel:
+        player = f'<audio id="audio" controls preload="metadata" src="{escape(audio_rel)}"></audio>'
+    elif job.audio == "none":
+        player = '<p class="hint" id="no-audio">Audio not included (report written with --audio none).</p>'
+    else:
+        player = ('<p class="warn" id="no-audio">Audio not included: '
+                  + escape(error or "the clip's audio could not be read") + "</p>")
     figure = ""
     if spec is not None:
         figure = ('<div id="spec-wrap" title="click to move the audio here">'
                   f'<img id="spec" src="{escape(spec["src"])}" '
                   f'alt="log-mel spectrogram"><div id="overlay"></div><div id="cursor"></div></div>'
-                  '<div id="axis"></div><p class="hint legend">Dashed white: instructed time; pale band: '
-                  "tolerance; blue: search window; green: detection; amber: nearest rejected candidate; "
-                  "short ticks: the detector's candidates. Click the image to move the audio there.</p>")
+                  f'<div id="axis"></div>{spec_legend()}')
     controls = c.get("controls") if c else None
     body = (
         f'<header><h1>{escape(job.clip)}</h1><nav>{nav}</nav>'
@@ -317,6 +354,8 @@ def clip_page_html(*, job: ClipJob, views: list[dict[str, Any]], texts: dict[str
         + f'<p class="where">{escape(" · ".join(facts))}</p></header><main>'
         + (f'<p class="warn" id="clip-error">Not re-derived: {escape(error)}</p>' if error else "")
         + figure + player
+        + ("" if views else '<p class="hint" id="no-events">The prompt instructs no timed event: this clip is '
+                            "scored on its duration, tempo and controls (above).</p>")
         + (f'<h3>Controls</h3><div class="controls">{_generic(controls)}</div>' if controls is not None else "")
         + "".join(events_html) + "</main>"
         + inline_json({"spec": spec, "events": views}, "tb-clip"))

@@ -1,4 +1,4 @@
-"""Tests of `timingbench compare` on synthetic results folders in the SPEC §3 format."""
+"""Tests of `timingbench compare` on synthetic results folders in the formats §3 format."""
 
 from __future__ import annotations
 

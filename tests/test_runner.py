@@ -1,4 +1,4 @@
-"""Tests of `timingbench score`: outputs per SPEC section 3, bad input, determinism, resume."""
+"""Tests of `timingbench score`: outputs per formats §3, bad input, determinism, resume."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The prompt-set schema (SPEC section 1) and clip <-> prompt matching (SPEC section 2).
+"""The prompt-set schema (formats §1) and clip <-> prompt matching (formats §2).
 
 A prompt file is JSONL, one prompt per line. :func:`load_prompts` validates every row and
 returns the valid prompts together with one :class:`PromptError` per invalid row, so one
@@ -278,7 +278,7 @@ class ClipRef:
 
 @dataclass
 class ClipMatch:
-    """The result of matching a clips folder to a prompt set (SPEC section 2)."""
+    """The result of matching a clips folder to a prompt set (formats §2)."""
 
     clips: list[ClipRef]
     unmatched: list[str]

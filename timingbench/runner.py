@@ -1,4 +1,4 @@
-"""Score a folder of clips against a prompt set (SPEC section 3).
+"""Score a folder of clips against a prompt set (formats §3).
 
 Each clip is scored on its own (decode -> feature bank -> detectors -> gates -> scoring)
 and its rows are written atomically to ``RESULTS_DIR/.parts/<clip>.json`` as soon as it is
@@ -447,7 +447,7 @@ def score_folder(
     clips_dir : str or Path
         Folder of clips named ``<prompt_id>[__<k>].<ext>``.
     prompts_path : str or Path
-        Prompt set (JSONL, SPEC section 1).
+        Prompt set (JSONL, formats §1).
     out_dir : str or Path
         Results folder (created; finished clips found there are not scored again).
     config : Config

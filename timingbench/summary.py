@@ -13,7 +13,7 @@ from timingbench.config import Config
 from timingbench.controls.report import format_controls, summarise_controls
 from timingbench.version import __version__
 
-#: Version of the results format (SPEC section 3). 2: ``events.jsonl`` rows carry ``evidence``
+#: Version of the results format (formats §3). 2: ``events.jsonl`` rows carry ``evidence``
 #: (gate name -> the statistics that gate thresholded); additive, version 1 readers ignore it.
 #: 3: that object is named ``gate_stats``; ``clips.jsonl`` rows carry ``controls``
 #: (time-varying control adherence, null without controls) and ``summary.json`` a

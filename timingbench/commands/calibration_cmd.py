@@ -1,4 +1,4 @@
-"""``timingbench sweep | floors | confusion | gain-check`` (SPEC section 6) and ``timingbench calibrate evidence``."""
+"""``timingbench sweep | floors | confusion | gain-check`` (formats §6) and ``timingbench calibrate evidence``."""
 
 from __future__ import annotations
 
@@ -33,7 +33,7 @@ from timingbench.prompts import load_prompts
 
 
 def _common(p: argparse.ArgumentParser, *, out_required: bool) -> None:
-    p.add_argument("--annotations", required=True, help="annotation JSONL (SPEC section 5)")
+    p.add_argument("--annotations", required=True, help="annotation JSONL (formats §5)")
     p.add_argument("--clips", required=True, help="folder of the annotated clips")
     p.add_argument("--prompts", default=None,
                    help="prompt set (default: prompts.jsonl beside the clips or annotations)")

@@ -217,7 +217,7 @@ def resolve_inputs(
     ----------
     results : ResultsFolder
     clip : str
-        Clip file name (SPEC section 2).
+        Clip file name (formats §2).
     prompt_id : str
         The clip's prompt id (from its event row).
     clips_dir, prompts_path, config_path : str or Path, optional

@@ -1,4 +1,4 @@
-"""Read a ``timingbench score`` results folder back (SPEC section 3).
+"""Read a ``timingbench score`` results folder back (formats §3).
 
 ``events.jsonl`` is required; ``clips.jsonl`` and ``summary.json`` are read when present
 (the summary records the prompt file, the clips folder, the configuration and the

@@ -259,8 +259,8 @@ class RuntimeParams(Params):
     ----------
     default_jobs_max : int
         --jobs defaults to the cores available to the process, at most 4: past 4 processes the
-        per-clip memory (feature bank, stems) grows faster than the time saved on a laptop;
-        results are identical for any value (convention)
+        per-clip memory (feature bank, stems) grows faster than the time saved on a laptop; results
+        are identical for any value (convention)
     """
 
     SECTION = "runtime"

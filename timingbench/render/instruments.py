@@ -1,6 +1,6 @@
 """The reference renderer's instrument catalogue and musical styles.
 
-Every instrument is a General MIDI program (0-based) with the SPEC section 1 family it
+Every instrument is a General MIDI program (0-based) with the formats §1 family it
 belongs to, the musical role its part plays in an arrangement, its register and its
 onset character. These are musical choices of the renderer, not detector thresholds.
 A style lists the instruments an arrangement in that style draws from and its tempo range.
@@ -28,7 +28,7 @@ class InstrumentSpec:
     target : str
         How a prompt names it (``"electric guitar"``).
     family : str
-        SPEC section 1 event family.
+        formats §1 event family.
     program : int
         General MIDI program, 0-based (the drum-kit program when ``is_drum``).
     is_drum : bool
@@ -242,7 +242,7 @@ def styles_with_family(family: str) -> list[str]:
     Raises
     ------
     ParameterError
-        If ``family`` is not an instrument family of SPEC section 1.
+        If ``family`` is not an instrument family of formats §1.
     """
     if family not in EVENT_FAMILIES or family == "mix":
         raise ParameterError(

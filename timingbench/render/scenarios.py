@@ -46,7 +46,7 @@ from timingbench.render.instruments import (
 from timingbench.render.synth import GainOp
 from timingbench.render.truth_rules import TruthRule
 
-#: Families an instrument event can target (SPEC section 1 without ``mix``).
+#: Families an instrument event can target (formats §1 without ``mix``).
 INSTRUMENT_FAMILIES = ("percussion", "bass", "guitar", "piano", "vocals", "strings", "brass",
                        "woodwinds", "keys", "plucked", "synth")
 #: The longest instructed duration a prompt asks for (paper Sec. III-A).

@@ -184,3 +184,39 @@ def test_results_are_ordinary_files(bad_folder: Path) -> None:
     os.umask(mask)
     for f in ("events.jsonl", "clips.jsonl", "summary.json"):
         assert (out / f).stat().st_mode & 0o777 == 0o666 & ~mask
+
+
+def test_a_folder_of_bad_clips_counts_every_submitted_clip(tmp_path: Path,
+                                                           capsys: pytest.CaptureFixture[str]) -> None:
+    """The issue's bad-input folder: zero-byte, text-as-mp3, 0.2 s, silent, 96 kHz 6-channel, an
+    unmatched name and malformed prompt lines. Every submitted clip's events are counted."""
+    clips = tmp_path / "clips"
+    clips.mkdir()
+    x = _music()
+    (clips / "zero.wav").write_bytes(b"")
+    (clips / "text.mp3").write_text("not an mp3\n" * 40)
+    sf.write(clips / "short.wav", x[: int(0.2 * SR)], SR, subtype="PCM_16")
+    sf.write(clips / "silent.wav", np.zeros(12 * SR, np.float32), SR, subtype="PCM_16")
+    sf.write(clips / "wide.wav", np.tile(_music(sr=96000)[:, None], (1, 6)), 96000, subtype="PCM_24")
+    sf.write(clips / "nobody-asked.wav", x, SR, subtype="PCM_16")
+    ids = ["zero", "text", "short", "silent", "wide"]
+    prompts = _write_prompts(tmp_path / "p.jsonl", [*(_prompt(i) for i in ids), "{not json", '{"id": "x"}'])
+    out = tmp_path / "out"
+    rc = main(["score", str(clips), "--prompts", str(prompts), "--out", str(out), "--jobs", "1",
+               "--separation", "dsp", "--family-evidence", "none", "--no-chance", "--cache", str(tmp_path / "c")])
+    assert rc == 0
+    cap = capsys.readouterr()
+    assert "1 files match no prompt id" in cap.err and "nobody-asked.wav" in cap.err
+    assert cap.err.count("prompt rejected:") == 2
+    summary = json.loads((out / "summary.json").read_text())
+    events = [json.loads(x) for x in (out / "events.jsonl").read_text().splitlines()]
+    # every submitted (matched) clip's event is a row of every rate's denominator
+    assert sorted(e["clip"] for e in events) == sorted(f"{i}.{'mp3' if i == 'text' else 'wav'}" for i in ids)
+    assert summary["rates"]["n"] == summary["rates_identity_verified"]["n"] == 5
+    assert {e["clip"] for e in summary["errors"]} == {"zero.wav", "text.mp3"}
+    assert summary["counts"]["error_events"] == 2 and summary["rates_excluding_errors"]["n"] == 3
+    silent = next(e for e in events if e["clip"] == "silent.wav")
+    assert silent["outcome"] == "none" and silent["error"] is None
+    assert summary["duration_compliance"] <= summary["duration_compliance_excluding_errors"]
+    assert summary["unmatched"] == ["nobody-asked.wav"] and len(summary["prompts"]["rejected"]) == 2
+    assert "excluding the 2 clips with an error" in cap.out

@@ -280,11 +280,13 @@ def format_table(summary: dict[str, Any]) -> str:
         lines.append(f"  the {c['error_events']} events of clips with an error count as none in every rate but the "
                      "last headline row")
     lines.append("")
+    disc = [(f"p_chance-discounted on-time rate, all events (n={summary['rates']['n']})",
+             summary["p_chance_discounted_on_time_rate"])]
     if ver:
-        lines.append(f"p_chance-discounted on-time rate, identity verified (n={ver['n']})  "
-                     f"{_pct(summary.get('p_chance_discounted_on_time_rate_identity_verified'))}")
-    lines.append(f"p_chance-discounted on-time rate, all events (n={summary['rates']['n']})  "
-                 f"{_pct(summary['p_chance_discounted_on_time_rate'])}")
+        disc.insert(0, (f"p_chance-discounted on-time rate, identity verified (n={ver['n']})",
+                        summary.get("p_chance_discounted_on_time_rate_identity_verified")))
+    dw = max(len(label) for label, _ in disc) + 2
+    lines += [f"{label:<{dw}}{_pct(value)}" for label, value in disc]
     t = summary["tempo"]
     if t["n"]:
         lad = "  ".join(f"±{k}% {_pct(v)}" for k, v in t["ladder"].items())

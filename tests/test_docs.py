@@ -163,7 +163,7 @@ def test_formats_sections_cited_exist() -> None:
     headings = {int(m) for m in re.findall(r"^## §(\d+) ", (DOCS / "formats.md").read_text(encoding="utf-8"), re.M)}
     cited = set()
     for f in CITING:
-        cited |= {int(m) for m in re.findall(r"formats §(\d+)", f.read_text(encoding="utf-8"))}
+        cited |= {int(m) for m in re.findall(r"formats(?:\.md)? §(\d+)", f.read_text(encoding="utf-8"))}
     assert cited and cited <= headings, sorted(cited - headings)
 
 

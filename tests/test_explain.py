@@ -340,3 +340,17 @@ def test_explain_and_report_work_from_any_folder_after_results_and_clips_move_to
     assert [c for c, _ in r.not_derived] == ["cut.wav", "drums.wav"]
     r = build_report(moved / "results", tmp_path / "report4", config=load_config(), audio="none")
     assert r.pages == 2
+
+
+def test_the_plot_title_says_when_an_events_identity_is_not_verified(scored: dict[str, Path]) -> None:
+    from timingbench.explain.event import explain_event
+    from timingbench.explain.plot import identity_verified, title_of
+    from timingbench.explain.results import load_results
+
+    res = load_results(scored["results"])
+    # scored with --family-evidence none: no instrument is identified, a whole-mix event needs none
+    drums = explain_event(res, "drums.wav", "drums/e1", overrides={"cache_dir": str(scored["cache"])})
+    cut = explain_event(res, "cut.wav", "cut/e1", overrides={"cache_dir": str(scored["cache"])})
+    assert drums.row["identity_verified"] is False and not identity_verified(drums)
+    assert title_of(drums).endswith("[identity not verified: timing only]")
+    assert identity_verified(cut) and "identity not verified" not in title_of(cut)

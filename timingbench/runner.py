@@ -37,7 +37,7 @@ from timingbench.prompts import (
 )
 from timingbench.runlock import RunLock
 from timingbench.scoring import detector_name, event_tolerance, needs_family_evidence, score_event
-from timingbench.summary import RESULTS_FORMAT
+from timingbench.summary import RESULTS_FORMAT, identity_exempt_families, is_identity_verified
 from timingbench.version import __version__
 
 if TYPE_CHECKING:
@@ -143,6 +143,7 @@ def score_bank(
     """
     rows: list[dict[str, Any]] = []
     timbre: list[dict[str, Any]] = []
+    exempt = unverified_families(config, opts, evidence_info)
     for i, ev in enumerate(prompt.events):
         verdict, p_chance = score_event(
             bank, prompt, i, config, family_evidence=family_evidence,
@@ -157,6 +158,7 @@ def score_bank(
             "detector": detector_name(ev), "p_chance": _r(p_chance),
             "floor_s": floor_of(ev.family, config),
             "gate_stats": gate_stats(verdict.gates, verdict.stats), "error": None,
+            "identity_verified": is_identity_verified(ev.family, exempt),
         })
         if ev.kind == "instrument_entry" and (ev.family in TONAL_FAMILIES or (
                 ev.family in STEM_FAMILIES and (evidence_info or {}).get("backend") == "trained")):
@@ -265,7 +267,16 @@ def score_decoded(clip: Clip, ref: ClipRef, prompt: Prompt, config: Config, opts
     return {"events": events, "clip": clip_row, "notes": notes, "family_evidence": info}
 
 
-def undelivered_rows(ref: ClipRef, prompt: Prompt, config: Config, *, error: str | None) -> list[dict[str, Any]]:
+def unverified_families(config: Config, opts: ScoreOptions, evidence_info: dict[str, Any] | None) -> dict[str, str]:
+    """Families whose identity is not verified on one clip: the run's exempt families
+    (:func:`timingbench.summary.identity_exempt_families`) and those its backend could not judge."""
+    exempt = identity_exempt_families(config, opts.family_evidence)
+    exempt.update((evidence_info or {}).get("exempt") or {})
+    return exempt
+
+
+def undelivered_rows(ref: ClipRef, prompt: Prompt, config: Config, opts: ScoreOptions, *,
+                     error: str | None) -> list[dict[str, Any]]:
     """``events.jsonl`` rows of a clip in which nothing was delivered: every event ``none``.
 
     Used for a clip that could not be scored (``error`` set: the row's reason) and for
@@ -278,6 +289,8 @@ def undelivered_rows(ref: ClipRef, prompt: Prompt, config: Config, *, error: str
     prompt : Prompt
     config : Config
         Reads the tolerances and floors.
+    opts : ScoreOptions
+        The family-evidence backend decides ``identity_verified``.
     error : str or None
         Why the clip could not be scored.
 
@@ -286,12 +299,14 @@ def undelivered_rows(ref: ClipRef, prompt: Prompt, config: Config, *, error: str
     rows : list of dict
         One row per instructed event, with every key of a scored row.
     """
+    exempt = unverified_families(config, opts, None)
     return [{
         "clip": ref.clip, "prompt_id": prompt.id, "sample": ref.sample, "event_id": ev.id,
         "kind": ev.kind, "family": ev.family, "instructed_s": _r(ev.time_s),
         "tolerance_s": _r(event_tolerance(ev, config)), "outcome": "none", "detected_s": None, "error_s": None,
         "gates": {}, "rejected_by": None, "detector": detector_name(ev),
         "p_chance": None, "floor_s": floor_of(ev.family, config), "gate_stats": {}, "error": error,
+        "identity_verified": is_identity_verified(ev.family, exempt),
     } for ev in prompt.events]
 
 
@@ -335,7 +350,7 @@ def score_silent(clip: Clip, ref: ClipRef, prompt: Prompt, config: Config, opts:
         bank = compute_bank(clip, config, separation="none")
         row["controls"] = score_controls(bank, prompt.controls, config, span_s=prompt.duration_s, key=ref.clip,
                                          instructed_bpm=prompt.tempo_bpm, with_chance=opts.chance)
-    return {"events": undelivered_rows(ref, prompt, config, error=None), "clip": row,
+    return {"events": undelivered_rows(ref, prompt, config, opts, error=None), "clip": row,
             "notes": [], "family_evidence": {}}
 
 
@@ -348,8 +363,8 @@ def error_part(ref: ClipRef, prompt: Prompt, config: Config, opts: ScoreOptions,
     """
     row = clip_row(ref, prompt, error=msg, duration_ok=False,
                    tempo=undelivered_tempo(prompt, config, reason="error"))
-    return {"key": part_key(ref, prompt, config, opts), "events": undelivered_rows(ref, prompt, config, error=msg),
-            "clip": row, "notes": [], "family_evidence": {}}
+    return {"key": part_key(ref, prompt, config, opts), "clip": row, "notes": [], "family_evidence": {},
+            "events": undelivered_rows(ref, prompt, config, opts, error=msg)}
 
 
 def score_refs(
@@ -397,10 +412,8 @@ def assemble(
     out_dir : str or Path, optional
         The results folder: the summary records the clips folder relative to it.
 
-    Each event row gains ``identity_verified`` (its family is judged, or it is a whole-mix
-    event), read from the summary's family lists.
     """
-    from timingbench.summary import build_summary, is_identity_verified
+    from timingbench.summary import build_summary
 
     events = [row for p in parts for row in p["events"]]
     clips = [p["clip"] for p in parts]
@@ -409,8 +422,6 @@ def assemble(
         prompt_errors=[str(e) for e in prompt_set.errors], parts=list(parts), prompts_path=prompts_path,
         clips_dir=clips_dir, out_dir=out_dir,
     )
-    exempt = summary["family_evidence"]["exempt_families"]
-    events = [{**r, "identity_verified": is_identity_verified(r["family"], exempt)} for r in events]
     return events, clips, summary
 
 

@@ -146,7 +146,8 @@ def build_summary(
     for r in events:
         by_kind[r["kind"]].append(r)
         by_family[r["family"]].append(r)
-    verified = [r for r in events if is_identity_verified(r["family"], exempt)]
+    ctx = {"family_evidence": {"exempt_families": exempt}}
+    verified = [r for r in events if row_identity_verified(r, ctx)]
     scored = [c for c in clips if c.get("error") is None]
     no_errors = [r for r in events if r.get("error") is None]
     chance = bool(getattr(opts, "chance", False))
@@ -162,9 +163,8 @@ def build_summary(
     ev_backends = Counter(c.get("family_evidence") for c in scored if c.get("family_evidence"))
     unverified: dict[str, list[dict[str, Any]]] = defaultdict(list)
     for r in events:
-        if not is_identity_verified(r["family"], exempt):
+        if not row_identity_verified(r, ctx):
             unverified[r["family"]].append(r)
-    present = sorted({r["family"] for r in events})
     abs_clips = None if clips_dir is None else str(Path(clips_dir).resolve())
     rel_clips = rel_prompts = None
     if out_dir is not None:
@@ -221,7 +221,7 @@ def build_summary(
         "separation": {"requested": opts.separation, "used": dict(seps), "notes": notes},
         "family_evidence": {"requested": opts.family_evidence, "used": dict(ev_backends),
                             "exempt_families": dict(sorted(exempt.items())),
-                            "judged_families": [f for f in present if is_identity_verified(f, exempt)]},
+                            "judged_families": sorted({r["family"] for r in verified})},
         "chance_credit": {"enabled": chance, "draws": config.params.chance.draws},
         "disabled_gates": list(opts.disabled_gates),
         "controls": summarise_controls(clips, config=config),

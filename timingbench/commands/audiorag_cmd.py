@@ -1,4 +1,4 @@
-"""``timingbench audiorag score``: judged AudioRAG accuracy over runs (formats §7)."""
+"""``timingbench audiorag score``: judged AudioRAG accuracy over runs (docs/formats.md §7)."""
 
 from __future__ import annotations
 

@@ -33,7 +33,7 @@ from timingbench.prompts import load_prompts
 
 
 def _common(p: argparse.ArgumentParser, *, out_required: bool) -> None:
-    p.add_argument("--annotations", required=True, help="annotation JSONL (formats §5)")
+    p.add_argument("--annotations", required=True, help="annotation JSONL (docs/formats.md §5)")
     p.add_argument("--clips", required=True, help="folder of the annotated clips")
     p.add_argument("--prompts", default=None,
                    help="prompt set (default: prompts.jsonl beside the clips or annotations)")
@@ -54,7 +54,8 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p = sub.add_parser("floors", help="per-family localization floors (JSON + PNG plot)")
     _common(p, out_required=True)
     p.set_defaults(func=run_floors_cmd)
-    p = sub.add_parser("confusion", help="Table II style confusion profile against annotations")
+    p = sub.add_parser("confusion", help="the confusion profile against annotations (TimingBench paper "
+                                         "Table II, docs/references.md)")
     _common(p, out_required=False)
     p.add_argument("--no-chance", action="store_true", help="skip the chance-credit re-scoring")
     p.set_defaults(func=run_confusion_cmd)

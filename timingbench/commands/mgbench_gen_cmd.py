@@ -36,7 +36,7 @@ def register_actions(acts: argparse._SubParsersAction) -> None:  # type: ignore[
     g.add_argument("--config", default=None)
     g.set_defaults(func=run_generate)
 
-    s = acts.add_parser("stats", help="print the composition table (paper Table 1) of generated splits")
+    s = acts.add_parser("stats", help="print the composition table (MGBench paper Table 1) of generated splits")
     s.add_argument("dir", help="a generated split folder, or a folder holding several")
     s.set_defaults(func=run_stats)
 

@@ -32,7 +32,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
         help="render reference clips with exact truth (FluidSynth, or real recordings)",
         description="Render seeded MIDI arrangements with FluidSynth, or lay real recordings over "
                     "real recordings at exact sample offsets (--corpus real), and write clips, "
-                    "prompts.jsonl (formats §1), truth.jsonl (formats §5) and manifest.jsonl.",
+                    "prompts.jsonl (docs/formats.md §1), truth.jsonl (docs/formats.md §5) and manifest.jsonl.",
     )
     what = p.add_mutually_exclusive_group(required=True)
     what.add_argument("--recipe", help=f"recipe name or 'all' ({', '.join(RECIPES)})")

@@ -1,4 +1,4 @@
-"""``timingbench score``: score a folder of clips against a prompt set (formats §3)."""
+"""``timingbench score``: score a folder of clips against a prompt set (docs/formats.md §3)."""
 
 from __future__ import annotations
 
@@ -49,7 +49,7 @@ def options_from(args: argparse.Namespace, *, chance: bool = True) -> ScoreOptio
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     """Add the ``score`` subcommand."""
     p = sub.add_parser("score", help="score a folder of clips against a prompt set",
-                       description="Score every instructed event of every clip (formats §3).")
+                       description="Score every instructed event of every clip (docs/formats.md §3).")
     p.add_argument("clips_dir", help="folder of clips named <prompt_id>[__<k>].<ext>")
     p.add_argument("--prompts", required=True, help="prompt set (JSONL)")
     p.add_argument("--out", required=True, help="results folder")

@@ -1,4 +1,4 @@
-"""``timingbench tag score``: score TAG-Bench answers (formats §7)."""
+"""``timingbench tag score``: score TAG-Bench answers (docs/formats.md §7)."""
 
 from __future__ import annotations
 

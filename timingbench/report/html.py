@@ -92,7 +92,7 @@ def _counts_text(summary: dict[str, Any], key: str) -> str:
     word = word.removesuffix("_rate")
     if group.startswith("rates") and word in rates:
         return escape(f"{rates[word]} of {rates.get('n')} {rates.get('denominator', 'events')}")
-    if group == "tempo":
+    if group == "tempo" or key.startswith("tempo."):
         return f"of {(summary.get('tempo') or {}).get('n')} clips with a tempo target"
     if key.startswith("duration_compliance"):
         return f"of {(summary.get('counts') or {}).get('clips')} clips"
@@ -221,7 +221,7 @@ def index_html(*, title: str, system: str, results: str, summary: dict[str, Any]
         With ``--compare``.
     """
     cards = "".join(_card(h, _counts_text(summary, h.key)) for h in ov.headline)
-    ladder = "".join(_card(h) for h in ov.ladder)
+    ladder = "".join(_card(h, _counts_text(summary, h.key)) for h in ov.ladder)
     unresolved = "".join(f"<li>{escape(n)}</li>" for n in ov.unresolved) or "<li>nothing flagged</li>"
     prov = "".join(f"<tr><th>{escape(k)}</th><td>{escape(v)}</td></tr>" for k, v in ov.provenance)
     disc = "".join(

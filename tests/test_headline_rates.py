@@ -12,11 +12,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from timingbench.audio import Clip
 from timingbench.compare.core import compare_systems, system_estimates
 from timingbench.compare.results import SystemResults
 from timingbench.config import Config
 from timingbench.prompts import ClipRef, parse_prompt
-from timingbench.runner import ScoreOptions, error_part
+from timingbench.runner import ScoreOptions, error_part, score_silent
 from timingbench.summary import build_summary, discounted_on_time, identity_exempt_families, outcome_rates
 
 FAMILIES = ("percussion", "bass", "guitar", "strings", "synth", "mix")
@@ -160,7 +161,8 @@ SCORED = st.tuples(st.sampled_from(FAMILIES), st.sampled_from(OUTCOMES), st.one_
 @given(st.lists(SCORED, min_size=1, max_size=12), st.data())
 def test_no_clip_raises_a_rate_by_failing(config: Config, tmp_path_factory: pytest.TempPathFactory,
                                           spec: list[Any], data: st.DataObject) -> None:
-    """Replace any set of scored clips by clips that could not be scored: no headline rate rises."""
+    """Replace any set of scored clips by clips that could not be scored, or by silence: no headline
+    rate rises, and no rate loses its denominator."""
     tmp = tmp_path_factory.mktemp("fail")
     opts = ScoreOptions(separation="dsp", family_evidence="trained", chance=True)
     parts = []
@@ -175,8 +177,15 @@ def test_no_clip_raises_a_rate_by_failing(config: Config, tmp_path_factory: pyte
                 "timbre_match": None, "error": None, "controls": None}
         parts.append((ref, prompt, {"events": [ev], "clip": clip}))
     failed = data.draw(st.sets(st.integers(0, len(spec) - 1), min_size=1))
-    after = [error_part(ref, prompt, config, opts, "undecodable") if i in failed else part
-             for i, (ref, prompt, part) in enumerate(parts)]
+    how = data.draw(st.sampled_from(["error", "silent"]))
+
+    def fail(ref: ClipRef, prompt: Any) -> dict[str, Any]:
+        if how == "error":
+            return error_part(ref, prompt, config, opts, "undecodable")
+        clip = Clip(ref.path, np.zeros(44100 * 12, np.float32), 44100, 12.0, 44100, 1, "silent")
+        return score_silent(clip, ref, prompt, config, opts)
+
+    after = [fail(ref, prompt) if i in failed else part for i, (ref, prompt, part) in enumerate(parts)]
     before = [p for _, _, p in parts]
 
     def headline(ps: list[dict[str, Any]]) -> dict[str, float | None]:
@@ -197,6 +206,9 @@ def test_no_clip_raises_a_rate_by_failing(config: Config, tmp_path_factory: pyte
                              "tempo_within_3pct", "tempo_octave_equivalent")}}
 
     b, a = headline(before), headline(after)
+    if how == "silent":  # silence is a valid output: its duration is judged as any clip's, and may comply
+        for k in ("duration", "macro duration_ok_rate"):
+            b.pop(k), a.pop(k)
     for k, v in b.items():
         if v is not None and a[k] is not None:
             assert a[k] <= v + 1e-9, (k, v, a[k])

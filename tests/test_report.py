@@ -452,3 +452,15 @@ def test_tempo_only_silent_and_undecodable_clips_get_their_pages(tmp_path: Path,
     by_clip = {row["clip"]: row for row in table["rows"]}
     assert by_clip["tempo.wav"]["no_event"] is True and by_clip["tempo.wav"]["outcome"] is None
     assert by_clip["broken.wav"]["outcome"] == "none" and by_clip["broken.wav"]["clip_error"]
+
+
+def test_the_overview_says_what_clips_that_could_not_be_scored_cost(tmp_path: Path, config: Config) -> None:
+    res = _fake_run(tmp_path)
+    summary = json.loads((res / "summary.json").read_text())
+    summary["counts"] = {**summary.get("counts", {}), "errors": 2, "error_events": 3}
+    summary["rates_excluding_errors"] = {"n": 9, "on_time_rate": 0.5}
+    (res / "summary.json").write_text(json.dumps(summary))
+    build_report(res, tmp_path / "r", config=config, clip_pages=False)
+    html = unescape((tmp_path / "r" / "index.html").read_text())
+    assert ("2 clips could not be scored: their 3 events count as none in every rate above (failing never raises "
+            "a rate); without them the on-time rate over 9 events is 50.0 %.") in html

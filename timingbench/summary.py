@@ -1,4 +1,4 @@
-"""``summary.json`` and the stdout table of a scoring run (docs/scoring.md, "Results")."""
+"""``summary.json`` and the stdout table of a scoring run (formats §3)."""
 
 from __future__ import annotations
 

@@ -161,6 +161,13 @@ def unresolved_notes(run: Run, est: dict[str, Estimate], *, min_prompts: int) ->
     if ex:
         notes.append(f"Identity not verified for {', '.join(sorted(ex))}: these events are timed, but the family "
                      "evidence cannot say whether the named instrument made the change.")
+    c = s.get("counts") or {}
+    if c.get("errors"):
+        ex = s.get("rates_excluding_errors") or {}
+        rate = ex.get("on_time_rate")
+        notes.append(f"{c['errors']} clips could not be scored: their {c.get('error_events', '?')} events count as "
+                     "none in every rate above (failing never raises a rate); without them the on-time rate over "
+                     f"{ex.get('n', '?')} events is " + ("-" if rate is None else f"{100 * rate:.1f} %") + ".")
     if s.get("p_chance_discounted_on_time_rate") is None:
         notes.append("Chance credit was not computed (scored with --no-chance): p_chance is null and the "
                      "p_chance-discounted rate is not available, so on-time credits that busy music would "

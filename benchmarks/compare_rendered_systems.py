@@ -65,7 +65,7 @@ class PromptSlot:
     recipe : str
         Renderer recipe of the on-time delivery (``silence_then_start`` or ``end_cut``).
     kind : str
-        SPEC event kind the recipe's prompt instructs.
+        event kind (formats §1) the recipe's prompt instructs.
     time_s : float
         Instructed time in seconds.
     style : str

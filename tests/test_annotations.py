@@ -1,4 +1,4 @@
-"""Tests of the SPEC section 5 annotation format, importers, exporter and quarantine."""
+"""Tests of the formats §5 annotation format, importers, exporter and quarantine."""
 
 from __future__ import annotations
 

@@ -228,7 +228,7 @@ def test_cli_llm_judge_needs_model(tmp_path, capsys) -> None:
 
 
 def test_cli_llm_judge_model_from_the_server(tmp_path, capsys) -> None:
-    # SPEC section 7: `--judge URL` alone; a server that lists one model names it
+    # formats §7: `--judge URL` alone; a server that lists one model names it
     gt = _release(tmp_path)
     pred = _write(tmp_path / "answers.jsonl", [{"id": 0, "answer": "Dylan"}, {"id": 1, "answer": "Chicago"}])
     out = tmp_path / "out"

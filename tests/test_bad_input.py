@@ -74,7 +74,7 @@ def test_bad_clips_are_named_and_the_rest_is_scored(bad_folder: Path) -> None:
     assert all((out / f).is_file() for f in ("events.jsonl", "clips.jsonl", "summary.json"))
     errors = {e["clip"]: e["error"] for e in res.summary["errors"]}
     reasons = {"zero.wav": "empty file", "random.wav": "corrupt", "text.mp3": "corrupt",
-               "silent.wav": "silent audio", "nan.wav": "2 non-finite samples",
+               "nan.wav": "2 non-finite samples",
                "short.wav": "audio.min_duration_s is 50 ms",
                "low-4k.wav": "sample rate 4000 Hz is below audio.min_sample_rate_hz (8000 Hz)"}
     assert set(errors) == set(reasons)
@@ -82,9 +82,21 @@ def test_bad_clips_are_named_and_the_rest_is_scored(bad_folder: Path) -> None:
         assert str(bad_folder / "clips" / clip) in errors[clip] and reason in errors[clip], errors[clip]
     assert "1764 samples at 44100 Hz = 40.00 ms" in errors["short.wav"]
     scored = {c["clip"] for c in res.clips if c["error"] is None}
-    assert scored == {"good.wav", "odd-8k.wav", "odd-96k.wav", "odd-6ch-u8.wav"}
-    assert {e["clip"] for e in res.events} == scored
+    assert scored == {"good.wav", "odd-8k.wav", "odd-96k.wav", "odd-6ch-u8.wav", "silent.wav"}
+    # every submitted clip's events count: the error clips' as none, with the error named
+    assert {e["clip"] for e in res.events} == {c["clip"] for c in res.clips}
+    for e in res.events:
+        if e["clip"] in errors:
+            assert (e["outcome"], e["rejected_by"], e["error"]) == ("none", None, errors[e["clip"]])
+    assert res.summary["counts"]["error_events"] == len(reasons)
+    assert res.summary["rates"]["n"] == len(res.clips) == 11
+    assert res.summary["rates_excluding_errors"]["n"] == len(scored)
     assert res.summary["unmatched"] == ["stray.wav"]
+    # silence is a valid output in which nothing was delivered: scored, its event none
+    silent = next(c for c in res.clips if c["clip"] == "silent.wav")
+    assert silent["silent"] is True and silent["duration_ok"] is True
+    assert [e["outcome"] for e in res.events if e["clip"] == "silent.wav"] == ["none"]
+    assert all(c["duration_ok"] is False for c in res.clips if c["clip"] in errors)
 
 
 def test_pipeline_errors_name_the_file(bad_folder: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -172,3 +184,39 @@ def test_results_are_ordinary_files(bad_folder: Path) -> None:
     os.umask(mask)
     for f in ("events.jsonl", "clips.jsonl", "summary.json"):
         assert (out / f).stat().st_mode & 0o777 == 0o666 & ~mask
+
+
+def test_a_folder_of_bad_clips_counts_every_submitted_clip(tmp_path: Path,
+                                                           capsys: pytest.CaptureFixture[str]) -> None:
+    """The issue's bad-input folder: zero-byte, text-as-mp3, 0.2 s, silent, 96 kHz 6-channel, an
+    unmatched name and malformed prompt lines. Every submitted clip's events are counted."""
+    clips = tmp_path / "clips"
+    clips.mkdir()
+    x = _music()
+    (clips / "zero.wav").write_bytes(b"")
+    (clips / "text.mp3").write_text("not an mp3\n" * 40)
+    sf.write(clips / "short.wav", x[: int(0.2 * SR)], SR, subtype="PCM_16")
+    sf.write(clips / "silent.wav", np.zeros(12 * SR, np.float32), SR, subtype="PCM_16")
+    sf.write(clips / "wide.wav", np.tile(_music(sr=96000)[:, None], (1, 6)), 96000, subtype="PCM_24")
+    sf.write(clips / "nobody-asked.wav", x, SR, subtype="PCM_16")
+    ids = ["zero", "text", "short", "silent", "wide"]
+    prompts = _write_prompts(tmp_path / "p.jsonl", [*(_prompt(i) for i in ids), "{not json", '{"id": "x"}'])
+    out = tmp_path / "out"
+    rc = main(["score", str(clips), "--prompts", str(prompts), "--out", str(out), "--jobs", "1",
+               "--separation", "dsp", "--family-evidence", "none", "--no-chance", "--cache", str(tmp_path / "c")])
+    assert rc == 0
+    cap = capsys.readouterr()
+    assert "1 files match no prompt id" in cap.err and "nobody-asked.wav" in cap.err
+    assert cap.err.count("prompt rejected:") == 2
+    summary = json.loads((out / "summary.json").read_text())
+    events = [json.loads(x) for x in (out / "events.jsonl").read_text().splitlines()]
+    # every submitted (matched) clip's event is a row of every rate's denominator
+    assert sorted(e["clip"] for e in events) == sorted(f"{i}.{'mp3' if i == 'text' else 'wav'}" for i in ids)
+    assert summary["rates"]["n"] == summary["rates_identity_verified"]["n"] == 5
+    assert {e["clip"] for e in summary["errors"]} == {"zero.wav", "text.mp3"}
+    assert summary["counts"]["error_events"] == 2 and summary["rates_excluding_errors"]["n"] == 3
+    silent = next(e for e in events if e["clip"] == "silent.wav")
+    assert silent["outcome"] == "none" and silent["error"] is None
+    assert summary["duration_compliance"] <= summary["duration_compliance_excluding_errors"]
+    assert summary["unmatched"] == ["nobody-asked.wav"] and len(summary["prompts"]["rejected"]) == 2
+    assert "excluding the 2 clips with an error" in cap.out

@@ -1,4 +1,4 @@
-"""Tests of `timingbench compare` on synthetic results folders in the SPEC §3 format."""
+"""Tests of `timingbench compare` on synthetic results folders in the formats §3 format."""
 
 from __future__ import annotations
 
@@ -178,17 +178,20 @@ def test_macro_average_weighs_each_prompt_once(tmp_path: Path, fast: Config) -> 
     assert comp.estimates["b"]["on_time_rate"].value == 1.0
 
 
-def test_missing_prompts_and_scoring_errors_are_excluded_and_disclosed(tmp_path: Path, fast: Config) -> None:
+def test_scoring_errors_count_as_not_delivered_and_missing_prompts_are_disclosed(tmp_path: Path,
+                                                                                 fast: Config) -> None:
     ev = [_row("p1.wav", "p1", 0, "p1/e1", "on_time", 0.0), _row("p2.wav", "p2", 0, "p2/e1", "none", None)]
     cl = [_clip("p1.wav", "p1", 0), _clip("p2.wav", "p2", 0, error="cannot decode")]
     a = load_results(_folder(tmp_path / "a", ev, cl, missing=["p3"]), name="a")
-    assert [e["clip"] for e in a.events] == ["p1.wav"]
+    assert [e["clip"] for e in a.events] == ["p1.wav", "p2.wav"]
     assert len(a.errors) == 1 and a.missing == ["p3"]
     ev_b = [_row(f"p{i}.wav", f"p{i}", 0, f"p{i}/e1", "on_time", 0.0) for i in (1, 2, 3)]
     b = load_results(_folder(tmp_path / "b", ev_b, [_clip(f"p{i}.wav", f"p{i}", 0) for i in (1, 2, 3)]), name="b")
     comp = compare_systems([a, b], config=fast)
-    assert comp.estimates["a"]["on_time_rate"].value == 1.0
-    assert comp.estimates["a"]["on_time_rate"].n_prompts == 1
+    # the clip that could not be scored stays in the rates: its event was not delivered
+    assert comp.estimates["a"]["on_time_rate"].value == 0.5
+    assert comp.estimates["a"]["on_time_rate"].n_prompts == 2
+    assert comp.estimates["a"]["duration_ok_rate"].value == 0.5
     text = format_text(comp)
     line = next(x for x in text.splitlines() if x.startswith("a ") and "%" not in x and x.rstrip().endswith("1"))
     assert line.split()[-2:] == ["1", "1"]  # one missing prompt, one scoring error

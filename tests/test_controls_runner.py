@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import numpy as np
@@ -51,9 +52,51 @@ def test_score_folder_writes_control_rows_and_rejects_a_malformed_control(tmp_pa
     assert set(ctl) == {"beats", "drums"}
     assert ctl["beats"]["f_measure"] >= 0.95 and ctl["beats"]["instructed_bpm"] == 120.0
     assert ctl["drums"]["f_measure"] >= 0.95 and ctl["drums"]["chance"]["draws"] == 16
-    assert res.summary["results_format"] == 3
+    assert res.summary["results_format"] == 4
     assert res.summary["controls"]["beats"]["n"] == 1
     assert "beat F1" in format_table(res.summary)
+
+
+def _controls_prompt(**kw: object) -> dict[str, object]:
+    row: dict[str, object] = {"id": "ctl", "family": "controls", "text": "Play clicks on these beats.", "style": "",
+                              "duration_s": 12.0, "events": [], "tempo": None, "controls": {"beats_s": [1.0, 1.5, 2.0]}}
+    row.update(kw)
+    return row
+
+
+def test_a_controls_only_prompt_needs_no_event_and_no_tempo(tmp_path: Path, config: Config):
+    """Family ``controls``: a rhythm request with no timed event and no tempo is scored on its controls."""
+    y, beats = _clicks(120.0, 12.0)
+    clips = tmp_path / "clips"
+    clips.mkdir()
+    sf.write(clips / "ctl.wav", y, SR)
+    prompts = tmp_path / "p.jsonl"
+    prompts.write_text(json.dumps(_controls_prompt(controls={"beats_s": [round(float(b), 6) for b in beats]})) + "\n")
+    res = score_folder(clips, prompts, tmp_path / "out", config,
+                       opts=ScoreOptions(separation="dsp", family_evidence="none", chance=False))
+    assert res.summary["prompts"]["rejected"] == [] and res.events == []
+    (row,) = res.clips
+    assert row["error"] is None and row["tempo"] is None
+    assert row["controls"]["beats"]["f_measure"] >= 0.95
+
+
+@pytest.mark.parametrize(("change", "field", "rule"), [
+    ({"controls": None}, "controls", "a 'controls' prompt needs a 'controls' object"),
+    ({"tempo": {"bpm": 100.0}}, "tempo", "a 'controls' prompt has no tempo target"),
+    ({"events": [{"id": "ctl/e1", "kind": "music_end", "family": "mix", "time_s": 6.0}]}, "events",
+     "a 'controls' prompt has no timed event, got 1"),
+    ({"controls": {"beats_s": [2.0, 1.0]}}, "controls.beats_s[1]", "times must be strictly increasing"),
+    ({"controls": {}}, "controls", ""),
+    ({"controls": {"tempo_bpm": 120}}, "controls", ""),
+])
+def test_malformed_controls_only_prompts_are_rejected_naming_the_field(change: dict[str, object], field: str,
+                                                                       rule: str) -> None:
+    from timingbench.errors import PromptError
+    from timingbench.prompts import parse_prompt
+
+    with pytest.raises(PromptError, match=re.escape(f"prompt 'ctl': field '{field}")) as exc:
+        parse_prompt(_controls_prompt(**change))
+    assert rule in str(exc.value)
 
 
 def test_drum_control_from_an_audio_file(config: Config, realdata: Path):

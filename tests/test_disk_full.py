@@ -32,7 +32,7 @@ def corpus(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def _score(corpus: Path, out: Path, cache: Path) -> int:
     return main(["score", str(corpus / "clips"), "--prompts", str(corpus / "prompts.jsonl"),
                  "--out", str(out), "--separation", "dsp", "--family-evidence", "none",
-                 "--cache", str(cache), "--no-chance"])
+                 "--cache", str(cache), "--no-chance", "--jobs", "1"])  # in process: the fault patch sees it
 
 
 @pytest.fixture(scope="module")

@@ -14,6 +14,7 @@ import soundfile as sf
 from timingbench.cli import main
 from timingbench.config import Config
 from timingbench.curves import Grid
+from timingbench.errors import TimingbenchError
 from timingbench.explain.thresholds import format_checks, gate_checks
 from timingbench.family_evidence import FamilyEvidence
 from timingbench.gates import level_change, persistence
@@ -184,7 +185,7 @@ def test_missing_inputs_say_which_option_to_pass(scored: dict[str, Path], tmp_pa
     res = tmp_path / "results"
     shutil.copytree(scored["results"], res)
     summary = json.loads((res / "summary.json").read_text())
-    del summary["clips_dir"]
+    del summary["clips_dir"], summary["clips_dir_relative"]
     (res / "summary.json").write_text(json.dumps(summary))
     assert main(["explain", str(res), "drums.wav", "drums/e1"]) == 1
     assert "does not record the clips folder; pass --clips DIR" in capsys.readouterr().err
@@ -295,3 +296,61 @@ def test_disabled_and_unknown_statistics(config: Config) -> None:
     odd = by[("new_gate", "oddity")]
     assert odd.value == 1.5 and odd.constant is None and odd.meets is None
     assert "<= disabled (stem.absence_whole_below_ref_db)" in "\n".join(format_checks(checks))
+
+
+# ----------------------------------------------------------------------------- paths that travel
+
+
+def test_explain_and_report_work_from_any_folder_after_results_and_clips_move_together(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    from timingbench.config import load_config
+    from timingbench.report import build_report
+
+    root = tmp_path / "project"
+    root.mkdir()
+    _clips(root)
+    monkeypatch.chdir(root)  # score with relative paths, as a user types them
+    cache = tmp_path / "cache"
+    score_folder("clips", "prompts.jsonl", "results", load_config(),
+                 opts=ScoreOptions(separation="dsp", family_evidence="none", cache_dir=str(cache), chance=False))
+    summary = json.loads((root / "results" / "summary.json").read_text())
+    assert summary["clips_dir"] == str(root / "clips") and summary["clips_dir_relative"] == "../clips"
+    assert summary["prompts"]["path"] == str(root / "prompts.jsonl")
+    # from another working directory
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    monkeypatch.chdir(elsewhere)
+    assert main(["explain", str(root / "results"), "drums.wav", "drums/e1", "--cache", str(cache)]) == 0
+    # after the results, clips and prompts move together (the recorded absolute paths are gone)
+    moved = tmp_path / "moved"
+    shutil.move(str(root), str(moved))
+    assert main(["explain", str(moved / "results"), "cut.wav", "cut/e1", "--cache", str(cache)]) == 0
+    assert "cut/e1" in capsys.readouterr().out
+    r = build_report(moved / "results", tmp_path / "report", config=load_config(), audio="copy",
+                     overrides={"cache_dir": str(cache)})
+    assert r.pages == 2 and r.not_derived == []
+    assert sorted(p.name for p in (tmp_path / "report" / "audio").iterdir()) == ["c00000.wav", "c00001.wav"]
+    # clips gone: the report stops before writing, unless told to go on without audio
+    shutil.rmtree(moved / "clips")
+    with pytest.raises(TimingbenchError, match="clips folder not found"):
+        build_report(moved / "results", tmp_path / "report2", config=load_config(), audio="mp3")
+    assert not (tmp_path / "report2").exists()
+    r = build_report(moved / "results", tmp_path / "report3", config=load_config(), audio="mp3",
+                     allow_missing_audio=True)
+    assert [c for c, _ in r.not_derived] == ["cut.wav", "drums.wav"]
+    r = build_report(moved / "results", tmp_path / "report4", config=load_config(), audio="none")
+    assert r.pages == 2
+
+
+def test_the_plot_title_says_when_an_events_identity_is_not_verified(scored: dict[str, Path]) -> None:
+    from timingbench.explain.event import explain_event
+    from timingbench.explain.plot import identity_verified, title_of
+    from timingbench.explain.results import load_results
+
+    res = load_results(scored["results"])
+    # scored with --family-evidence none: no instrument is identified, a whole-mix event needs none
+    drums = explain_event(res, "drums.wav", "drums/e1", overrides={"cache_dir": str(scored["cache"])})
+    cut = explain_event(res, "cut.wav", "cut/e1", overrides={"cache_dir": str(scored["cache"])})
+    assert drums.row["identity_verified"] is False and not identity_verified(drums)
+    assert title_of(drums).endswith("[identity not verified: timing only]")
+    assert identity_verified(cut) and "identity not verified" not in title_of(cut)

@@ -1,4 +1,4 @@
-"""Fuzzing of the annotation loaders (SPEC section 5): the JSONL file and the Audacity and
+"""Fuzzing of the annotation loaders (formats §5): the JSONL file and the Audacity and
 Sonic Visualiser imports.
 
 Properties, for files that mix valid rows with mutated ones: only

@@ -1,4 +1,4 @@
-"""Fuzzing of the TAG-Bench, MGBench and AudioRAG file loaders (SPEC section 7).
+"""Fuzzing of the TAG-Bench, MGBench and AudioRAG file loaders (formats §7).
 
 Ground-truth and answer files mix valid rows with mutated ones (see ``fuzz_support``).
 Properties: only :class:`~timingbench.errors.TimingbenchError` escapes, every valid row

@@ -1,4 +1,4 @@
-"""Fuzzing of the configuration loader (SPEC section 4).
+"""Fuzzing of the configuration loader (formats §4).
 
 A fuzzed file is a small configuration (constants drawn from the packaged one) with one
 mutation: a constant's field deleted or given a junk value, an unknown field, a section

@@ -1,4 +1,4 @@
-"""Fuzzing of the prompt-set loader (SPEC section 1) and of ``prompts stats`` on what it loads.
+"""Fuzzing of the prompt-set loader (formats §1) and of ``prompts stats`` on what it loads.
 
 Files mix valid prompt rows with mutated ones (see ``fuzz_support``). Properties: only
 :class:`~timingbench.errors.TimingbenchError` escapes, every valid row loads, each rejected

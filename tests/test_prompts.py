@@ -1,4 +1,4 @@
-"""Tests of the prompt schema (SPEC section 1) and clip matching (SPEC section 2)."""
+"""Tests of the prompt schema (formats §1) and clip matching (formats §2)."""
 
 from __future__ import annotations
 

@@ -350,3 +350,117 @@ def test_index_alone(tmp_path: Path) -> None:
     html = (out / "index.html").read_text()
     table = json.loads(re.search(r'id="tb-table">(.*?)</script>', html, re.S).group(1))  # type: ignore[union-attr]
     assert [r["page"] for r in table["rows"]] == [None, None]
+
+
+def _paint(style: str) -> tuple[str, str, str]:
+    """(line style, line colour where a line is drawn, fill) of a mark's computed style."""
+    colour, line, _, fill = style.split(" | ")
+    return line, colour if line != "none" else "", fill
+
+
+def test_every_clip_page_plays_its_audio_and_its_legend_shows_the_drawn_colours(
+        rendered_report: dict[str, Any]) -> None:
+    import playwright.sync_api as playwright_api  # a declared dev dependency: missing is a failure
+    if not CHROMIUM.exists():
+        pytest.skip("/usr/bin/chromium is not installed (make setup)")
+    pages = sorted((rendered_report["out"] / "clips").glob("*.html"))
+    assert pages
+    style = ("el => { const s = getComputedStyle(el); return [s.borderLeftColor, s.borderLeftStyle, "
+             "s.borderLeftWidth, s.backgroundColor].join(' | '); }")
+    with playwright_api.sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+        try:
+            page = browser.new_page(viewport={"width": 1200, "height": 800})
+            errors: list[str] = []
+            page.on("pageerror", lambda e: errors.append(str(e)))
+            page.set_default_timeout(20000)
+            legend_colours: dict[str, str] = {}
+            for p in pages:
+                page.goto(p.as_uri())
+                page.wait_for_function("window.tbReport && window.tbReport.ready")
+                # every page has its log-mel and an audio element that plays
+                assert page.locator("#spec").count() == 1, p.name
+                assert page.locator("audio#audio").count() == 1, p.name
+                page.evaluate("document.getElementById('audio').play()")
+                page.wait_for_function("document.getElementById('audio').currentTime > 0.2")
+                page.evaluate("document.getElementById('audio').pause()")
+                # the legend draws every mark with the classes of the overlay, so with its colours
+                legend = {cls: page.eval_on_selector(f"#legend .key[data-mark='{cls}'] .mark", style)
+                          for cls in page.eval_on_selector_all("#legend .key[data-mark]",
+                                                               "els => els.map(e => e.dataset.mark)")}
+                assert {"detected on_time", "detected off_time", "nearest"} <= set(legend)
+                legend_colours.update(legend)
+                drawn = page.eval_on_selector_all(
+                    "#overlay .mark", f"els => els.map(e => [e.className.replace(/^mark /, ''), ({style})(e)])")
+                assert drawn, p.name
+                for cls, look in drawn:
+                    assert cls in legend, (p.name, cls)
+                    assert _paint(look) == _paint(legend[cls]), (p.name, cls, look, legend[cls])
+            # the off-time detection and the nearest rejected candidate never share a colour
+            assert _paint(legend_colours["detected off_time"])[1] != _paint(legend_colours["nearest"])[1]
+            assert errors == []
+        finally:
+            browser.close()
+
+
+def test_tempo_only_silent_and_undecodable_clips_get_their_pages(tmp_path: Path, config: Config) -> None:
+    """A tempo-only clip and silent audio get audio and log-mel; numbers are shown to what they resolve."""
+    import soundfile as sf
+
+    from timingbench.runner import ScoreOptions, score_folder
+
+    sr = 44100
+    clips = tmp_path / "clips"
+    clips.mkdir()
+    y = np.zeros(8 * sr, np.float32)
+    burst = (np.random.default_rng(3).standard_normal(400) * np.exp(-np.arange(400) / 60)).astype(np.float32)
+    for t in np.arange(0.25, 7.5, 0.5):  # clicks at 120 BPM
+        y[int(t * sr):int(t * sr) + 400] += 0.5 * burst
+    sf.write(clips / "tempo.wav", y, sr)
+    sf.write(clips / "quiet.wav", np.zeros(8 * sr, np.float32), sr)
+    (clips / "broken.wav").write_bytes(b"RIFF\x00\x00\x00\x00WAVEjunk")
+    event = {"kind": "music_end", "family": "mix", "time_s": 4.0, "tolerance_s": 0.5}
+    rows = [{"id": "tempo", "family": "tempo", "text": "Clicks at 120 BPM.", "duration_s": 8.0, "events": [],
+             "tempo": {"bpm": 120.0}},
+            {"id": "quiet", "family": "single_event", "text": "Stop at 4 s.", "duration_s": 8.0,
+             "events": [{"id": "quiet/e1", **event}], "tempo": None},
+            {"id": "broken", "family": "single_event", "text": "Stop at 4 s.", "duration_s": 8.0,
+             "events": [{"id": "broken/e1", **event}], "tempo": None}]
+    prompts = tmp_path / "p.jsonl"
+    prompts.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    score_folder(clips, prompts, tmp_path / "res", config,
+                 opts=ScoreOptions(separation="dsp", family_evidence="none", chance=False,
+                                   cache_dir=str(tmp_path / "cache")))
+    r = build_report(tmp_path / "res", tmp_path / "rep", config=config, audio="copy",
+                     overrides={"cache_dir": str(tmp_path / "cache")})
+    assert r.pages == 3 and [c for c, _ in r.not_derived] == ["broken.wav"]
+    page_of = {}
+    for p in (tmp_path / "rep" / "clips").glob("*.html"):
+        text = p.read_text()
+        page_of[re.search(r"<h1>(.*?)</h1>", text).group(1)] = text  # type: ignore[union-attr]
+    for clip in ("tempo.wav", "quiet.wav"):
+        assert '<audio id="audio"' in page_of[clip] and 'id="spec"' in page_of[clip], clip
+    tempo = page_of["tempo.wav"]
+    assert re.search(r"tempo \d+\.\d BPM for 120\.0 BPM", tempo) and 'id="no-events"' in tempo
+    assert "family evidence not consulted" in tempo and "None" not in unescape(re.sub(r"<script.*?</script>", "",
+                                                                                      tempo, flags=re.S))
+    assert "silent audio: nothing delivered" in page_of["quiet.wav"]
+    # the undecodable file's page says why, and its event row counts as none in the table
+    assert 'id="clip-error"' in page_of["broken.wav"]
+    html = (tmp_path / "rep" / "index.html").read_text()
+    table = json.loads(re.search(r'id="tb-table">(.*?)</script>', html, re.S).group(1))  # type: ignore[union-attr]
+    by_clip = {row["clip"]: row for row in table["rows"]}
+    assert by_clip["tempo.wav"]["no_event"] is True and by_clip["tempo.wav"]["outcome"] is None
+    assert by_clip["broken.wav"]["outcome"] == "none" and by_clip["broken.wav"]["clip_error"]
+
+
+def test_the_overview_says_what_clips_that_could_not_be_scored_cost(tmp_path: Path, config: Config) -> None:
+    res = _fake_run(tmp_path)
+    summary = json.loads((res / "summary.json").read_text())
+    summary["counts"] = {**summary.get("counts", {}), "errors": 2, "error_events": 3}
+    summary["rates_excluding_errors"] = {"n": 9, "on_time_rate": 0.5}
+    (res / "summary.json").write_text(json.dumps(summary))
+    build_report(res, tmp_path / "r", config=config, clip_pages=False)
+    html = unescape((tmp_path / "r" / "index.html").read_text())
+    assert ("2 clips could not be scored: their 3 events count as none in every rate above (failing never raises "
+            "a rate); without them the on-time rate over 9 events is 50.0 %.") in html

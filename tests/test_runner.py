@@ -1,4 +1,4 @@
-"""Tests of `timingbench score`: outputs per SPEC section 3, bad input, determinism, resume."""
+"""Tests of `timingbench score`: outputs per formats §3, bad input, determinism, resume."""
 
 from __future__ import annotations
 
@@ -66,7 +66,8 @@ def test_outputs_follow_spec(corpus, tmp_path):
         if e["detected_s"] is not None:
             assert e["error_s"] == pytest.approx(e["detected_s"] - e["instructed_s"], abs=1e-6)
         assert e["rejected_by"] is None or e["gates"][e["rejected_by"]] == "fail"
-        assert 0.0 <= e["p_chance"] <= 1.0
+        # a clip that could not be scored: its event is none, with the reason, and no chance estimate
+        assert (e["error"] is not None and e["p_chance"] is None) or 0.0 <= e["p_chance"] <= 1.0
         # evidence: the statistics of the gates the verdict rests on, keyed by gate name
         assert set(e["gate_stats"]) <= set(e["gates"]) - {"detection"}
         if e["rejected_by"] not in (None, "detection"):
@@ -74,14 +75,18 @@ def test_outputs_follow_spec(corpus, tmp_path):
         for stats in e["gate_stats"].values():
             for v in stats.values():
                 assert v is None or isinstance(v, (str, bool)) or v == round(v, 4)
-    assert summary["results_format"] == 3  # 3: clips.jsonl rows carry controls (null without)
+    assert summary["results_format"] == 4  # 4: error clips' events are rows (none, with the error)
     assert all(c["controls"] is None for c in clips if c["error"] is None)
     assert summary["unmatched"] == ["stray.wav"]
     assert summary["missing"] == ["never-made"]
     assert [x["clip"] for x in summary["errors"]] == ["broken__1.wav"]
     assert "broken__1.wav" in summary["errors"][0]["error"]
     broken = next(c for c in clips if c["clip"] == "broken__1.wav")
-    assert broken["error"] and not any(e["clip"] == "broken__1.wav" for e in events)
+    assert broken["error"] and broken["duration_ok"] is False
+    assert [(e["outcome"], e["error"]) for e in events if e["clip"] == "broken__1.wav"] == [("none", broken["error"])]
+    assert all(e["error"] is None for e in events if e["clip"] != "broken__1.wav")
+    assert summary["counts"]["error_events"] == 1
+    assert summary["rates_excluding_errors"]["n"] == len(events) - 1
     assert summary["config"]["hash"] and summary["separation"]["used"] == {"dsp": 4}
     assert summary["counts"]["scored_clips"] == 4
     assert res.summary["rates"]["n"] == len(events)
@@ -96,6 +101,8 @@ def test_delivered_events_are_credited(corpus, tmp_path):
         r = json.loads(line)
         truth[r["event_id"]] = r
     for e in res.events:
+        if e["error"] is not None:
+            continue
         t = truth[e["event_id"]]
         assert t["occurred"]
         assert e["outcome"] == "on_time", e
@@ -190,8 +197,8 @@ def test_table_columns_line_up_for_long_labels(tmp_path):
     events = [{"kind": k, "family": "mix", "outcome": o, "p_chance": 0.0}
               for k, o in (("music_start_after_silence", "on_time"), ("music_end", "none"))]
     rows = [ln for ln in format_table(_summary_of(tmp_path, events)).splitlines()
-            if ln.startswith(("all events", "  kind", "  family"))]
-    assert len(rows) == 4
+            if ln.startswith(("identity-verified events", "all events", "  kind", "  family"))]
+    assert len(rows) == 5
     assert len({len(ln) for ln in rows}) == 1  # every rate column ends in the same place
 
 

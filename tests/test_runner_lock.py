@@ -44,9 +44,11 @@ def held(tmp_path: Path):
 
 def test_second_run_on_the_same_out_stops_at_once(held, config: Config, tmp_path: Path) -> None:
     out, pid = held
+    (tmp_path / "clips").mkdir()
+    (tmp_path / "p.jsonl").write_text("", encoding="utf-8")
     t0 = time.perf_counter()
     with pytest.raises(RunLockedError) as err:
-        score_folder(tmp_path / "no-clips", tmp_path / "no-prompts.jsonl", out, config)
+        score_folder(tmp_path / "clips", tmp_path / "p.jsonl", out, config)
     assert time.perf_counter() - t0 < 2.0
     msg = str(err.value)
     assert str(out) in msg and f"pid {pid}" in msg and socket.gethostname() in msg and "--out" in msg

@@ -23,7 +23,7 @@ import pytest
 from timingbench.cli import main
 
 REPO = Path(__file__).resolve().parent.parent
-#: Package data that must come from the files SPEC names in the repository, byte for byte.
+#: Package data that must come from the files docs/formats.md names in the repository, byte for byte.
 PACKAGED = {
     "timingbench/data/configs/timingbench-v1.yaml": REPO / "configs" / "timingbench-v1.yaml",
     "timingbench/data/prompts/timingbench-v1.jsonl": REPO / "prompts" / "timingbench-v1.jsonl",
@@ -41,7 +41,7 @@ def test_packaged_config_and_prompts_are_links_to_the_spec_paths():
     from timingbench.config import DEFAULT_CONFIG_PATH
     from timingbench.packaged import DEFAULT_PROMPTS_PATH, LABEL_ASSETS
 
-    # in the repository the packaged paths are the SPEC paths (summary.json records the config's)
+    # in the repository the packaged paths are the documented paths (summary.json records the config's)
     assert DEFAULT_CONFIG_PATH == (REPO / "configs" / "timingbench-v1.yaml").resolve()
     assert DEFAULT_PROMPTS_PATH == (REPO / "prompts" / "timingbench-v1.jsonl").resolve()
     assert DEFAULT_PROMPTS_PATH.read_bytes() == (REPO / "prompts" / "timingbench-v1.jsonl").read_bytes()

@@ -33,7 +33,7 @@ def vocadito_onsets(realdata: Path, annotator: str) -> list[float]:
 
 
 def vocadito_rows(realdata: Path) -> list[dict[str, Any]]:
-    """SPEC section 5 rows of both vocadito annotators (Layer 2 notes, Layer 1 first onset)."""
+    """formats §5 rows of both vocadito annotators (Layer 2 notes, Layer 1 first onset)."""
     rows: list[dict[str, Any]] = []
     for a in ("A1", "A2"):
         onsets = vocadito_onsets(realdata, a)

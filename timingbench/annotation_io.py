@@ -1,4 +1,4 @@
-"""Validation annotations (SPEC section 5): schema, loading, import/export, quarantine.
+"""Validation annotations (formats §5): schema, loading, import/export, quarantine.
 
 An annotation file is JSONL with two kinds of rows, told apart by their keys:
 
@@ -7,7 +7,7 @@ An annotation file is JSONL with two kinds of rows, told apart by their keys:
   occurred), ``onset_character`` (``hard`` | ``soft`` | ``gradual``), ``salience`` (1-3),
   ``annotator``, ``split``.
 - **Layer 2** (observed events, instruction-independent): ``clip``, ``source`` (free
-  text, "kick drum"), ``family`` (SPEC section 1 vocabulary), ``onset_s``, ``salience``,
+  text, "kick drum"), ``family`` (formats §1 vocabulary), ``onset_s``, ``salience``,
   ``annotator``, ``split``; an optional ``id`` names the row so an editor can change it.
 
 A row with an ``event_id`` is Layer 1, a row with a ``source`` is Layer 2; an optional
@@ -110,7 +110,7 @@ class Layer1Row:
         return (self.annotator, self.clip, self.event_id)
 
     def to_dict(self) -> dict[str, Any]:
-        """The SPEC row (SPEC keys first, then the preserved unknown keys)."""
+        """The documented row (documented keys first, then the preserved unknown keys)."""
         row: dict[str, Any] = {
             "clip": self.clip,
             "event_id": self.event_id,
@@ -136,7 +136,7 @@ class Layer2Row:
     source : str
         Free-text source or instrument ("kick drum", "cello section").
     family : str
-        Coarse family, SPEC section 1 vocabulary.
+        Coarse family, formats §1 vocabulary.
     onset_s : float
         Onset in seconds from the clip start.
     salience : int or None
@@ -170,7 +170,7 @@ class Layer2Row:
         return 2
 
     def to_dict(self) -> dict[str, Any]:
-        """The SPEC row (SPEC keys first, then ``id`` if set, then unknown keys)."""
+        """The documented row (documented keys first, then ``id`` if set, then unknown keys)."""
         row: dict[str, Any] = {
             "clip": self.clip,
             "source": self.source,
@@ -412,7 +412,7 @@ def validate_annotation_rows(rows: Iterable[tuple[int, Any]], *, source: str) ->
 
 
 def load_annotations(path: str | Path) -> AnnotationSet:
-    """Load and validate an annotation JSONL file (SPEC section 5).
+    """Load and validate an annotation JSONL file (formats §5).
 
     Parameters
     ----------
@@ -445,7 +445,7 @@ def annotations_text(rows: Iterable[AnnotationRow]) -> str:
 
 
 def write_annotations(path: str | Path, rows: Iterable[AnnotationRow]) -> None:
-    """Write rows as SPEC section 5 JSONL atomically (temp file + rename)."""
+    """Write rows as formats §5 JSONL atomically (temp file + rename)."""
     atomic_write_text(path, annotations_text(rows))
 
 

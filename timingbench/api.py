@@ -15,8 +15,8 @@ no ``.parts/``, no feature cache (unless ``cache_dir`` is given). :func:`score_f
 scores a folder, in memory or, with ``out``, exactly as ``timingbench score`` does.
 
 The result types are frozen dataclasses; :meth:`EventResult.to_dict` and
-:meth:`ClipResult.to_dict` give the SPEC section 3 rows, keys in the order the runner
-writes them (keys a row has beyond SPEC, such as a per-gate ``evidence`` object, are kept
+:meth:`ClipResult.to_dict` give the formats §3 rows, keys in the order the runner
+writes them (keys a row has beyond the documented ones, such as a per-gate ``evidence`` object, are kept
 in :attr:`EventResult.extra` and written back in place).
 """
 
@@ -118,13 +118,13 @@ def _to_row(obj: Any) -> dict[str, Any]:
 
 
 def _internal(**kw: Any) -> Any:
-    """A dataclass field that is not a key of the SPEC row."""
+    """A dataclass field that is not a key of the documented row."""
     return field(metadata={"row": False}, **kw)
 
 
 @dataclass(frozen=True)
 class EventResult:
-    """One instructed event scored on one clip: a row of ``events.jsonl`` (SPEC section 3).
+    """One instructed event scored on one clip: a row of ``events.jsonl`` (formats §3).
 
     Attributes
     ----------
@@ -154,7 +154,7 @@ class EventResult:
     floor_s : float or None
         The family's published measurement floor, seconds.
     extra : Mapping[str, Any]
-        Keys of the row beyond those above (kept, never dropped; SPEC).
+        Keys of the row beyond those above (kept, never dropped; formats §3).
     """
 
     clip: str
@@ -183,7 +183,7 @@ class EventResult:
         Raises
         ------
         ParameterError
-            If a SPEC key is missing (names it).
+            If a documented key is missing (names it).
         """
         missing = [k for k in _row_fields(cls) if k not in row]
         if missing:
@@ -202,7 +202,7 @@ class EventResult:
 
 @dataclass(frozen=True)
 class ClipResult:
-    """One scored clip: its ``clips.jsonl`` row (SPEC section 3) and its events.
+    """One scored clip: its ``clips.jsonl`` row (formats §3) and its events.
 
     Attributes
     ----------
@@ -261,7 +261,7 @@ class ClipResult:
         Raises
         ------
         ParameterError
-            If a SPEC key is missing, or an event row belongs to another clip.
+            If a documented key is missing, or an event row belongs to another clip.
         """
         missing = [k for k in ("clip", "prompt_id", "sample", "duration_s", "duration_ok", "tempo",
                                "timbre_match", "error") if k not in row]
@@ -312,7 +312,7 @@ class FolderResult:
     clips : tuple of ClipResult
         Sorted by (prompt id, sample, clip), as ``clips.jsonl``.
     summary : Mapping[str, Any]
-        Headline rates, counts, ``unmatched``, ``missing``, ``errors`` (SPEC section 3).
+        Headline rates, counts, ``unmatched``, ``missing``, ``errors`` (formats §3).
     out_dir : Path or None
         The results folder, when one was written.
     """
@@ -349,7 +349,7 @@ def load_config(path: str | Path | None = None) -> Config:
     Parameters
     ----------
     path : str or Path, optional
-        A configuration YAML (SPEC section 4).
+        A configuration YAML (formats §4).
 
     Returns
     -------
@@ -371,7 +371,7 @@ def load_prompts(path: str | Path | None = None) -> PromptSet:
     Parameters
     ----------
     path : str or Path, optional
-        A prompt JSONL file (SPEC section 1).
+        A prompt JSONL file (formats §1).
 
     Returns
     -------
@@ -539,7 +539,7 @@ def score_audio(
     sr : int
         Sample rate of ``samples``, Hz (resampled to ``audio.sample_rate_hz``).
     prompt : dict, Prompt or str
-        A prompt row (SPEC section 1), a parsed :class:`~timingbench.prompts.Prompt`, or
+        A prompt row (formats §1), a parsed :class:`~timingbench.prompts.Prompt`, or
         the id of a prompt of the packaged v1 set.
     config : Config, str or Path, optional
         The configuration (default: the packaged one).
@@ -615,7 +615,7 @@ def score_folder(
     Parameters
     ----------
     clips_dir : str or Path
-        Folder of clips (SPEC section 2).
+        Folder of clips (formats §2).
     prompts : str, Path or PromptSet, optional
         The prompt set (default: the packaged v1 set).
     out : str or Path, optional

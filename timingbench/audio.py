@@ -191,7 +191,7 @@ def _audio_params(config: Config) -> AudioParams:
     return config.params.audio
 
 
-def load_clip(path: str | Path, config: Config) -> Clip:
+def load_clip(path: str | Path, config: Config, *, allow_silent: bool = False) -> Clip:
     """Decode ``path`` to mono float32 at the configured rate and cut the analysis window.
 
     Only the leading ``audio.analysis_window_s`` (plus 0.1 s for the resampler's edge) is
@@ -206,6 +206,9 @@ def load_clip(path: str | Path, config: Config) -> Clip:
     config : Config
         Reads ``audio.sample_rate_hz``, ``audio.analysis_window_s``,
         ``audio.silent_peak_dbfs`` and ``audio.min_duration_s``.
+    allow_silent : bool
+        Return a silent clip instead of raising (the scorer scores silence: nothing was
+        delivered); :func:`is_silent` tells it apart.
 
     Returns
     -------
@@ -216,7 +219,7 @@ def load_clip(path: str | Path, config: Config) -> Clip:
     ClipError
         Naming the file and the reason: missing, empty, corrupt, sample rate below
         ``audio.min_sample_rate_hz``, too short, non-finite samples in the analysis
-        window, or silent.
+        window, or silent (unless ``allow_silent``).
     """
     p = Path(path)
     if not p.is_file():
@@ -239,7 +242,8 @@ def load_clip(path: str | Path, config: Config) -> Clip:
     if not np.all(np.isfinite(data)):
         bad = int(np.count_nonzero(~np.isfinite(data)))
         raise ClipError(f"{p}: {bad} non-finite samples (NaN or inf) in the analysis window")
-    return clip_from_frames(data, sr, n_frames=n_frames, path=p, content_hash=file_hash(p), audio=ap)
+    return clip_from_frames(data, sr, n_frames=n_frames, path=p, content_hash=file_hash(p), audio=ap,
+                            allow_silent=allow_silent)
 
 
 def head_length(sr: int, audio: AudioParams) -> int:
@@ -259,7 +263,7 @@ def check_duration(n_frames: int, sr: int, audio: AudioParams, *, label: str) ->
 
 def clip_from_frames(
     frames: npt.NDArray[np.float32], sr: int, *, n_frames: int, path: Path, content_hash: str,
-    audio: AudioParams, label: str | None = None,
+    audio: AudioParams, label: str | None = None, allow_silent: bool = False,
 ) -> Clip:
     """The :class:`Clip` of decoded frames: mono, resampled, cut to the analysis window.
 
@@ -283,11 +287,13 @@ def clip_from_frames(
         Reads ``sample_rate_hz``, ``analysis_window_s`` and ``silent_peak_dbfs``.
     label : str, optional
         What errors name (default: ``path``).
+    allow_silent : bool
+        Return a silent clip instead of raising.
 
     Raises
     ------
     ClipError
-        If the analysis window is silent.
+        If the analysis window is silent (unless ``allow_silent``).
     """
     target_sr = audio.sample_rate_hz
     mono = frames.mean(axis=1, dtype=np.float64)
@@ -295,12 +301,17 @@ def clip_from_frames(
         mono = soxr.resample(mono, sr, target_sr, quality="VHQ")
     n_keep = min(len(mono), int(round(audio.analysis_window_s * target_sr)))
     mono32 = np.ascontiguousarray(mono[:n_keep], dtype=np.float32)
-    peak = float(np.max(np.abs(mono32))) if mono32.size else 0.0
-    silent_db = audio.silent_peak_dbfs
-    if peak <= 10 ** (silent_db / 20.0):
+    if not allow_silent and is_silent(mono32, audio):
+        silent_db = audio.silent_peak_dbfs
         raise ClipError(f"{label or path}: silent audio (peak below {silent_db:.0f} dBFS in the analysis window)")
     return Clip(path=path, samples=mono32, sr=target_sr, duration_s=n_frames / float(sr), source_sr=sr,
                 source_channels=frames.shape[1], content_hash=content_hash)
+
+
+def is_silent(samples: npt.NDArray[np.float32], audio: AudioParams) -> bool:
+    """True when the peak of ``samples`` (full scale [-1, 1]) is at or below ``audio.silent_peak_dbfs``."""
+    peak = float(np.max(np.abs(samples))) if samples.size else 0.0
+    return peak <= 10 ** (audio.silent_peak_dbfs / 20.0)
 
 
 def level_normalised(

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import re
 import sys
 from collections.abc import Sequence
 
@@ -39,16 +40,62 @@ COMMAND_MODULES = (
 )
 
 
+#: ``--help`` lists the subcommands in these groups: (name, one line, commands in order).
+COMMAND_GROUPS: tuple[tuple[str, str, tuple[str, ...]], ...] = (
+    ("scoring", "score generated clips against their prompts and read the results",
+     ("score", "report", "explain", "compare", "demo")),
+    ("benchmarks", "the grounding and question-answering benchmarks on the same interval core",
+     ("tag", "mgbench", "audiorag")),
+    ("data", "prompt sets, reference renders, annotations and exports",
+     ("render", "prompts", "validate-prompts", "annotations", "label", "export")),
+    ("development", "calibration, sensitivity, training and model internals",
+     ("calibrate", "sweep", "floors", "confusion", "gain-check", "tempo-check", "evidence", "features", "models")),
+)
+
+#: The one metavar style: an upper-case placeholder (``DIR``, ``N``, ``KEY=VALUE``) or a choice set.
+METAVAR_STYLE = re.compile(r"^[A-Z][A-Z0-9_]*(=[A-Z][A-Z0-9_]*)?$")
+
+
+def _grouped_commands(sub: argparse._SubParsersAction) -> str:  # type: ignore[type-arg]
+    """The subcommand listing of ``--help``, one block per :data:`COMMAND_GROUPS` entry."""
+    helps = {a.dest: (a.help or "").replace("%%", "%") for a in sub._choices_actions}
+    width = max(len(n) for n in helps) + 2
+    blocks = []
+    for group, line, names in COMMAND_GROUPS:
+        rows = [f"  {n:<{width}}{helps[n]}" for n in names]
+        blocks.append(f"{group}: {line}\n" + "\n".join(rows))
+    return "\n\n".join(["commands (`timingbench COMMAND --help` for a command's options):", *blocks])
+
+
+def _uniform_metavars(parser: argparse.ArgumentParser) -> None:
+    """Give every argument without a metavar or choices the upper-case placeholder of its name."""
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for sp in action.choices.values():
+                _uniform_metavars(sp)
+        elif action.metavar is None and action.choices is None and action.nargs != 0:
+            action.metavar = action.dest.upper()
+
+
 def build_parser() -> argparse.ArgumentParser:
-    """Build the top-level parser with every registered subcommand."""
+    """Build the top-level parser with every registered subcommand, listed in groups."""
     parser = argparse.ArgumentParser(
         prog="timingbench",
         description="Measure whether audio does the right thing at the right time.",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--version", action="version", version=f"timingbench {__version__}")
-    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", help=argparse.SUPPRESS)
     for name in COMMAND_MODULES:
         importlib.import_module(name).register(sub)
+    listed = [n for _, _, names in COMMAND_GROUPS for n in names]
+    registered = [a.dest for a in sub._choices_actions]
+    if sorted(listed) != sorted(registered):  # a new command must be placed in a group
+        raise RuntimeError(f"COMMAND_GROUPS lists {sorted(listed)}, the modules register {sorted(registered)}")
+    parser.usage = "timingbench [-h] [--version] COMMAND ..."  # set after the subparsers took their prog
+    parser.epilog = _grouped_commands(sub)
+    sub._choices_actions = []  # the grouped listing (epilog) replaces argparse's flat one
+    _uniform_metavars(parser)
     return parser
 
 

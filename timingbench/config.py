@@ -39,7 +39,7 @@ LOOSENING = ("increase", "decrease")
 #: libyaml's safe loader when PyYAML was built with it (about 10x faster), else the pure one.
 _SAFE_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
-#: The configuration shipped with the package (package data, the file SPEC names
+#: The configuration shipped with the package (package data, the file docs/formats.md names
 #: ``configs/timingbench-v1.yaml``; see :mod:`timingbench.packaged`), used when no
 #: ``--config`` is given.
 DEFAULT_CONFIG_PATH = data_path("configs", "timingbench-v1.yaml")

@@ -25,11 +25,11 @@ class ClipError(TimingbenchError):
 
 
 class PromptError(TimingbenchError, ValueError):
-    """A prompt row breaks a rule of the prompt-set schema (SPEC section 1)."""
+    """A prompt row breaks a rule of the prompt-set schema (formats §1)."""
 
 
 class AnnotationError(TimingbenchError, ValueError):
-    """An annotation row breaks a rule of the annotation format (SPEC section 5)."""
+    """An annotation row breaks a rule of the annotation format (formats §5)."""
 
 
 class ModelUnavailableError(TimingbenchError):

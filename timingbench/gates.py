@@ -181,7 +181,7 @@ def semantic_family(evidence: FamilyEvidence | None, family: str, *, t_s: float,
     evidence : FamilyEvidence or None
         Windowed family evidence of the clip; None when no backend is available.
     family : str
-        SPEC section 1 family of the target.
+        formats §1 family of the target.
     t_s : float
         Candidate time in seconds.
     params : IdentityParams

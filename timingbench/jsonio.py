@@ -1,6 +1,6 @@
 """JSON and JSONL reading and atomic writing.
 
-Rows are plain dicts; unknown keys are preserved on read and write (SPEC). Writes go to a
+Rows are plain dicts; unknown keys are preserved on read and write (docs/formats.md). Writes go to a
 temporary file in the same folder followed by ``os.replace`` so that a killed process
 never leaves a half-written file behind.
 """

@@ -2,7 +2,7 @@
 
 The default configuration and the v1 prompt set are package data under
 ``timingbench/data/``, so an installed wheel needs no repository. In the repository those
-two entries are committed symbolic links to the files SPEC names (``configs/*.yaml`` and
+two entries are committed symbolic links to the files docs/formats.md names (``configs/*.yaml`` and
 ``prompts/*.jsonl``), which stay the one copy that people edit; a wheel build copies the
 files they point to (``tests/test_wheel.py`` checks that the wheel's bytes equal them).
 """
@@ -28,7 +28,7 @@ def data_path(*parts: str) -> Path:
     return Path(str(DATA.joinpath(*parts))).resolve()
 
 
-#: The v1 prompt set (SPEC's ``prompts/timingbench-v1.jsonl``).
+#: The v1 prompt set (``prompts/timingbench-v1.jsonl``, formats §1).
 DEFAULT_PROMPTS_PATH = data_path("prompts", "timingbench-v1.jsonl")
 #: The label page's static files (``index.html``, ``app.js``, ``style.css``).
 LABEL_ASSETS: Traversable = DATA / "label"

@@ -1,4 +1,4 @@
-"""The prompt-set schema (SPEC section 1) and clip <-> prompt matching (SPEC section 2).
+"""The prompt-set schema (formats §1) and clip <-> prompt matching (formats §2).
 
 A prompt file is JSONL, one prompt per line. :func:`load_prompts` validates every row and
 returns the valid prompts together with one :class:`PromptError` per invalid row, so one
@@ -20,7 +20,9 @@ from timingbench.audio import AUDIO_EXTENSIONS
 from timingbench.errors import PromptError
 from timingbench.jsonio import iter_jsonl
 
-PROMPT_FAMILIES = ("single_event", "event_sequence", "tempo")
+#: ``controls``: a prompt with neither a timed event nor a tempo, only time-varying controls
+#: (a rhythm, melody or chord request); valid only with a ``controls`` object.
+PROMPT_FAMILIES = ("single_event", "event_sequence", "tempo", "controls")
 EVENT_KINDS = (
     "instrument_entry",
     "instrument_exit",
@@ -185,11 +187,23 @@ def parse_prompt(row: Any, *, where: str = "", base_dir: Path | None = None) -> 
         raise _fail(pid, "events", f"a 'single_event' prompt has exactly one event, got {len(events)}", where)
     if fam == "event_sequence" and len(events) < 2:
         raise _fail(pid, "events", f"an 'event_sequence' prompt has two or more events, got {len(events)}", where)
+    if fam == "controls":
+        if events:
+            raise _fail(pid, "events", f"a 'controls' prompt has no timed event, got {len(events)} (use "
+                        "'single_event' or 'event_sequence' for timed events beside controls)", where)
+        if bpm is not None:
+            raise _fail(pid, "tempo", "a 'controls' prompt has no tempo target (use family 'tempo' for a tempo "
+                        "beside controls)", where)
+        if _get(row, "controls") is None:
+            raise _fail(pid, "controls", "a 'controls' prompt needs a 'controls' object (docs/prompts.md)", where)
     controls = None
     if _get(row, "controls") is not None:
         from timingbench.controls.schema import parse_controls
 
         controls = parse_controls(row["controls"], pid=pid, duration_s=float(dur), where=where, base_dir=base_dir)
+        if fam == "controls" and all(v is None for v in vars(controls).values()):
+            raise _fail(pid, "controls", "a 'controls' prompt requests at least one control (beats_s, downbeats_s, "
+                        "dynamics, melody, chords or drums_s)", where)
     return Prompt(pid, fam, text, style, float(dur), tuple(events), bpm, tpct, row, controls)
 
 
@@ -267,7 +281,7 @@ class ClipRef:
 
 @dataclass
 class ClipMatch:
-    """The result of matching a clips folder to a prompt set (SPEC section 2)."""
+    """The result of matching a clips folder to a prompt set (formats §2)."""
 
     clips: list[ClipRef]
     unmatched: list[str]

@@ -5,7 +5,7 @@ The set follows paper Sec. III-A: 100 single-event prompts, 100 event-sequence p
 tempo prompts, every one asking for exactly 30 s of instrumental audio. The composition is
 fixed by a *plan* (which event kinds each prompt carries); the seed only changes the
 wording, the style, the instruments and the instructed times. Every generated row is
-checked against SPEC section 1 with :func:`timingbench.prompts.parse_prompt` and the
+checked against formats §1 with :func:`timingbench.prompts.parse_prompt` and the
 totals against the ``prompts.*`` constants of the configuration before anything is
 returned, so a generator bug can never produce a silently different set.
 
@@ -423,14 +423,14 @@ def generate_prompt_set(
     Returns
     -------
     rows : list of dict
-        Prompt rows in SPEC section 1 format, ids ``<prefix>-0001`` ... in plan order.
+        Prompt rows in formats §1 format, ids ``<prefix>-0001`` ... in plan order.
 
     Raises
     ------
     ConfigError
         If the plan's totals differ from the configured ones, or times cannot fit.
     PromptError
-        If a generated row breaks SPEC section 1 (a generator bug; never expected).
+        If a generated row breaks formats §1 (a generator bug; never expected).
     ParameterError
         If ``seed`` is negative.
     """

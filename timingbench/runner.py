@@ -1,4 +1,4 @@
-"""Score a folder of clips against a prompt set (SPEC section 3).
+"""Score a folder of clips against a prompt set (formats §3).
 
 Each clip is scored on its own (decode -> feature bank -> detectors -> gates -> scoring)
 and its rows are written atomically to ``RESULTS_DIR/.parts/<clip>.json`` as soon as it is
@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from timingbench.audio import Clip, file_hash, load_clip
+from timingbench.audio import Clip, file_hash, is_silent, load_clip
 from timingbench.choices import CHANGE_BACKENDS, DEFAULT_FAMILY_EVIDENCE
 from timingbench.config import Config, digest
 from timingbench.errors import TimingbenchError
@@ -37,7 +37,7 @@ from timingbench.prompts import (
 )
 from timingbench.runlock import RunLock
 from timingbench.scoring import detector_name, event_tolerance, needs_family_evidence, score_event
-from timingbench.summary import RESULTS_FORMAT
+from timingbench.summary import RESULTS_FORMAT, identity_exempt_families, is_identity_verified
 from timingbench.version import __version__
 
 if TYPE_CHECKING:
@@ -75,6 +75,8 @@ class RunResult:
     summary: dict[str, Any]
     out_dir: Path | None = None
     notes: list[str] = field(default_factory=list)
+    #: Clips whose finished part a resumed run found and reused (not scored again).
+    reused: int = 0
 
 
 def _r(x: float | None) -> float | None:
@@ -142,6 +144,7 @@ def score_bank(
     """
     rows: list[dict[str, Any]] = []
     timbre: list[dict[str, Any]] = []
+    exempt = unverified_families(config, opts, evidence_info)
     for i, ev in enumerate(prompt.events):
         verdict, p_chance = score_event(
             bank, prompt, i, config, family_evidence=family_evidence,
@@ -155,7 +158,8 @@ def score_bank(
             "gates": verdict.gates, "rejected_by": verdict.rejected_by,
             "detector": detector_name(ev), "p_chance": _r(p_chance),
             "floor_s": floor_of(ev.family, config),
-            "gate_stats": gate_stats(verdict.gates, verdict.stats),
+            "gate_stats": gate_stats(verdict.gates, verdict.stats), "error": None,
+            "identity_verified": is_identity_verified(ev.family, exempt),
         })
         if ev.kind == "instrument_entry" and (ev.family in TONAL_FAMILIES or (
                 ev.family in STEM_FAMILIES and (evidence_info or {}).get("backend") in CHANGE_BACKENDS)):
@@ -172,14 +176,16 @@ def score_bank(
 def clip_row(ref: ClipRef, prompt: Prompt, *, duration_s: float | None = None, duration_ok: bool | None = None,
              tempo: dict[str, Any] | None = None, timbre_match: list[dict[str, Any]] | None = None,
              error: str | None = None, separation: str | None = None,
-             family_evidence: str | None = None, controls: dict[str, Any] | None = None) -> dict[str, Any]:
+             family_evidence: str | None = None, controls: dict[str, Any] | None = None,
+             silent: bool = False) -> dict[str, Any]:
     """A ``clips.jsonl`` row: every key in the order the runner writes it, scored or not.
 
-    A clip that could not be scored gets the same keys, with ``error`` set and the rest null.
+    A clip that could not be scored gets the same keys, with ``error`` set, ``duration_ok``
+    false and the rest null. ``silent`` marks silent audio (scored: nothing delivered).
     """
     return {"clip": ref.clip, "prompt_id": prompt.id, "sample": ref.sample, "duration_s": duration_s,
             "duration_ok": duration_ok, "tempo": tempo, "timbre_match": timbre_match, "error": error,
-            "separation": separation, "family_evidence": family_evidence, "controls": controls}
+            "separation": separation, "family_evidence": family_evidence, "controls": controls, "silent": silent}
 
 
 def _timbre(evidence: FamilyEvidence | None, event_id: str, family: str, after_s: float,
@@ -204,7 +210,8 @@ def score_clip(ref: ClipRef, prompt: Prompt, config: Config, opts: ScoreOptions)
     """
     key = part_key(ref, prompt, config, opts)
     try:
-        return {"key": key, **score_decoded(load_clip(ref.path, config), ref, prompt, config, opts)}
+        clip = load_clip(ref.path, config, allow_silent=True)
+        return {"key": key, **score_decoded(clip, ref, prompt, config, opts)}
     except TimingbenchError as exc:
         msg = str(exc)
         if str(ref.path) not in msg:  # errors raised past decoding do not know the file
@@ -232,6 +239,8 @@ def score_decoded(clip: Clip, ref: ClipRef, prompt: Prompt, config: Config, opts
     TimingbenchError
         For audio the analysis cannot use.
     """
+    if is_silent(clip.samples, config.params.audio):
+        return score_silent(clip, ref, prompt, config, opts)
     from timingbench.features import compute_bank, get_bank
 
     if opts.use_cache:
@@ -259,10 +268,104 @@ def score_decoded(clip: Clip, ref: ClipRef, prompt: Prompt, config: Config, opts
     return {"events": events, "clip": clip_row, "notes": notes, "family_evidence": info}
 
 
-def error_part(ref: ClipRef, prompt: Prompt, config: Config, opts: ScoreOptions, msg: str) -> dict[str, Any]:
-    """The part of a clip that could not be scored: no events, a clip row carrying ``error``."""
-    return {"key": part_key(ref, prompt, config, opts), "events": [], "clip": clip_row(ref, prompt, error=msg),
+def unverified_families(config: Config, opts: ScoreOptions, evidence_info: dict[str, Any] | None) -> dict[str, str]:
+    """Families whose identity is not verified on one clip: the run's exempt families
+    (:func:`timingbench.summary.identity_exempt_families`) and those its backend could not judge."""
+    exempt = identity_exempt_families(config, opts.family_evidence)
+    exempt.update((evidence_info or {}).get("exempt") or {})
+    return exempt
+
+
+def undelivered_rows(ref: ClipRef, prompt: Prompt, config: Config, opts: ScoreOptions, *,
+                     error: str | None) -> list[dict[str, Any]]:
+    """``events.jsonl`` rows of a clip in which nothing was delivered: every event ``none``.
+
+    Used for a clip that could not be scored (``error`` set: the row's reason) and for
+    silent audio (``error`` None: the clip was scored, and silence
+    delivers no event). Either way the events stay in every rate's denominator.
+
+    Parameters
+    ----------
+    ref : ClipRef
+    prompt : Prompt
+    config : Config
+        Reads the tolerances and floors.
+    opts : ScoreOptions
+        The family-evidence backend decides ``identity_verified``.
+    error : str or None
+        Why the clip could not be scored.
+
+    Returns
+    -------
+    rows : list of dict
+        One row per instructed event, with every key of a scored row.
+    """
+    exempt = unverified_families(config, opts, None)
+    return [{
+        "clip": ref.clip, "prompt_id": prompt.id, "sample": ref.sample, "event_id": ev.id,
+        "kind": ev.kind, "family": ev.family, "instructed_s": _r(ev.time_s),
+        "tolerance_s": _r(event_tolerance(ev, config)), "outcome": "none", "detected_s": None, "error_s": None,
+        "gates": {}, "rejected_by": None, "detector": detector_name(ev),
+        "p_chance": None, "floor_s": floor_of(ev.family, config), "gate_stats": {}, "error": error,
+        "identity_verified": is_identity_verified(ev.family, exempt),
+    } for ev in prompt.events]
+
+
+def undelivered_tempo(prompt: Prompt, config: Config, *, reason: str) -> dict[str, Any] | None:
+    """The ``tempo`` object of a clip that delivered no tempo (None when none was instructed)."""
+    if prompt.tempo_bpm is None:
+        return None
+    from timingbench.detectors.tempo import TempoEstimate, score_tempo
+
+    est = TempoEstimate(None, np.empty(0, dtype=np.float64), reason, {"has_pulse": False, "steady": False})
+    return score_tempo(est, target_bpm=prompt.tempo_bpm, tempo=config.params.tempo,
+                       tolerance_pct=(prompt.tempo_tolerance_pct if prompt.tempo_tolerance_pct is not None
+                                      else config.params.tempo.tolerance_pct))
+
+
+def score_silent(clip: Clip, ref: ClipRef, prompt: Prompt, config: Config, opts: ScoreOptions) -> dict[str, Any]:
+    """Score silent audio: a valid output in which nothing was delivered.
+
+    Every event is ``none`` (:func:`undelivered_rows`); duration, tempo and controls are
+    judged as for any clip (the tempo estimator finds no beat in silence and says so).
+
+    Returns
+    -------
+    part : dict
+        As :func:`score_decoded`; the clip row's ``silent`` is true.
+    """
+    from timingbench.detectors.tempo import estimate_tempo, score_tempo
+
+    tol = config.params.duration.tolerance_s
+    row = clip_row(ref, prompt, duration_s=_r(clip.duration_s),
+                   duration_ok=bool(abs(clip.duration_s - prompt.duration_s) <= tol + 1e-9), silent=True)
+    if prompt.tempo_bpm is not None:
+        est = estimate_tempo(clip.samples, sr=clip.sr, tempo=config.params.tempo, audio=config.params.audio)
+        row["tempo"] = score_tempo(est, target_bpm=prompt.tempo_bpm, tempo=config.params.tempo,
+                                   tolerance_pct=(prompt.tempo_tolerance_pct if prompt.tempo_tolerance_pct is not None
+                                                  else config.params.tempo.tolerance_pct))
+    if prompt.controls is not None:
+        from timingbench.controls.score import score_controls
+        from timingbench.features import compute_bank
+
+        bank = compute_bank(clip, config, separation="none")
+        row["controls"] = score_controls(bank, prompt.controls, config, span_s=prompt.duration_s, key=ref.clip,
+                                         instructed_bpm=prompt.tempo_bpm, with_chance=opts.chance)
+    return {"events": undelivered_rows(ref, prompt, config, opts, error=None), "clip": row,
             "notes": [], "family_evidence": {}}
+
+
+def error_part(ref: ClipRef, prompt: Prompt, config: Config, opts: ScoreOptions, msg: str) -> dict[str, Any]:
+    """The part of a clip that could not be scored.
+
+    Its events are rows with outcome ``none`` (:func:`undelivered_rows`), its clip row
+    carries ``error``, ``duration_ok`` false and, for a tempo prompt, a tempo object with
+    no estimate: failing never takes a clip out of a rate.
+    """
+    row = clip_row(ref, prompt, error=msg, duration_ok=False,
+                   tempo=undelivered_tempo(prompt, config, reason="error"))
+    return {"key": part_key(ref, prompt, config, opts), "clip": row, "notes": [], "family_evidence": {},
+            "events": undelivered_rows(ref, prompt, config, opts, error=msg)}
 
 
 def score_refs(
@@ -292,7 +395,7 @@ def score_refs(
 
 def assemble(
     parts: Sequence[dict[str, Any]], match: ClipMatch, prompt_set: PromptSet, config: Config, opts: ScoreOptions,
-    *, prompts_path: str, clips_dir: str,
+    *, prompts_path: str, clips_dir: str, out_dir: str | Path | None = None,
 ) -> tuple[list[dict[str, Any]], list[dict[str, Any]], dict[str, Any]]:
     """The ``events.jsonl`` and ``clips.jsonl`` rows and the ``summary.json`` of a run's parts.
 
@@ -306,7 +409,10 @@ def assemble(
     config : Config
     opts : ScoreOptions
     prompts_path, clips_dir : str
-        Recorded in the summary.
+        Recorded in the summary (absolute).
+    out_dir : str or Path, optional
+        The results folder: the summary records the clips folder relative to it.
+
     """
     from timingbench.summary import build_summary
 
@@ -315,7 +421,7 @@ def assemble(
     summary = build_summary(
         events, clips, config=config, opts=opts, unmatched=match.unmatched, missing=match.missing,
         prompt_errors=[str(e) for e in prompt_set.errors], parts=list(parts), prompts_path=prompts_path,
-        clips_dir=clips_dir,
+        clips_dir=clips_dir, out_dir=out_dir,
     )
     return events, clips, summary
 
@@ -353,7 +459,7 @@ def score_folder(
     clips_dir : str or Path
         Folder of clips named ``<prompt_id>[__<k>].<ext>``.
     prompts_path : str or Path
-        Prompt set (JSONL, SPEC section 1).
+        Prompt set (JSONL, formats §1).
     out_dir : str or Path
         Results folder (created; finished clips found there are not scored again).
     config : Config
@@ -378,11 +484,16 @@ def score_folder(
     ConfigError
         At once, when ``config`` lists other instrument families than the installation's
         (:func:`timingbench.families.registry`).
+    PromptError
+        If the prompt file cannot be read or ``clips_dir`` is not a folder; nothing is
+        written then (``out_dir`` is not created).
     """
+    ps = load_prompts(prompts_path)
+    match = match_clips(clips_dir, ps.prompts)  # both raise before anything is written
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     with RunLock(out) as lock:
-        result = _score_folder_locked(clips_dir, prompts_path, out, config, opts=opts, jobs=jobs,
+        result = _score_folder_locked(clips_dir, prompts_path, out, config, ps, match, opts=opts, jobs=jobs,
                                       progress=progress, executor=executor)
     if lock.stale is not None:
         result.notes.append(f"took over the lock of a run that is no longer alive "
@@ -391,17 +502,16 @@ def score_folder(
 
 
 def _score_folder_locked(
-    clips_dir: str | Path, prompts_path: str | Path, out_dir: str | Path, config: Config, *,
-    opts: ScoreOptions | None, jobs: int, progress: Callable[[int, int, str], None] | None,
+    clips_dir: str | Path, prompts_path: str | Path, out_dir: str | Path, config: Config, ps: PromptSet,
+    match: ClipMatch, *, opts: ScoreOptions | None, jobs: int, progress: Callable[[int, int, str], None] | None,
     executor: Executor | None = None,
 ) -> RunResult:
     """:func:`score_folder` once the results folder is locked."""
     registry(config)  # a configuration that changes the family list is refused before any clip
+    """:func:`score_folder` once the inputs are read and the results folder is locked."""
     opts = opts or ScoreOptions()
     out = Path(out_dir)
     (out / PARTS).mkdir(parents=True, exist_ok=True)
-    ps = load_prompts(prompts_path)
-    match = match_clips(clips_dir, ps.prompts)
     parts: dict[str, dict[str, Any]] = {}
     todo: list[ClipRef] = []
     for ref in match.clips:
@@ -416,6 +526,7 @@ def _score_folder_locked(
                 pass  # a damaged part is simply redone
         todo.append(ref)
     total, done = len(match.clips), len(parts)
+    reused = done
     if progress:
         progress(done, total, "")
     items = [(ref, ps.prompts[ref.prompt_id]) for ref in todo]
@@ -429,9 +540,9 @@ def _score_folder_locked(
             progress(done, total, ref.clip)
     ordered = [parts[r.clip] for r in match.clips]
     events, clips, summary = assemble(ordered, match, ps, config, opts, prompts_path=str(prompts_path),
-                                      clips_dir=str(clips_dir))
+                                      clips_dir=str(clips_dir), out_dir=out)
     write_jsonl(out / "events.jsonl", events)
     write_jsonl(out / "clips.jsonl", clips)
     write_json(out / "summary.json", summary)
-    return RunResult(events, clips, summary, out)
+    return RunResult(events, clips, summary, out, reused=reused)
 

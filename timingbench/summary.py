@@ -1,9 +1,10 @@
-"""``summary.json`` and the stdout table of a scoring run (SPEC section 3)."""
+"""``summary.json`` and the stdout table of a scoring run (formats §3)."""
 
 from __future__ import annotations
 
+import os
 from collections import Counter, defaultdict
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -12,15 +13,31 @@ from timingbench.config import Config
 from timingbench.controls.report import format_controls, summarise_controls
 from timingbench.version import __version__
 
-#: Version of the results format (SPEC section 3). 2: ``events.jsonl`` rows carry ``evidence``
+#: Version of the results format (formats §3). 2: ``events.jsonl`` rows carry ``evidence``
 #: (gate name -> the statistics that gate thresholded); additive, version 1 readers ignore it.
 #: 3: that object is named ``gate_stats``; ``clips.jsonl`` rows carry ``controls``
 #: (time-varying control adherence, null without controls) and ``summary.json`` a
 #: ``controls`` object (docs/controls.md); the row of a clip that could not be scored has
-#: every key of a scored clip's row.
-RESULTS_FORMAT = 3
+#: every key of a scored clip's row. 4: a clip that could not be scored has one ``events.jsonl``
+#: row per instructed event (outcome ``none``, ``error`` the reason), every event row
+#: carries ``error`` (null, or why its clip could not be scored) and ``identity_verified``;
+#: ``summary.json`` gives the identity-verified rates first (``rates_identity_verified``),
+#: the rates excluding errors, and absolute paths (``clips_dir``, ``prompts.path``) plus
+#: ``clips_dir_relative`` (the clips folder relative to the results folder).
+RESULTS_FORMAT = 4
 
 OUTCOMES = ("on_time", "off_time", "none")
+
+#: The family of whole-mix events: they concern the mix, not an instrument, so there is no
+#: identity to verify and they always count among the identity-verified events.
+MIX_FAMILY = "mix"
+
+#: What each headline rate is computed over, as the summary and the table name it.
+DENOMINATORS = {
+    "identity_verified": "events of judged families and whole-mix events (identity verified)",
+    "all_events": "events of every family (timing only for exempt families)",
+    "excluding_errors": "events of the clips that could be scored (clips with an error left out)",
+}
 
 
 def _rate(n: int, d: int) -> float | None:
@@ -34,25 +51,106 @@ def outcome_rates(rows: Iterable[dict[str, Any]]) -> dict[str, Any]:
     return {"n": n, **{f"{o}_rate": _rate(c[o], n) for o in OUTCOMES}, **{o: c[o] for o in OUTCOMES}}
 
 
+def discounted_on_time(rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    """The p_chance-discounted on-time rate over exactly the rows of the raw rate beside it.
+
+    Every on-time row is credited ``1 - p_chance`` (a row without a chance estimate keeps
+    its full credit), every other row 0, and the sum is divided by the number of rows, so
+    the rate is never above the raw on-time rate of the same rows and has the same ``n``.
+
+    Parameters
+    ----------
+    rows : sequence of dict
+        ``events.jsonl`` rows (``outcome`` and ``p_chance`` read).
+
+    Returns
+    -------
+    rate : dict
+        ``n`` (rows) and ``on_time_rate`` (None without rows).
+    """
+    credit = [(1.0 if r.get("p_chance") is None else 1.0 - float(r["p_chance"])) if r["outcome"] == "on_time"
+              else 0.0 for r in rows]
+    return {"n": len(rows), "on_time_rate": round(sum(credit) / len(rows), 4) if rows else None}
+
+
+def identity_exempt_families(config: Config, backend: str | None) -> dict[str, str]:
+    """Families whose identity the family evidence does not verify -> why.
+
+    The one place that decides which families are *judged* (their events count among the
+    identity-verified ones) and which are *exempt* (scored on timing alone). Whole-mix
+    events are never exempt (:data:`MIX_FAMILY`).
+
+    Parameters
+    ----------
+    config : Config
+        Reads ``evidence.exempt_families``.
+    backend : str or None
+        The family-evidence backend requested (``none``: no family is judged).
+
+    Returns
+    -------
+    exempt : dict of str to str
+        Family -> reason.
+    """
+    from timingbench.prompts import EVENT_FAMILIES
+
+    if backend == "none":
+        return {f: "family_evidence_off" for f in EVENT_FAMILIES if f != MIX_FAMILY}
+    return {str(k): str(v) for k, v in dict(config.params.evidence.exempt_families or {}).items()}
+
+
+def is_identity_verified(family: str, exempt: Mapping[str, str]) -> bool:
+    """True when an event of ``family`` counts among the identity-verified events."""
+    return family == MIX_FAMILY or family not in exempt
+
+
+def row_identity_verified(row: Mapping[str, Any], summary: Mapping[str, Any] | None) -> bool:
+    """Whether an ``events.jsonl`` row counts among the identity-verified events.
+
+    The row's own ``identity_verified`` when the scorer wrote it, else read from the
+    summary's ``family_evidence.exempt_families`` (folders of older scorers).
+    """
+    if isinstance(row.get("identity_verified"), bool):
+        return bool(row["identity_verified"])
+    fe = (summary or {}).get("family_evidence")
+    exempt = fe.get("exempt_families") if isinstance(fe, dict) else None
+    return is_identity_verified(str(row.get("family")), exempt if isinstance(exempt, dict) else {})
+
+
 def build_summary(
     events: list[dict[str, Any]], clips: list[dict[str, Any]], *, config: Config, opts: Any,
     unmatched: list[str], missing: list[str], prompt_errors: list[str],
     parts: list[dict[str, Any]], prompts_path: str, clips_dir: str | None = None,
+    out_dir: str | Path | None = None,
 ) -> dict[str, Any]:
     """Headline rates, counts and provenance of a scoring run.
 
-    Rates are over event rows (one per clip and instructed event); ``p_chance_discounted
-    _on_time_rate`` weights every on-time credit by ``1 - p_chance``.
-    ``clips_dir`` (the scored folder) lets ``timingbench explain`` find a clip's audio again.
+    The headline is the identity-verified rate (:data:`DENOMINATORS`): events of judged
+    families plus whole-mix events; the all-events rate stands beside it. Every submitted
+    clip counts: the events of a clip that could not be scored are rows with outcome
+    ``none`` and an ``error`` reason, and the rates excluding those clips are given
+    apart. ``p_chance_discounted_on_time_rate`` weights every on-time credit by
+    ``1 - p_chance`` over the same rows as the raw rate beside it.
+
+    ``clips_dir`` and ``prompts_path`` are stored absolute, and ``clips_dir_relative`` is
+    the clips folder relative to ``out_dir`` (the results folder), so ``timingbench explain``
+    and ``report`` find a clip's audio from any working directory and after the two folders
+    move together.
     """
+    exempt = identity_exempt_families(config, getattr(opts, "family_evidence", None))
+    for p in parts:
+        exempt.update((p.get("family_evidence") or {}).get("exempt") or {})
+    exempt.pop(MIX_FAMILY, None)
     by_kind: dict[str, list[dict[str, Any]]] = defaultdict(list)
     by_family: dict[str, list[dict[str, Any]]] = defaultdict(list)
     for r in events:
         by_kind[r["kind"]].append(r)
         by_family[r["family"]].append(r)
-    # an on-time event without a chance estimate (not computed) keeps its full credit
-    disc = [(1.0 if r["p_chance"] is None else 1.0 - r["p_chance"]) if r["outcome"] == "on_time" else 0.0
-            for r in events]
+    ctx = {"family_evidence": {"exempt_families": exempt}}
+    verified = [r for r in events if row_identity_verified(r, ctx)]
+    scored = [c for c in clips if c.get("error") is None]
+    no_errors = [r for r in events if r.get("error") is None]
+    chance = bool(getattr(opts, "chance", False))
     tempo_rows = [c["tempo"] for c in clips if c.get("tempo")]
     steady_rows = [t for t in tempo_rows if (t.get("beat_stability") or {}).get("steady")]
     ladder: dict[str, float | None] = {}
@@ -60,33 +158,47 @@ def build_summary(
         k = f"{float(pct):g}"
         ladder[k] = _rate(sum(bool((t.get("within_pct") or {}).get(k)) for t in tempo_rows), len(tempo_rows))
     timbre = [t for c in clips for t in (c.get("timbre_match") or []) if t.get("match") is not None]
-    scored = [c for c in clips if c.get("error") is None]
     seps = Counter(c.get("separation") for c in scored if c.get("separation"))
     notes = sorted({n for p in parts for n in p.get("notes", [])})
     ev_backends = Counter(c.get("family_evidence") for c in scored if c.get("family_evidence"))
-    exempt: dict[str, str] = {}
-    for p in parts:
-        exempt.update((p.get("family_evidence") or {}).get("exempt") or {})
     unverified: dict[str, list[dict[str, Any]]] = defaultdict(list)
     for r in events:
-        if r["family"] in exempt and r["family"] != "mix":
+        if not row_identity_verified(r, ctx):
             unverified[r["family"]].append(r)
+    abs_clips = None if clips_dir is None else str(Path(clips_dir).resolve())
+    rel_clips = rel_prompts = None
+    if out_dir is not None:
+        here = Path(out_dir).resolve()
+        rel_clips = None if abs_clips is None else os.path.relpath(abs_clips, here)
+        rel_prompts = os.path.relpath(_absolute(prompts_path), here) if prompts_path else None
+
+    def headline(rows: list[dict[str, Any]], which: str) -> dict[str, Any]:
+        return {**outcome_rates(rows), "denominator": DENOMINATORS[which]}
+
     return {
         "timingbench_version": __version__,
         "results_format": RESULTS_FORMAT,
         "config": {"version": config.version, "hash": config.content_hash, "source": config.source},
-        "prompts": {"path": prompts_path, "hash": _file_hash(prompts_path), "rejected": prompt_errors},
-        "clips_dir": clips_dir,
+        "prompts": {"path": _absolute(prompts_path), "path_relative": rel_prompts, "hash": _file_hash(prompts_path),
+                    "rejected": prompt_errors},
+        "clips_dir": abs_clips,
+        "clips_dir_relative": rel_clips,
         "counts": {"clips": len(clips), "scored_clips": len(scored), "events": len(events),
+                   "events_identity_verified": len(verified),
+                   "error_events": len(events) - len(no_errors),
                    "unmatched": len(unmatched), "missing": len(missing), "errors": len(clips) - len(scored)},
-        "rates": outcome_rates(events),
+        # the headline: events whose instrument the family evidence checks, plus whole-mix events
+        "rates_identity_verified": headline(verified, "identity_verified"),
+        "rates": headline(events, "all_events"),
+        "rates_excluding_errors": headline(no_errors, "excluding_errors"),
         "by_kind": {k: outcome_rates(v) for k, v in sorted(by_kind.items())},
         "by_family": {k: outcome_rates(v) for k, v in sorted(by_family.items())},
         # families the family evidence could not judge: scored on timing alone
         "identity_not_verified": {k: outcome_rates(v) for k, v in sorted(unverified.items())},
         # without chance re-scoring there is nothing to discount by: null, not the plain rate
-        "p_chance_discounted_on_time_rate": (round(sum(disc) / len(events), 4)
-                                             if events and opts.chance else None),
+        "p_chance_discounted_on_time_rate": discounted_on_time(events)["on_time_rate"] if chance else None,
+        "p_chance_discounted_on_time_rate_identity_verified": (
+            discounted_on_time(verified)["on_time_rate"] if chance else None),
         "tempo": {
             "n": len(tempo_rows),
             "accuracy_3pct": _rate(sum(bool(t.get("credited")) for t in tempo_rows), len(tempo_rows)),
@@ -99,18 +211,25 @@ def build_summary(
                 sum(t.get("octave_equivalent") is not None for t in tempo_rows), len(tempo_rows)),
             "no_estimate": sum(t.get("estimate_bpm") is None for t in tempo_rows),
         },
-        "duration_compliance": _rate(sum(bool(c["duration_ok"]) for c in scored), len(scored)),
+        # every submitted clip: a clip that could not be scored did not deliver its duration
+        "duration_compliance": _rate(sum(bool(c["duration_ok"]) for c in clips), len(clips)),
+        "duration_compliance_excluding_errors": _rate(sum(bool(c["duration_ok"]) for c in scored), len(scored)),
         "timbre_match_rate": _rate(sum(bool(t["match"]) for t in timbre), len(timbre)),
         "unmatched": unmatched,
         "missing": missing,
         "errors": [{"clip": c["clip"], "error": c["error"]} for c in clips if c.get("error")],
         "separation": {"requested": opts.separation, "used": dict(seps), "notes": notes},
         "family_evidence": {"requested": opts.family_evidence, "used": dict(ev_backends),
-                            "exempt_families": dict(sorted(exempt.items()))},
-        "chance_credit": {"enabled": bool(opts.chance), "draws": config.params.chance.draws},
+                            "exempt_families": dict(sorted(exempt.items())),
+                            "judged_families": sorted({r["family"] for r in verified})},
+        "chance_credit": {"enabled": chance, "draws": config.params.chance.draws},
         "disabled_gates": list(opts.disabled_gates),
         "controls": summarise_controls(clips, config=config),
     }
+
+
+def _absolute(path: str) -> str:
+    return str(Path(path).resolve()) if path else path
 
 
 def _file_hash(path: str) -> str | None:
@@ -134,9 +253,14 @@ def format_table(summary: dict[str, Any]) -> str:
         f"unmatched files {c['unmatched']}, prompts without audio {c['missing']}"
     )
     lines.append("")
-    labels = ["all events", *(f"  kind {k}" for k in summary["by_kind"]),
-              *(f"  family {k}" for k in summary["by_family"]),
-              *(f"  {k}: identity not verified" for k in summary.get("identity_not_verified", {}))]
+    ver = summary.get("rates_identity_verified")
+    heads = [("identity-verified events (judged families + whole mix)", ver)] if ver else []
+    heads.append(("all events (timing only for exempt families)", summary["rates"]))
+    if c.get("errors") and summary.get("rates_excluding_errors"):
+        heads.append((f"excluding the {c['errors']} clips with an error", summary["rates_excluding_errors"]))
+    labels = [h for h, _ in heads] + [f"  kind {k}" for k in summary["by_kind"]]
+    labels += [f"  family {k}" for k in summary["by_family"]]
+    labels += [f"  {k}: identity not verified" for k in summary.get("identity_not_verified", {})]
     w = max(28, *(len(x) + 1 for x in labels))
     lines.append(f"{'':<{w}}{'n':>5}  {'on time':>7} {'off time':>8} {'none':>7}")
 
@@ -144,22 +268,32 @@ def format_table(summary: dict[str, Any]) -> str:
         return (f"{name:<{w}}{r['n']:>5}  {_pct(r['on_time_rate']):>7} "
                 f"{_pct(r['off_time_rate']):>8} {_pct(r['none_rate']):>7}")
 
-    lines.append(row("all events", summary["rates"]))
+    for name, r in heads:
+        lines.append(row(name, r))
     for k, r in summary["by_kind"].items():
         lines.append(row(f"  kind {k}", r))
     for k, r in summary["by_family"].items():
         lines.append(row(f"  family {k}", r))
     for k, r in summary.get("identity_not_verified", {}).items():
         lines.append(row(f"  {k}: identity not verified", r))
+    if c.get("error_events"):
+        lines.append(f"  the {c['error_events']} events of clips with an error count as none in every rate but the "
+                     "last headline row")
     lines.append("")
-    lines.append(f"p_chance-discounted on-time rate  {_pct(summary['p_chance_discounted_on_time_rate'])}")
+    disc = [(f"p_chance-discounted on-time rate, all events (n={summary['rates']['n']})",
+             summary["p_chance_discounted_on_time_rate"])]
+    if ver:
+        disc.insert(0, (f"p_chance-discounted on-time rate, identity verified (n={ver['n']})",
+                        summary.get("p_chance_discounted_on_time_rate_identity_verified")))
+    dw = max(len(label) for label, _ in disc) + 2
+    lines += [f"{label:<{dw}}{_pct(value)}" for label, value in disc]
     t = summary["tempo"]
     if t["n"]:
         lad = "  ".join(f"±{k}% {_pct(v)}" for k, v in t["ladder"].items())
         lines.append(f"tempo (n={t['n']}): ±3% {_pct(t['accuracy_3pct'])}   ladder {lad}   "
                      f"octave-equivalent {_pct(t['octave_equivalent_accuracy'])}   no estimate {t['no_estimate']}")
         lines.append(f"  within ±3%, steady clips only (n={t['n_steady']}) {_pct(t['accuracy_3pct_steady'])}")
-    lines.append(f"duration compliance {_pct(summary['duration_compliance'])}   "
+    lines.append(f"duration compliance (n={c['clips']} clips) {_pct(summary['duration_compliance'])}   "
                  f"timbre match {_pct(summary['timbre_match_rate'])}")
     lines.extend(format_controls(summary))
     sep = summary["separation"]

@@ -13,7 +13,7 @@ from typing import Any, Final, Literal
 
 #: Verdict of one gate on one candidate.
 GateOutcome = Literal["pass", "fail", "exempt"]
-#: Outcome of an instructed event (SPEC section 3).
+#: Outcome of an instructed event (formats §3).
 Outcome = Literal["on_time", "off_time", "none"]
 
 PASS: Final = "pass"
@@ -31,9 +31,9 @@ class EventContext:
     Attributes
     ----------
     kind : str
-        SPEC section 1 event kind.
+        formats §1 event kind.
     family : str
-        Coarse target family (SPEC section 1).
+        Coarse target family (formats §1).
     target : str
         Free-text instrument named in the prompt.
     instructed_s : float

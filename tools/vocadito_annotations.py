@@ -1,4 +1,4 @@
-"""Write the vocadito note onsets of its two annotators as SPEC section 5 annotations.
+"""Write the vocadito note onsets of its two annotators as formats §5 annotations.
 
 vocadito (CC BY 4.0) ships note transcriptions of ``vocadito_1.wav`` by two independent
 annotators, ``A1`` and ``A2`` (``onset_s,Hz,duration_s`` per line). This writes

@@ -52,9 +52,9 @@ class EventInfo:
     Attributes
     ----------
     kind : str
-        SPEC section 1 event kind.
+        formats §1 event kind.
     family : str
-        SPEC section 1 target family.
+        formats §1 target family.
     instructed_s : float
         Instructed time in seconds from the clip start.
     prompt_id : str
@@ -74,7 +74,7 @@ def event_index(prompts: Mapping[str, Prompt]) -> dict[str, EventInfo]:
 
 
 def prompt_of_clip(clip: str, prompts: Mapping[str, Prompt]) -> str | None:
-    """The prompt id a clip file name belongs to (SPEC section 2), or None."""
+    """The prompt id a clip file name belongs to (formats §2), or None."""
     pid, _ = parse_clip_name(clip)
     if pid in prompts:
         return pid

@@ -62,7 +62,7 @@ def _load(args: argparse.Namespace) -> tuple[AnnotationSet, dict[str, Prompt], P
 
 
 def _common(p: argparse.ArgumentParser) -> None:
-    p.add_argument("annotations", metavar="ANNOTATIONS", help="annotation JSONL (SPEC section 5)")
+    p.add_argument("annotations", metavar="ANNOTATIONS", help="annotation JSONL (docs/formats.md §5)")
     p.add_argument("--prompts", default=None,
                    help="prompt set (default: prompts.jsonl beside the clips folder or the annotations)")
     p.add_argument("--split", choices=["dev", "validation", "all"], default="all",

@@ -1,4 +1,4 @@
-"""``timingbench audiorag score``: judged AudioRAG accuracy over runs (SPEC section 7)."""
+"""``timingbench audiorag score``: judged AudioRAG accuracy over runs (docs/formats.md §7)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""``timingbench sweep | floors | confusion | gain-check`` (SPEC section 6) and ``timingbench calibrate evidence``."""
+"""``timingbench sweep | floors | confusion | gain-check`` (formats §6) and ``timingbench calibrate evidence``."""
 
 from __future__ import annotations
 
@@ -24,7 +24,7 @@ from timingbench.calibration.groups import (
 from timingbench.calibration.human_floor import format_annotator_confusion, format_human_floor
 from timingbench.calibration.sweep import format_sweep, run_sweep
 from timingbench.commands.annotations_cmd import human_floor_from_args
-from timingbench.commands.executor_options import add_executor_options, executor_from_args
+from timingbench.commands.executor_options import add_executor_options, executor_from_args, resolve_jobs
 from timingbench.commands.score_cmd import add_scoring_options, options_from, progress_bar, scoring_config
 from timingbench.config import Config, load_config
 from timingbench.executors import Executor
@@ -33,7 +33,7 @@ from timingbench.prompts import load_prompts
 
 
 def _common(p: argparse.ArgumentParser, *, out_required: bool) -> None:
-    p.add_argument("--annotations", required=True, help="annotation JSONL (SPEC section 5)")
+    p.add_argument("--annotations", required=True, help="annotation JSONL (docs/formats.md §5)")
     p.add_argument("--clips", required=True, help="folder of the annotated clips")
     p.add_argument("--prompts", default=None,
                    help="prompt set (default: prompts.jsonl beside the clips or annotations)")
@@ -54,7 +54,8 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p = sub.add_parser("floors", help="per-family localization floors (JSON + PNG plot)")
     _common(p, out_required=True)
     p.set_defaults(func=run_floors_cmd)
-    p = sub.add_parser("confusion", help="Table II style confusion profile against annotations")
+    p = sub.add_parser("confusion", help="the confusion profile against annotations (TimingBench paper "
+                                         "Table II, docs/references.md)")
     _common(p, out_required=False)
     p.add_argument("--no-chance", action="store_true", help="skip the chance-credit re-scoring")
     p.set_defaults(func=run_confusion_cmd)
@@ -84,6 +85,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
 
 def _corpus(args: argparse.Namespace) -> tuple[Corpus, Config]:
     cfg = scoring_config(args)
+    resolve_jobs(args, cfg)
     args.executor_obj = executor_from_args(args)
     ann = load_annotations(args.annotations)
     for e in ann.errors:

@@ -14,7 +14,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from timingbench.commands.executor_options import positive_int
+from timingbench.commands.executor_options import add_jobs_option, resolve_jobs
 from timingbench.config import load_config
 from timingbench.convert import round_time
 from timingbench.jsonio import iter_jsonl
@@ -27,8 +27,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p = sub.add_parser("demo", help="render a small built-in example set and score it",
                        description="Render the demo corpus with exact truth, score it, compare with the truth.")
     p.add_argument("--out", default="demo-out", help="output folder (default: demo-out)")
-    p.add_argument("--jobs", type=positive_int, default=2,
-                   help="worker processes for rendering and scoring, >= 1 (default 2)")
+    add_jobs_option(p, what="worker processes for rendering and scoring")
     p.set_defaults(func=run_demo)
 
 
@@ -82,6 +81,7 @@ def run_demo(args: argparse.Namespace) -> int:
 
     out = Path(args.out)
     cfg = load_config()
+    resolve_jobs(args, cfg)
     t0 = time.perf_counter()
     corpus = Path(render_corpus("demo", out_dir=out / "corpus", jobs=max(1, args.jobs), progress=True))
     t1 = time.perf_counter()

@@ -6,8 +6,11 @@ Shared by ``score``, ``confusion``, ``sweep``, ``gain-check`` and ``floors``.
 from __future__ import annotations
 
 import argparse
+import os
+import sys
 
 from timingbench.choices import EXECUTORS
+from timingbench.config import Config
 from timingbench.errors import ParameterError
 from timingbench.executors import Executor, RayOptions, make_executor
 
@@ -21,6 +24,45 @@ def positive_int(text: str) -> int:
     if n < 1:
         raise argparse.ArgumentTypeError(f"expected a whole number >= 1, got {n}")
     return n
+
+
+def available_cores() -> int:
+    """CPU cores this process may run on (its affinity set where the OS tells it)."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not on Linux
+        return os.cpu_count() or 1
+
+
+def add_jobs_option(p: argparse.ArgumentParser, *, what: str = "worker processes") -> None:
+    """Add ``--jobs N``, the one ``--jobs`` of every command (default: :func:`resolve_jobs`)."""
+    p.add_argument("--jobs", type=positive_int, default=None, metavar="N",
+                   help=f"{what}, >= 1 (default: the cores available, at most runtime.default_jobs_max; "
+                        "results identical for any N)")
+
+
+def resolve_jobs(args: argparse.Namespace, config: Config) -> int:
+    """The ``--jobs`` of a command: as given, else the cores available capped at
+    ``runtime.default_jobs_max``, printed on stderr. Sets ``args.jobs``.
+
+    Parameters
+    ----------
+    args : argparse.Namespace
+        Parsed arguments with ``jobs`` (None when not given).
+    config : Config
+        Reads ``runtime.default_jobs_max``.
+
+    Returns
+    -------
+    jobs : int
+    """
+    if getattr(args, "jobs", None) is not None:
+        return int(args.jobs)
+    cores, cap = available_cores(), config.params.runtime.default_jobs_max
+    args.jobs = max(1, min(cores, cap))
+    print(f"jobs: {args.jobs} ({cores} cores available, default capped at {cap} by runtime.default_jobs_max; "
+          "--jobs N to choose)", file=sys.stderr)
+    return int(args.jobs)
 
 
 def _positive_float(text: str) -> float:
@@ -47,8 +89,7 @@ def add_executor_options(p: argparse.ArgumentParser, *, with_jobs: bool = False)
     """Add ``--executor``, the ``--ray-*`` options and, with ``with_jobs``, ``--jobs``."""
 
     if with_jobs:
-        p.add_argument("--jobs", type=positive_int, default=1,
-                       help="local worker processes, >= 1 (default 1; results identical for any N)")
+        add_jobs_option(p, what="local worker processes")
     p.add_argument("--executor", choices=list(EXECUTORS), default="local",
                    help="where clips are analysed: local process pool (default) or Ray tasks "
                         "(pip install 'timingbench[ray]'); results are identical")
@@ -61,12 +102,16 @@ def add_executor_options(p: argparse.ArgumentParser, *, with_jobs: bool = False)
                    help="GPUs each clip task reserves, e.g. 0.25 when demucs runs on GPU (default 0)")
     p.add_argument("--ray-max-in-flight", type=positive_int, default=None,
                    help="most clip tasks submitted at once (default: twice what the cluster runs at once)")
-    p.add_argument("--ray-retries", type=int, choices=range(0, 10), default=1, metavar="{0..9}",
-                   help="re-runs of a clip whose worker died or raised before it is an error row (default 1)")
+    p.add_argument("--ray-retries", type=int, choices=range(0, 10), default=1, metavar="N",
+                   help="re-runs, 0 to 9, of a clip whose worker died or raised before it is an error row "
+                        "(default 1)")
 
 
 def executor_from_args(args: argparse.Namespace) -> Executor:
-    """The executor the parsed options name (a Ray one joins or starts the cluster now)."""
+    """The executor the parsed options name (a Ray one joins or starts the cluster now).
+
+    ``args.jobs`` must be resolved first (:func:`resolve_jobs`) where the command has ``--jobs``.
+    """
     if args.executor != "ray" and (args.ray_address is not None or args.ray_gpus_per_clip > 0):
         raise ParameterError("--ray-address and --ray-gpus-per-clip need --executor ray")
     jobs = max(1, int(getattr(args, "jobs", 1) or 1))

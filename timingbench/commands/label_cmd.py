@@ -24,7 +24,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     """Add the ``label`` subcommand."""
     p = sub.add_parser(
         "label",
-        help="annotate clips in a local web page (SPEC section 5 rows)",
+        help="annotate clips in a local web page (docs/formats.md §5 rows)",
         description=(
             "Serve a labelling page for the clips of CLIPS_DIR: audio player, zoomable "
             "log-mel spectrogram, Layer 1 (instructed events) and Layer 2 (observed events). "
@@ -33,8 +33,8 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
         ),
     )
     p.add_argument("clips_dir", metavar="CLIPS_DIR", help="folder of clips named <prompt_id>[__k].<ext>")
-    p.add_argument("--prompts", required=True, help="prompt set (JSONL, SPEC section 1)")
-    p.add_argument("--out", required=True, help="annotation file to write (JSONL, SPEC section 5)")
+    p.add_argument("--prompts", required=True, help="prompt set (JSONL, docs/formats.md §1)")
+    p.add_argument("--out", required=True, help="annotation file to write (JSONL, docs/formats.md §5)")
     p.add_argument("--annotator", default=None,
                    help="name written on every row (default: the login name)")
     p.add_argument("--split", choices=SPLITS, default=None,

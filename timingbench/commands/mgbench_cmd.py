@@ -1,4 +1,4 @@
-"""``timingbench mgbench score``: MGBench grounding and understanding (SPEC section 7)."""
+"""``timingbench mgbench score``: MGBench grounding and understanding (docs/formats.md §7)."""
 
 from __future__ import annotations
 

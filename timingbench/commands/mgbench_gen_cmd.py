@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from timingbench.commands.executor_options import add_jobs_option, resolve_jobs
 from timingbench.config import load_config
 from timingbench.errors import ParameterError
 from timingbench.jsonio import iter_jsonl, write_jsonl
@@ -28,14 +29,14 @@ def register_actions(acts: argparse._SubParsersAction) -> None:  # type: ignore[
     g.add_argument("--soundfont", default=None, help="General MIDI .sf2/.sf3 (default: render.soundfont_path)")
     g.add_argument("--clips", type=int, default=None,
                    help="number of clips (default: the paper's split size, mgbench_gen.split_sizes_*)")
-    g.add_argument("--jobs", type=int, default=1, help="rendering processes")
+    add_jobs_option(g, what="rendering processes")
     g.add_argument("--no-audio", action="store_true",
                    help="write MIDI, annotations and questions only (no rendering)")
     g.add_argument("--no-progress", action="store_true", help="no progress bar")
     g.add_argument("--config", default=None)
     g.set_defaults(func=run_generate)
 
-    s = acts.add_parser("stats", help="print the composition table (paper Table 1) of generated splits")
+    s = acts.add_parser("stats", help="print the composition table (MGBench paper Table 1) of generated splits")
     s.add_argument("dir", help="a generated split folder, or a folder holding several")
     s.set_defaults(func=run_stats)
 
@@ -55,6 +56,7 @@ def run_generate(args: argparse.Namespace) -> int:
     from timingbench.render.corpus import ProgressBar
 
     cfg = load_config(args.config)
+    resolve_jobs(args, cfg)
     req = make_request(args.subset, args.split, seed=args.seed, n_clips=args.clips, soundfont=args.soundfont,
                        params=cfg.params.mgbench_gen,
                        render=cfg.params.render)

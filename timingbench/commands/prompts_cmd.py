@@ -1,4 +1,4 @@
-"""``timingbench validate-prompts FILE``: check a prompt set against SPEC section 1."""
+"""``timingbench validate-prompts FILE``: check a prompt set against docs/formats.md §1."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     """Add the ``validate-prompts`` subcommand."""
     p = sub.add_parser(
         "validate-prompts",
-        help="validate a prompt JSONL file (SPEC section 1)",
+        help="validate a prompt JSONL file (docs/formats.md §1)",
         description="Validate every row of a prompt file; print one line per rejected row.",
     )
     p.add_argument("file", help="prompt set (JSONL)")

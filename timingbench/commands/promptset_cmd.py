@@ -21,7 +21,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     group = p.add_subparsers(dest="prompts_command", metavar="ACTION")
     g = group.add_parser(
         "generate",
-        help="write the seeded template prompt set (SPEC section 1 JSONL)",
+        help="write the seeded template prompt set (docs/formats.md §1 JSONL)",
         description="Write the 250-prompt TimingBench v1 set. The composition is fixed; "
         "the seed changes wording, styles, instruments and times.",
     )

@@ -12,11 +12,11 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
 from pathlib import Path
 from typing import Any, cast
 
+from timingbench.commands.executor_options import add_jobs_option, resolve_jobs
 from timingbench.config import load_config
 from timingbench.errors import ParameterError
 from timingbench.render.corpus import CORPORA, ClipSpec, ProgressBar, render_specs
@@ -32,7 +32,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
         help="render reference clips with exact truth (FluidSynth, or real recordings)",
         description="Render seeded MIDI arrangements with FluidSynth, or lay real recordings over "
                     "real recordings at exact sample offsets (--corpus real), and write clips, "
-                    "prompts.jsonl (SPEC 1), truth.jsonl (SPEC 5) and manifest.jsonl.",
+                    "prompts.jsonl (docs/formats.md §1), truth.jsonl (docs/formats.md §5) and manifest.jsonl.",
     )
     what = p.add_mutually_exclusive_group(required=True)
     what.add_argument("--recipe", help=f"recipe name or 'all' ({', '.join(RECIPES)})")
@@ -53,8 +53,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
                    help="render every clip at each gain of render.gain_variants_db (0, -12, -20 dB)")
     p.add_argument("--split", choices=("dev", "validation"), default="dev",
                    help="split written into the truth rows (with --recipe)")
-    p.add_argument("--jobs", type=int, default=os.cpu_count() or 1,
-                   help="worker processes (default: all cores)")
+    add_jobs_option(p)
     p.add_argument("--stems", action="store_true", help="also write one WAV per instrument part")
     p.add_argument("--controls", action="store_true",
                    help="write each clip's exact time-varying controls (beats, downbeats, level curve, "
@@ -86,6 +85,7 @@ def _parse_params(items: list[str]) -> dict[str, Any]:
 
 def run_render(args: argparse.Namespace) -> int:
     """Render what ``args`` asks for; prints the rendering rate (clips/s)."""
+    resolve_jobs(args, load_config())
     if args.corpus == "real":
         return _run_real(args)
     if args.sources is not None:

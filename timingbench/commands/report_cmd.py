@@ -5,8 +5,8 @@ from __future__ import annotations
 import argparse
 import sys
 
+from timingbench.commands.executor_options import add_jobs_option, resolve_jobs
 from timingbench.commands.explain_cmd import add_rederive_options
-from timingbench.commands.score_cmd import positive_int
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -26,11 +26,15 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p.add_argument("--names", default=None,
                    help="comma-separated display names, RESULTS first (default: folder names)")
     p.add_argument("--out", required=True, help="report folder (index.html, clips/, img/, audio/)")
-    p.add_argument("--audio", choices=["none", "copy", "mp3"], default="none",
-                   help="put the clips' audio in the report: none (default), copy, or mp3 (ffmpeg)")
+    p.add_argument("--audio", choices=["none", "copy", "mp3"], default="mp3",
+                   help="put the clips' audio in the report: mp3 (default, ffmpeg), copy, or none "
+                        "(pages without audio and log-mel)")
+    p.add_argument("--allow-missing-audio", action="store_true",
+                   help="write the pages of clips whose audio is gone without audio and log-mel "
+                        "(default: missing audio is an error)")
     p.add_argument("--no-clip-pages", action="store_true",
                    help="write index.html alone (overview, families, table): seconds for any run size")
-    p.add_argument("--jobs", type=positive_int, default=1, help="worker processes for the clip pages")
+    add_jobs_option(p, what="worker processes for the clip pages")
     p.add_argument("--config", default=None,
                    help="configuration YAML for the comparison constants (default: the packaged v1)")
     p.add_argument("--allow-mixed", action="store_true",
@@ -45,6 +49,8 @@ def run_report(args: argparse.Namespace) -> int:
     from timingbench.config import load_config
     from timingbench.report import build_report
 
+    cfg = load_config(args.config)
+    resolve_jobs(args, cfg)
     names = None if args.names is None else args.names.split(",")
     with progress_bar() as bar:
         task = bar.add_task("report", total=None, clip="")
@@ -52,11 +58,11 @@ def run_report(args: argparse.Namespace) -> int:
         def tick(done: int, total: int, clip: str) -> None:
             bar.update(task, completed=done, total=total, clip=clip, description="clip pages")
 
-        res = build_report(args.results, args.out, config=load_config(args.config), compare=args.compare,
+        res = build_report(args.results, args.out, config=cfg, compare=args.compare,
                            names=names, audio=args.audio, jobs=args.jobs, allow_mixed=args.allow_mixed,
                            resolve={"clips_dir": args.clips, "prompts_path": args.prompts},
                            overrides={"cache_dir": args.cache}, progress=tick,
-                           clip_pages=not args.no_clip_pages)
+                           clip_pages=not args.no_clip_pages, allow_missing_audio=args.allow_missing_audio)
     for clip, why in res.not_derived:
         print(f"timingbench: warning: {clip}: page without spectrogram and gate tables: {why}", file=sys.stderr)
     print(f"wrote {res.index}" + (f" and {res.pages} clip pages" if res.pages else ""))

@@ -1,4 +1,4 @@
-"""``timingbench score``: score a folder of clips against a prompt set (SPEC section 3)."""
+"""``timingbench score``: score a folder of clips against a prompt set (docs/formats.md §3)."""
 
 from __future__ import annotations
 
@@ -10,8 +10,9 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from timingbench.choices import DEFAULT_FAMILY_EVIDENCE, FAMILY_EVIDENCE_CHOICES, SEPARATIONS
 from timingbench.commands.executor_options import (
     add_executor_options,
+    add_jobs_option,
     executor_from_args,
-    positive_int,
+    resolve_jobs,
 )
 from timingbench.commands.tagger_options import add_tagger_weights_option, with_tagger_weights_from
 from timingbench.config import Config, load_config
@@ -40,6 +41,8 @@ def scoring_config(args: argparse.Namespace) -> Config:
 
 #: Rejected prompt rows printed in full; the rest are counted (all are in summary.json).
 MAX_REJECTED_SHOWN = 20
+#: Unmatched file names printed; the rest are counted (all are in summary.json).
+MAX_UNMATCHED_SHOWN = 10
 
 
 def options_from(args: argparse.Namespace, *, chance: bool = True) -> ScoreOptions:
@@ -53,12 +56,11 @@ def options_from(args: argparse.Namespace, *, chance: bool = True) -> ScoreOptio
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     """Add the ``score`` subcommand."""
     p = sub.add_parser("score", help="score a folder of clips against a prompt set",
-                       description="Score every instructed event of every clip (SPEC section 3).")
+                       description="Score every instructed event of every clip (docs/formats.md §3).")
     p.add_argument("clips_dir", help="folder of clips named <prompt_id>[__<k>].<ext>")
     p.add_argument("--prompts", required=True, help="prompt set (JSONL)")
     p.add_argument("--out", required=True, help="results folder")
-    p.add_argument("--jobs", type=positive_int, default=1,
-                   help="worker processes, >= 1 (default 1; results identical for any N)")
+    add_jobs_option(p)
     p.add_argument("--no-chance", action="store_true", help="skip the chance-credit re-scoring (p_chance null)")
     add_scoring_options(p)
     add_executor_options(p)
@@ -77,6 +79,7 @@ def progress_bar() -> Progress:
 def run_score(args: argparse.Namespace) -> int:
     """Run ``timingbench score``."""
     cfg = scoring_config(args)
+    resolve_jobs(args, cfg)
     opts = options_from(args, chance=not args.no_chance)
     if opts.family_evidence == "clap" and not (opts.clap_dir or cfg.params.semantic.clap_dir):
         print("timingbench: warning: --family-evidence clap without --clap-dir (or semantic.clap_dir): "
@@ -92,8 +95,17 @@ def run_score(args: argparse.Namespace) -> int:
 
         res = score_folder(args.clips_dir, args.prompts, args.out, cfg, opts=opts,
                            jobs=max(1, args.jobs), progress=tick, executor=executor)
+    if res.reused:
+        print(f"resumed: {res.reused} clips reused (finished parts in {args.out}/.parts), "
+              f"{len(res.clips) - res.reused} scored now")
     print(format_table(res.summary))
     print(f"wrote {args.out}/events.jsonl, clips.jsonl, summary.json")
+    unmatched = res.summary["unmatched"]
+    if unmatched:
+        more = (f" ... and {len(unmatched) - MAX_UNMATCHED_SHOWN} more" if len(unmatched) > MAX_UNMATCHED_SHOWN
+                else "")
+        print(f"{len(unmatched)} files match no prompt id (not scored; named <prompt_id>[__<k>].<ext>?): "
+              + ", ".join(unmatched[:MAX_UNMATCHED_SHOWN]) + more, file=sys.stderr)
     rejected = res.summary["prompts"]["rejected"]
     for e in rejected[:MAX_REJECTED_SHOWN]:
         print(f"prompt rejected: {e}", file=sys.stderr)

@@ -1,4 +1,4 @@
-"""``timingbench tag score``: score TAG-Bench answers (SPEC section 7)."""
+"""``timingbench tag score``: score TAG-Bench answers (docs/formats.md §7)."""
 
 from __future__ import annotations
 
@@ -6,6 +6,7 @@ import argparse
 import sys
 from pathlib import Path
 
+from timingbench.commands.executor_options import add_jobs_option, resolve_jobs
 from timingbench.config import load_config
 from timingbench.jsonio import write_json, write_jsonl
 from timingbench.suites.tag import evaluate, format_table
@@ -33,10 +34,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     s.add_argument("--pred", required=True, type=Path, help="responses JSONL")
     s.add_argument("--out", required=True, type=Path, help="results folder")
     s.add_argument("--config", type=Path, default=None, help="configuration YAML")
-    s.add_argument(
-        "--jobs", type=int, default=1,
-        help="worker processes for parsing free-form answers (results do not depend on it)",
-    )
+    add_jobs_option(s, what="worker processes for parsing free-form answers")
     s.set_defaults(func=run_score)
     p.set_defaults(func=lambda args: (p.print_help(), 2)[1])
 
@@ -44,9 +42,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
 def run_score(args: argparse.Namespace) -> int:
     """Score ``args.pred`` against ``args.gt``; exit 1 when any row had an error."""
     config = load_config(args.config)
-    if args.jobs < 1:
-        print(f"error: --jobs must be >= 1, got {args.jobs}", file=sys.stderr)
-        return 2
+    resolve_jobs(args, config)
     report = evaluate(args.gt, args.pred, params=config.params.tag, jobs=args.jobs,
                       provenance={"config_version": config.version, "config_hash": config.content_hash})
     out: Path = args.out

@@ -8,12 +8,18 @@ The comparison follows the paper's rules for reading the benchmark honestly:
   it is *resolved* only when its interval excludes 0 and, for a timing metric (seconds),
   when it is at least the family's published measurement floor (``floor_s`` in the
   events rows); otherwise it is "not resolved" and never ranked;
-- the p_chance-discounted on-time rate credits each on-time event ``1 - p_chance``, and
+- the headline is the on-time rate over identity-verified events (``on_time_rate_judged``:
+  judged families and whole-mix events); the rate over all events stands beside it, timing
+  only for exempt families; systems are ranked on the judged rate;
+- the p_chance-discounted on-time rate credits each on-time event ``1 - p_chance`` (an
+  event without an estimate keeps its full credit) over exactly the events and prompts of
+  the raw rate beside it, so it is never above it, in the estimate and in every resample;
   the low-p_chance rate is the on-time rate on events whose ``p_chance`` is at most
   ``compare.low_p_chance_max``;
-- duration compliance and timbre match are reported apart from timing; prompts with no
-  clip (``missing``) and clips that could not be scored are excluded from the rates and
-  disclosed per system.
+- every submitted clip counts: the events of a clip that could not be scored are ``none``
+  rows, and such a clip fails duration compliance and, when a tempo was instructed, the
+  tempo criteria; duration compliance and timbre match are reported apart from timing;
+  prompts with no clip (``missing``) are disclosed per system.
 """
 
 from __future__ import annotations
@@ -39,6 +45,10 @@ from timingbench.config import Config
 from timingbench.controls.report import METRICS as CONTROL_METRICS
 from timingbench.errors import ParameterError, TimingbenchError
 from timingbench.prompts import EVENT_FAMILIES, EVENT_KINDS
+from timingbench.summary import row_identity_verified
+
+#: The metric systems are ranked on first: the on-time rate over identity-verified events.
+HEADLINE_METRIC = "on_time_rate_judged"
 
 OUTCOME_RATES = ("on_time_rate", "off_time_rate", "none_rate")
 
@@ -138,6 +148,11 @@ def metric_info(key: str) -> MetricInfo:
         "off_time_rate": MetricInfo("off-time rate", -1, "rate"),
         "none_rate": MetricInfo("none rate", -1, "rate"),
         "on_time_rate_discounted": MetricInfo("on-time rate, p_chance-discounted", +1, "rate"),
+        "on_time_rate_judged": MetricInfo("on-time rate, identity verified", +1, "rate"),
+        "off_time_rate_judged": MetricInfo("off-time rate, identity verified", -1, "rate"),
+        "none_rate_judged": MetricInfo("none rate, identity verified", -1, "rate"),
+        "on_time_rate_discounted_judged": MetricInfo("on-time rate, identity verified, p_chance-discounted", +1,
+                                                     "rate"),
         "on_time_rate_low_p_chance": MetricInfo("on-time rate, low-p_chance subset", +1, "rate"),
         "error_median_s": MetricInfo("off-time signed error median", 0, "s", fam or "*", 0.5),
         "error_q25_s": MetricInfo("off-time signed error 25th pct", 0, "s", fam or "*", 0.25),
@@ -203,12 +218,16 @@ def system_series(
                                                     n_prompts=n)
 
     everything = np.ones(len(ev), dtype=bool)
+    judged = np.array([row_identity_verified(e, system.summary) for e in ev], dtype=bool)
     rates(everything, "")
+    rates(judged, "_judged")
     has_p = np.isfinite(pch)
     on = (outcome == "on_time").astype(float)
-    out["on_time_rate_discounted"] = rate_series(prompt_index=pidx[has_p],
-                                                 hits=(on * (1.0 - np.nan_to_num(pch)))[has_p],
-                                                 n_prompts=n)
+    credit = on * (1.0 - np.nan_to_num(pch))  # no estimate: full credit, never more than the raw hit
+    chance = (system.summary.get("chance_credit") or {}).get("enabled")
+    if chance is True or (chance is None and np.any(has_p)):  # scored with chance credit
+        for mask, key in ((everything, "on_time_rate_discounted"), (judged, "on_time_rate_discounted_judged")):
+            out[key] = rate_series(prompt_index=pidx[mask], hits=credit[mask], n_prompts=n)
     low = has_p & (np.round(pch, nd) <= settings.low_p_chance_max)
     out["on_time_rate_low_p_chance"] = rate_series(prompt_index=pidx[low], hits=on[low], n_prompts=n)
     errors(everything, "")
@@ -220,7 +239,9 @@ def system_series(
             rates(fam == f, f"|family={f}")
             errors(fam == f, f"|family={f}")
 
-    tempo_rows = [(c, c["tempo"]) for c in system.clips if c.get("tempo") is not None]
+    # every submitted clip: a clip that could not be scored fails duration and (instructed) tempo
+    submitted = [*system.clips, *(c for c in system.errors if "prompt_id" in c and c["prompt_id"] in index)]
+    tempo_rows = [(c, c["tempo"]) for c in submitted if c.get("tempo") is not None]
     tp = np.array([index[c["prompt_id"]] for c, _ in tempo_rows], dtype=np.int64)
     dev = np.array([
         np.inf if t.get("estimate_bpm") is None
@@ -237,8 +258,8 @@ def system_series(
     octave = np.array([float(t.get("octave_equivalent") is not None) for _, t in tempo_rows])
     out["tempo_octave_equivalent"] = rate_series(prompt_index=tp, hits=octave, n_prompts=n)
 
-    dur = [(index[c["prompt_id"]], float(c["duration_ok"])) for c in system.clips
-           if isinstance(c.get("duration_ok"), bool)]
+    dur = [(index[c["prompt_id"]], 0.0 if c.get("error") is not None else float(c["duration_ok"]))
+           for c in submitted if c.get("error") is not None or isinstance(c.get("duration_ok"), bool)]
     out["duration_ok_rate"] = rate_series(prompt_index=[d[0] for d in dur], hits=[d[1] for d in dur], n_prompts=n)
     tim = [(index[c["prompt_id"]], float(v)) for c in system.clips for v in timbre_verdicts(c.get("timbre_match"))]
     out["timbre_match_rate"] = rate_series(prompt_index=[t[0] for t in tim], hits=[t[1] for t in tim], n_prompts=n)
@@ -330,6 +351,7 @@ class Comparison:
 
 #: Metrics compared pairwise (plus the per-kind and per-family ones added by compare_systems).
 PAIRWISE_METRICS = (
+    "on_time_rate_judged", "none_rate_judged", "on_time_rate_discounted_judged",
     "on_time_rate", "none_rate", "on_time_rate_discounted", "on_time_rate_low_p_chance",
     "error_median_s", "tempo_octave_equivalent", "duration_ok_rate", "timbre_match_rate",
 )

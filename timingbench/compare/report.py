@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from timingbench.compare.core import OUTCOME_RATES, Comparison, metric_info
+from timingbench.compare.core import HEADLINE_METRIC, OUTCOME_RATES, Comparison, metric_info
 from timingbench.compare.stats import Estimate
 from timingbench.jsonio import atomic_write_text, write_json
 from timingbench.prompts import EVENT_FAMILIES, EVENT_KINDS
@@ -61,10 +61,10 @@ def _table(title: str, header: Sequence[str], rows: Sequence[Sequence[str]], com
 
 
 def system_rows(comp: Comparison) -> list[dict[str, Any]]:
-    """One row per system with the headline metrics, disclosures and the on-time rank."""
+    """One row per system with the headline metrics, disclosures and the rank on the identity-verified on-time rate."""
     tempo = f"tempo_within_{comp.settings.tempo_tolerance_pct:g}pct"
     rows = []
-    rank = comp.ranks.get("on_time_rate", {})
+    rank = comp.ranks.get(HEADLINE_METRIC, {})
     for s in comp.systems:
         est = comp.estimates[s.name]
         n_clips = len(s.clips)
@@ -75,8 +75,10 @@ def system_rows(comp: Comparison) -> list[dict[str, Any]]:
             "samples_per_prompt": round(n_clips / len(prompts), 3) if prompts else 0.0,
             "missing_prompts": len(s.missing), "scoring_errors": len(s.errors),
             "unmatched_files": len(s.unmatched), "events": est["on_time_rate"].n_items,
+            "events_identity_verified": est["on_time_rate_judged"].n_items,
         }
-        keys = [*OUTCOME_RATES, "on_time_rate_discounted", "on_time_rate_low_p_chance",
+        keys = [*(f"{k}_judged" for k in OUTCOME_RATES), "on_time_rate_discounted_judged",
+                *OUTCOME_RATES, "on_time_rate_discounted", "on_time_rate_low_p_chance",
                 "error_median_s", "error_q25_s", "error_q75_s", "late_fraction"]
         keys += [f"tempo_within_{p:g}pct" for p in sorted(set(comp.settings.tempo_ladder_pct))]
         if tempo not in keys:
@@ -130,16 +132,27 @@ def format_text(comp: Comparison) -> str:
     tempo = f"tempo_within_{comp.settings.tempo_tolerance_pct:g}pct"
     ladder = [f"tempo_within_{p:g}pct" for p in sorted(set(comp.settings.tempo_ladder_pct))]
     out = []
-    head = ["system", "rank", "on-time", "off-time", "none", "on-time (p_chance-disc.)",
+    head = ["system", "rank", "events", "on-time", "off-time", "none", "on-time (p_chance-disc.)"]
+    rows = []
+    for s in comp.systems:
+        e = comp.estimates[s.name]
+        rows.append([s.name, str(comp.ranks.get(HEADLINE_METRIC, {}).get(s.name, "-")),
+                     str(e["on_time_rate_judged"].n_items), _pct(e["on_time_rate_judged"]),
+                     _pct(e["off_time_rate_judged"]), _pct(e["none_rate_judged"]),
+                     _pct(e.get("on_time_rate_discounted_judged"))])
+    out.append(_table(f"Timing, % of identity-verified events (judged families and whole-mix events; macro over "
+                      f"prompts, {level} bootstrap intervals; rank 1 + systems resolved better on the on-time rate)",
+                      head, rows, comp))
+    head = ["system", "events", "on-time", "off-time", "none", "on-time (p_chance-disc.)",
             f"on-time (p_chance<={comp.settings.low_p_chance_max:g})"]
     rows = []
     for s in comp.systems:
         e = comp.estimates[s.name]
-        rows.append([s.name, str(comp.ranks.get("on_time_rate", {}).get(s.name, "-")),
-                     _pct(e["on_time_rate"]), _pct(e["off_time_rate"]), _pct(e["none_rate"]),
-                     _pct(e["on_time_rate_discounted"]), _pct(e["on_time_rate_low_p_chance"])])
-    out.append(_table(f"Timing, % of instructed events (macro over prompts, {level} bootstrap intervals; "
-                      "rank 1 + systems resolved better)", head, rows, comp))
+        rows.append([s.name, str(e["on_time_rate"].n_items), _pct(e["on_time_rate"]), _pct(e["off_time_rate"]),
+                     _pct(e["none_rate"]), _pct(e.get("on_time_rate_discounted")),
+                     _pct(e["on_time_rate_low_p_chance"])])
+    out.append(_table(f"Timing, % of all instructed events (timing only for exempt families; {level} intervals)",
+                      head, rows, comp))
     head = ["system", "off-time n", "signed error median s", "IQR s", "late share", "rushing/dragging"]
     rows = []
     for s in comp.systems:
@@ -182,7 +195,8 @@ def format_text(comp: Comparison) -> str:
         out.append(_table(f"Outcome rates per event {scope}, %", head, rows, comp))
     head = ["metric", "A - B", "difference", "verdict"]
     rows = []
-    shown = {"on_time_rate", "none_rate", "on_time_rate_discounted", "on_time_rate_low_p_chance",
+    shown = {"on_time_rate_judged", "none_rate_judged", "on_time_rate_discounted_judged",
+             "on_time_rate", "none_rate", "on_time_rate_discounted", "on_time_rate_low_p_chance",
              "error_median_s", tempo, "duration_ok_rate", "timbre_match_rate"}
     for p in comp.pairwise:
         if p.metric in shown or p.metric.startswith("control_"):

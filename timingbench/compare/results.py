@@ -1,4 +1,4 @@
-"""Read one results folder written by ``timingbench score`` (SPEC section 3).
+"""Read one results folder written by ``timingbench score`` (formats §3).
 
 A results folder holds ``events.jsonl`` (one row per clip and instructed event),
 ``clips.jsonl`` (one row per clip) and ``summary.json``. :func:`load_results` checks every
@@ -6,7 +6,7 @@ field the comparison reads and raises one :class:`TimingbenchError` naming the f
 line and the field at the first malformed row: a comparison built on a half-read folder
 would be silently wrong. Unknown keys are kept in the rows.
 
-``summary.json`` names the configuration it was scored with. SPEC section 3 fixes the
+``summary.json`` names the configuration it was scored with. formats §3 fixes the
 content ("the config version and its content hash") but not the key names, so the reader
 accepts ``config_version``/``config_hash`` at the top level or a ``config`` object with
 ``version`` and ``content_hash`` (or ``hash``). The prompt set is identified by the
@@ -52,8 +52,8 @@ class SystemResults:
     path : Path
         The results folder.
     events : list of dict
-        ``events.jsonl`` rows of clips that were scored (rows of clips with an ``error``
-        are left out).
+        ``events.jsonl`` rows, those of clips with an ``error`` included (outcome ``none``:
+        every submitted clip counts).
     clips : list of dict
         ``clips.jsonl`` rows without an ``error``.
     errors : list of dict
@@ -221,7 +221,7 @@ def load_results(path: str | Path, *, name: str) -> SystemResults:
     return SystemResults(
         name=name,
         path=d,
-        events=[e for e in events if e["clip"] not in bad_clips],
+        events=events,
         clips=[c for c in clips if c.get("error") is None],
         errors=errored + extra_errors,
         missing=missing,

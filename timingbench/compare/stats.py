@@ -299,7 +299,7 @@ def difference(a: Series, b: Series, counts: FloatArray, *, level: float, q: flo
 def timbre_verdicts(value: object) -> list[bool]:
     """Match verdicts (True/False) found in a ``timbre_match`` field; exempt/unknown skipped.
 
-    SPEC section 3 fixes the meaning ("family evidence per tonal-layer event, or null"),
+    formats §3 fixes the meaning ("family evidence per tonal-layer event, or null"),
     not the shape, so several shapes are read: a bool, a string (``match``/``pass`` vs
     ``mismatch``/``fail``), an object with ``match``/``matched``/``verdict``, or a list or
     mapping of those (one per event).

@@ -1,4 +1,4 @@
-"""Synthetic results folders in the SPEC section 3 format, for tests and documentation.
+"""Synthetic results folders in the formats §3 format, for tests and documentation.
 
 A :class:`SyntheticSystem` describes how a made-up system behaves (how late it delivers,
 how often it omits an entrance, its tempo and duration habits); :func:`write_synthetic_results`
@@ -77,6 +77,7 @@ def write_synthetic_results(
     out: str | Path, *, prompts: Sequence[Prompt], system: SyntheticSystem, samples: int = 1,
     seed: int, config_version: str = "timingbench-v1.0", config_hash: str = "synthetic",
     tolerance_s: float = 0.5, duration_tolerance_s: float = 1.0,
+    exempt_families: Mapping[str, str] | None = None,
 ) -> Path:
     """Write a results folder for a synthetic system.
 
@@ -96,6 +97,9 @@ def write_synthetic_results(
         On-time tolerance in seconds for events whose prompt gives none.
     duration_tolerance_s : float
         Duration compliance tolerance in seconds.
+    exempt_families : mapping of str to str, optional
+        Families recorded as not judged by the family evidence (family -> why), so that
+        their events fall outside the identity-verified rates (default: none).
 
     Returns
     -------
@@ -161,5 +165,6 @@ def write_synthetic_results(
         "counts": {"clips": len(clips), "events": len(events)},
         "missing": missing, "unmatched": [], "errors": [],
         "separation_backend": "none", "family_evidence_backend": "none",
+        "family_evidence": {"exempt_families": dict(exempt_families or {})},
     })
     return d

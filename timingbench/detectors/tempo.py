@@ -19,7 +19,7 @@ number. It is reported, never used for credit.
 Module layout follows the rest of the package: :func:`beat_times` (the tracker),
 :func:`tempo_from_beats`, :func:`tempo_from_beat_line` and :func:`beat_stability` (metric
 functions on plain arrays in seconds), :func:`estimate_tempo` (evaluate a clip) and
-:func:`score_tempo` (the ``clips.jsonl`` ``tempo`` object, SPEC section 3).
+:func:`score_tempo` (the ``clips.jsonl`` ``tempo`` object, formats §3).
 """
 
 from __future__ import annotations
@@ -584,7 +584,7 @@ def octave_match(
 def score_tempo(
     estimate: TempoEstimate, *, target_bpm: float, tolerance_pct: float, tempo: TempoParams
 ) -> dict[str, Any]:
-    """The ``tempo`` object of a ``clips.jsonl`` row (SPEC section 3).
+    """The ``tempo`` object of a ``clips.jsonl`` row (formats §3).
 
     Parameters
     ----------

@@ -18,7 +18,7 @@ from timingbench.config import Config, load_config
 from timingbench.convert import round_time
 from timingbench.errors import TimingbenchError
 from timingbench.evidence_net.tagger import with_tagger_weights
-from timingbench.explain.results import ResultsFolder
+from timingbench.explain.results import ResultsFolder, recorded_path
 from timingbench.explain.thresholds import GateCheck, gate_checks
 from timingbench.prompts import Prompt, load_prompts, match_clips
 from timingbench.runner import ScoreOptions, family_evidence_for
@@ -171,10 +171,10 @@ def resolve_run(
     """
     s = results.summary or {}
     notes: list[str] = []
-    cdir = clips_dir if clips_dir is not None else s.get("clips_dir")
+    cdir = clips_dir if clips_dir is not None else recorded_path(results, "clips_dir")
     if cdir is None:
         raise TimingbenchError(f"{results.path}: summary.json does not record the clips folder; pass --clips DIR")
-    ppath = prompts_path if prompts_path is not None else (s.get("prompts") or {}).get("path")
+    ppath = prompts_path if prompts_path is not None else recorded_path(results, "prompts")
     if ppath is None:
         raise TimingbenchError(f"{results.path}: summary.json does not record the prompt file; pass --prompts FILE")
     if not Path(cdir).is_dir():
@@ -223,7 +223,7 @@ def resolve_inputs(
     ----------
     results : ResultsFolder
     clip : str
-        Clip file name (SPEC section 2).
+        Clip file name (formats §2).
     prompt_id : str
         The clip's prompt id (from its event row).
     clips_dir, prompts_path, config_path : str or Path, optional

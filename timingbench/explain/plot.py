@@ -28,7 +28,30 @@ VERDICT_STYLE = {"pass": ("^", "#2a9d4b"), "fail": ("X", "#d62828"), "exempt": (
 WINDOW_COLOR = "#4cc9f0"
 INSTRUCTED_COLOR = "#ffffff"
 DETECTED_COLOR = "#3dff8b"
-NEAREST_COLOR = "#ffb703"
+NEAREST_COLOR = "#c77dff"
+OTHER_FAMILIES_COLOR = "#b8bfcc"
+
+
+def identity_verified(x: ExplainedEvent) -> bool:
+    """Whether the event's identity is verified: the row's ``identity_verified`` when written,
+    else its family is ``mix`` or one the clip's family evidence judges."""
+    flag = x.row.get("identity_verified")
+    if isinstance(flag, bool):
+        return flag
+    fam = x.prompt.events[x.index].family
+    fe = x.family_evidence
+    return fam == "mix" or (fe is not None and fam in fe.curves and fam not in fe.exempt)
+
+
+def title_of(x: ExplainedEvent) -> str:
+    """The plot's title: clip, event, instruction, verdict, and whether the identity was verified."""
+    ev = x.prompt.events[x.index]
+    r = x.row
+    verdict = (f" at {x.verdict.detected_s:.3f} s" if x.verdict.detected_s is not None
+               else f" (rejected by {x.verdict.rejected_by})")
+    note = "" if identity_verified(x) else "  [identity not verified: timing only]"
+    return (f"{r['clip']}  {ev.id}  {ev.kind}/{ev.family} ({ev.target or '-'})  instructed "
+            f"{ev.time_s:.2f} s ±{r.get('tolerance_s')} s  ->  {x.verdict.outcome}{verdict}{note}")
 
 
 def _mark_times(ax: Any, x: ExplainedEvent, *, on_image: bool) -> None:
@@ -66,7 +89,6 @@ def plot_explanation(x: ExplainedEvent, out: Path, *, compress_level: int = 6) -
     import matplotlib.pyplot as plt
 
     bank = x.bank
-    ev = x.prompt.events[x.index]
     t = np.asarray(bank.times, dtype=np.float64)
     gates = list(dict.fromkeys(g for c in x.candidates for g in c.candidate.gates))
     chosen = x.chosen
@@ -88,11 +110,7 @@ def plot_explanation(x: ExplainedEvent, out: Path, *, compress_level: int = 6) -
         col = VERDICT_STYLE["pass" if c.passed else "fail"][1]
         ax_mel.plot([c.candidate.time_s] * 2, [bank.logmel.shape[0] * 0.9, bank.logmel.shape[0]], color=col, lw=2.5)
     ax_mel.set_ylabel("mel band")
-    r = x.row
-    ax_mel.set_title(f"{r['clip']}  {ev.id}  {ev.kind}/{ev.family} ({ev.target or '-'})  instructed "
-                     f"{ev.time_s:.2f} s ±{r.get('tolerance_s')}  ->  {x.verdict.outcome}"
-                     + (f" at {x.verdict.detected_s:.3f} s" if x.verdict.detected_s is not None else
-                        f" (rejected by {x.verdict.rejected_by})"), fontsize=10)
+    ax_mel.set_title(title_of(x), fontsize=10)
 
     # 2. family evidence
     _draw_evidence(ax_ev, x)
@@ -114,7 +132,7 @@ def plot_explanation(x: ExplainedEvent, out: Path, *, compress_level: int = 6) -
     if not x.candidates:
         ax_g.text(0.5, 0.5, "the detector found no candidate in the search window", transform=ax_g.transAxes,
                   ha="center", va="center", fontsize=9)
-    ax_g.set_xlabel("time (s)   [shaded: search window; dashed: instructed; green: detected; amber: nearest "
+    ax_g.set_xlabel("time (s)   [shaded: search window; dashed: instructed; green: detected; violet: nearest "
                     "rejected; markers: ▲ pass, ✕ fail, ○ exempt]", fontsize=8)
     ax_mel.set_xlim(0.0, end)
 
@@ -156,9 +174,10 @@ def _draw_evidence(ax: Any, x: ExplainedEvent) -> None:
                 fontsize=9)
         return
     times = np.asarray(fe.times, dtype=np.float64)
-    for fam, curve in sorted(fe.curves.items()):
-        if fam != ev.family:
-            ax.plot(times, curve, lw=0.5, color="#b8bfcc", zorder=1)
+    others = [fam for fam in sorted(fe.curves) if fam != ev.family]
+    for k, fam in enumerate(others):
+        ax.plot(times, fe.curves[fam], lw=0.5, color=OTHER_FAMILIES_COLOR, zorder=1,
+                label=f"other families present ({', '.join(others)})" if k == 0 else None)
     if ev.family in fe.tagger:
         ax.plot(times, fe.tagger[ev.family], lw=1.0, color="#2a9d8f", ls="--", zorder=2,
                 label=f"tagger: {tagger_label(fe.classes.get(ev.family, ()))}")
@@ -185,7 +204,7 @@ def _draw_evidence(ax: Any, x: ExplainedEvent) -> None:
     for val, keys in at.items():  # one label per level, naming every constant drawn there
         ax.text(0.0, val, f" {' = '.join(keys)} = {val:g}", fontsize=6.5, va="bottom", color="#6c757d",
                 transform=ax.get_yaxis_transform())
-    if ev.family in fe.curves or ev.family in fe.tagger:
+    if ax.get_legend_handles_labels()[0]:  # every drawn curve is labelled
         design = fe.sources.get(ev.family)
         title = f"backend {fe.backend}" + (f", design {design}" if design else "")
         ax.legend(loc="upper right", fontsize=7, ncol=2, title=title, title_fontsize=7)

@@ -1,4 +1,4 @@
-"""Read a ``timingbench score`` results folder back (SPEC section 3).
+"""Read a ``timingbench score`` results folder back (formats §3).
 
 ``events.jsonl`` is required; ``clips.jsonl`` and ``summary.json`` are read when present
 (the summary records the prompt file, the clips folder, the configuration and the
@@ -114,6 +114,44 @@ def load_results(path: str | Path) -> ResultsFolder:
     if summary is not None and not isinstance(summary, dict):
         raise TimingbenchError(f"{summary_path}: not a JSON object")
     return ResultsFolder(p, _rows(ev), clips, summary)
+
+
+def recorded_path(results: ResultsFolder, key: str) -> Path | None:
+    """A folder or file ``summary.json`` records, found from any working directory.
+
+    Candidates, first existing wins: the recorded path (absolute since results format 4;
+    an older relative one is tried against the working directory and then the results
+    folder) and the recorded path relative to the results folder (``clips_dir_relative``,
+    ``prompts.path_relative``), which still holds after the results and clips folders move
+    together.
+
+    Parameters
+    ----------
+    results : ResultsFolder
+    key : str
+        ``clips_dir`` or ``prompts``.
+
+    Returns
+    -------
+    path : Path or None
+        The first candidate that exists; else the recorded path as written (None when the
+        summary records none).
+    """
+    s = results.summary or {}
+    if key == "prompts":
+        obj = s.get("prompts")
+        recorded, relative = (obj.get("path"), obj.get("path_relative")) if isinstance(obj, dict) else (None, None)
+    else:
+        recorded, relative = s.get(key), s.get(f"{key}_relative")
+    cands = []
+    if isinstance(recorded, str) and recorded:
+        cands += [Path(recorded), results.path / recorded]
+    if isinstance(relative, str) and relative:
+        cands.append(results.path / relative)
+    for c in cands:
+        if c.exists():
+            return c.resolve()
+    return cands[0] if cands else None
 
 
 def verdict_view(row: dict[str, Any]) -> dict[str, Any]:

@@ -185,7 +185,7 @@ def gate_checks(
     evidence : mapping
         The candidate's evidence (``Candidate.stats``).
     kind : str
-        SPEC section 1 event kind (sets the direction of the rules).
+        formats §1 event kind (sets the direction of the rules).
     detector : str
         ``events.jsonl`` ``detector`` field (sets the ``{section}`` of the rules).
     config : Config

@@ -3,7 +3,7 @@
 ``timingbench label CLIPS_DIR --prompts P.jsonl --out annotations.jsonl`` serves a page
 that pairs an audio player with a zoomable log-mel spectrogram; clicking the spectrogram
 sets an onset. Layer 1 (prompt adherence) and Layer 2 (observed events) are saved at once
-as SPEC section 5 rows (:mod:`timingbench.label.store`).
+as formats §5 rows (:mod:`timingbench.label.store`).
 """
 
 from timingbench.label.server import LabelApp, LabelServer, make_server

@@ -4,7 +4,7 @@ The server answers a fixed set of routes (see :class:`LabelHandler`): the page's
 static files, a JSON API, the audio of the matched clips and their log-mel spectrograms.
 Safety rules:
 
-- Only clips matched to a prompt (SPEC section 2) are served, looked up by exact file
+- Only clips matched to a prompt (formats §2) are served, looked up by exact file
   name; the resolved file must lie inside CLIPS_DIR (a symlink pointing out of it is
   refused). Any other path is 404.
 - Request bodies must be JSON objects (``Content-Type: application/json``) of at most
@@ -95,9 +95,9 @@ class LabelApp:
     Parameters
     ----------
     clips_dir : str or Path
-        Folder of clips (SPEC section 2 names).
+        Folder of clips (formats §2 names).
     prompts_path : str or Path
-        Prompt set (SPEC section 1).
+        Prompt set (formats §1).
     store : LabelStore
         Where annotations are saved.
     cfg : Config

@@ -2,7 +2,7 @@
 
 Every change is first appended to the journal (``<out>.journal``, one JSON operation per
 line, flushed and fsync'ed) and then the compacted file ``<out>`` is rewritten atomically
-(temporary file + rename). ``<out>`` only ever holds complete, valid SPEC section 5 rows,
+(temporary file + rename). ``<out>`` only ever holds complete, valid formats §5 rows,
 so ``timingbench floors/confusion/sweep`` can read it at any moment; Layer-1 records that
 are not yet valid rows (occurred set to yes but no onset or character yet) are *drafts*
 and live in the journal only. A valid row whose salience is not yet rated is written
@@ -82,7 +82,7 @@ def _check_unknown(fields: Mapping[str, Any], allowed: tuple[str, ...]) -> None:
 
 
 def layer1_valid(row: Mapping[str, Any]) -> bool:
-    """Whether a Layer-1 record is a valid SPEC row (and so belongs in the compacted file)."""
+    """Whether a Layer-1 record is a valid documented row (and so belongs in the compacted file)."""
     try:
         parse_annotation(row)
     except AnnotationError:
@@ -101,7 +101,7 @@ class LabelStore:
     Parameters
     ----------
     out : str or Path
-        The compacted SPEC section 5 file (created if missing).
+        The compacted formats §5 file (created if missing).
     annotator : str
         The name written on every row this store creates or edits.
     split : str
@@ -369,7 +369,7 @@ class LabelStore:
         clip : str
             The clip.
         fields : mapping
-            ``source`` (text), ``family`` (SPEC section 1), ``onset_s`` (seconds),
+            ``source`` (text), ``family`` (formats §1), ``onset_s`` (seconds),
             ``salience`` (1-3 or null), optional ``id``.
         duration_s : float, optional
             The clip's duration in seconds; an onset after it is refused.
@@ -409,7 +409,7 @@ class LabelStore:
             row = {**base, "clip": clip, "source": source.strip(), "family": family,
                    "onset_s": onset, "salience": salience, "annotator": self.annotator,
                    "id": rid}
-            row = parse_annotation(row).to_dict()  # SPEC key order, unknown keys kept
+            row = parse_annotation(row).to_dict()  # documented key order, unknown keys kept
             self._commit({"op": "l2", "row": row})
             return row
 

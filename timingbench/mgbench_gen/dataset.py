@@ -3,7 +3,7 @@
 Output folder layout::
 
     DIR/manifest.json       subset, split, seed, soundfont, sizes, counts, config version
-    DIR/mgbench.jsonl       questions in the scorer's ground-truth format (SPEC section 7),
+    DIR/mgbench.jsonl       questions in the scorer's ground-truth format (formats §7),
                             plus clip, audio_path, template (and evidence spans for
                             understanding questions)
     DIR/notes.jsonl         one row per clip: duration, audio/MIDI paths, notes (onset,

@@ -214,8 +214,8 @@ class SemanticParams(Params):
         local LAION-CLAP checkpoint folder (transformers ClapModel); null means --clap-dir or none
         (no download ever) (convention)
     musicnn_tag_families : dict[str, Any]
-        MagnaTagATune tags that name an instrument of the SPEC section 1 family; a family's evidence
-        is the max over its tags; negated tags (no vocals) never count (convention)
+        MagnaTagATune tags that name an instrument of the formats §1 family; a family's evidence is
+        the max over its tags; negated tags (no vocals) never count (convention)
     clap_family_texts : dict[str, Any]
         one zero-shot text per family in CLAP's 'the sound of X' style; evidence is the softmax over
         the families (convention)

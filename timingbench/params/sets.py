@@ -44,6 +44,7 @@ from timingbench.params.tools import (
     CalibrationParams,
     CompareParams,
     LabelParams,
+    RuntimeParams,
 )
 
 
@@ -76,6 +77,7 @@ class ParamSet:
     percussion: PercussionParams
     prompts: PromptsParams
     render: RenderParams
+    runtime: RuntimeParams
     search: SearchParams
     semantic: SemanticParams
     separation: SeparationParams

@@ -248,3 +248,33 @@ class AnnotationsParams(Params):
         q = self.human_band_quantiles
         if len(q) != 2 or not 0.0 <= q[0] < q[1] <= 1.0:
             raise _fail(sec, "human_band_quantiles", "must be quantiles 0 <= low < high <= 1", q)
+
+
+@register
+@dataclass(frozen=True)
+class RuntimeParams(Params):
+    """Constants of the ``runtime`` section.
+
+    Attributes
+    ----------
+    default_jobs_max : int
+        --jobs defaults to the cores available to the process, at most 4: past 4 processes the
+        per-clip memory (feature bank, stems) grows faster than the time saved on a laptop; results
+        are identical for any value (convention)
+    """
+
+    SECTION = "runtime"
+
+    default_jobs_max: int
+
+    def validate(self) -> None:
+        """Check value ranges.
+
+        Raises
+        ------
+        ConfigError
+            Naming ``runtime.default_jobs_max`` when it is below 1.
+        """
+        super().validate()
+        if self.default_jobs_max < 1:
+            raise _fail(self.SECTION, "default_jobs_max", "must be at least 1", self.default_jobs_max)

@@ -53,7 +53,7 @@ def rendered_controls(*, parts: list[Part], notes: Mapping[str, list[Note]], gri
                       harmony: Harmony | None, envelope: npt.NDArray[np.float64], mix: npt.NDArray[np.floating],
                       sr: int, prompt_s: float, controls: ControlsParams,
                       features: FeaturesParams) -> dict[str, Any]:
-    """The SPEC section 1 ``controls`` object of a rendered clip (see the module docstring).
+    """The formats §1 ``controls`` object of a rendered clip (see the module docstring).
 
     Parameters
     ----------

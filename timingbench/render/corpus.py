@@ -2,8 +2,8 @@
 
 A corpus is a list of :class:`ClipSpec`; nothing of it is committed as audio: rendering a
 corpus again gives byte-identical audio and identical truth. A rendered corpus folder
-holds ``clips/<clip_id>.wav``, ``midi/<clip_id>.mid``, ``prompts.jsonl`` (SPEC section 1),
-``truth.jsonl`` (SPEC section 5 Layer 1), ``observed.jsonl`` (Layer 2: every part's
+holds ``clips/<clip_id>.wav``, ``midi/<clip_id>.mid``, ``prompts.jsonl`` (formats §1),
+``truth.jsonl`` (formats §5 Layer 1), ``observed.jsonl`` (Layer 2: every part's
 entrances) and ``manifest.jsonl`` (one row per clip: split, soundfont file name, recipe,
 seed, scenario and the recipe's meta: delivered times, offsets, bpm, decoys, parts).
 """

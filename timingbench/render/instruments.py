@@ -35,7 +35,7 @@ class InstrumentSpec:
     target : str
         How a prompt names it (``"electric guitar"``).
     family : str
-        SPEC section 1 event family.
+        formats §1 event family.
     program : int
         General MIDI program, 0-based (the drum-kit program when ``is_drum``).
     is_drum : bool
@@ -285,7 +285,7 @@ def styles_with_family(family: str) -> list[str]:
     Raises
     ------
     ParameterError
-        If ``family`` is not an instrument family of SPEC section 1.
+        If ``family`` is not an instrument family of formats §1.
     """
     if family not in FAMILY_NAMES:
         raise ParameterError(

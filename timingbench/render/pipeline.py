@@ -55,9 +55,9 @@ class RenderedClip:
     midi_path : Path
         The MIDI file the audio was rendered from (the source of the truth).
     prompt : dict
-        SPEC section 1 prompt row (valid under :func:`timingbench.prompts.parse_prompt`).
+        formats §1 prompt row (valid under :func:`timingbench.prompts.parse_prompt`).
     truth : list of dict
-        SPEC section 5 Layer-1 rows, one per instructed event.
+        formats §5 Layer-1 rows, one per instructed event.
     stem_paths : dict of str to Path
         Part name -> WAV of that part rendered alone (same gain and envelope), when stems
         were requested; the stems sum to the mix.
@@ -67,7 +67,7 @@ class RenderedClip:
         Recipe details: seed, style, bpm, instructed and delivered times, offset, target,
         decoys, parts with their first/last note times ...
     observed : list of dict
-        SPEC section 5 Layer-2 rows (instruction-independent): every audible entrance of
+        formats §5 Layer-2 rows (instruction-independent): every audible entrance of
         every part, i.e. its first note and each note after ``render.observed_gap_s`` of
         silence of that part, with ``source`` the instrument as a prompt would name it.
     """
@@ -144,7 +144,7 @@ def render_recipe(
     soundfont : Path, optional
         A General MIDI .sf2/.sf3; ``render.soundfont_path`` when omitted.
     split : str
-        ``dev`` or ``validation`` (SPEC section 5 ``split`` of the truth rows).
+        ``dev`` or ``validation`` (formats §5 ``split`` of the truth rows).
     humanize_ms : float
         Standard deviation in ms of a timing jitter applied to the non-target parts.
     reverb : bool
@@ -211,7 +211,7 @@ def render_recipe(
     write_midi(plan.parts, midi_path, ticks_per_beat=ticks)
     notes = read_midi_notes(midi_path)
 
-    # prompt row (SPEC section 1)
+    # prompt row (formats §1)
     intro = plan.intro or "Create a {phrase} track for exactly {dur} seconds."
     first = intro.format(phrase=plan.phrase, dur=f"{ctx.prompt_s:g}")
     if first.startswith("Create a ") and plan.phrase[:1].lower() in "aeiou":

@@ -28,8 +28,8 @@ Mixing rules (times in seconds, levels in dB):
   as mono 24-bit PCM WAV (integer PCM keeps re-renders byte-identical).
 
 The corpus folder has the layout of the MIDI corpora (:mod:`timingbench.render.corpus`):
-``clips/<clip_id>.wav``, ``prompts.jsonl`` (SPEC section 1), ``truth.jsonl`` (SPEC
-section 5 Layer 1, with ``split``), ``observed.jsonl`` (Layer 2: every music layer's
+``clips/<clip_id>.wav``, ``prompts.jsonl`` (formats §1), ``truth.jsonl`` (formats §5
+Layer 1, with ``split``), ``observed.jsonl`` (Layer 2: every music layer's
 entrance) and ``manifest.jsonl`` (sources, offsets and trims in samples, levels,
 scenario, true onset), plus ``stems/<clip_id>/<part>.wav`` on request.
 """
@@ -96,9 +96,9 @@ class RealSource:
     kind : str
         ``music``, ``speech`` or ``animal``.
     family : str or None
-        The SPEC family a layer of this recording brings in (None: backing only, or not music).
+        The formats §1 family a layer of this recording brings in (None: backing only, or not music).
     contains : tuple of str
-        Every SPEC family heard in the usable segment (from RMS envelopes, a percussive /
+        Every formats §1 family heard in the usable segment (from RMS envelopes, a percussive /
         harmonic split and the musicnn tagger); checked against every clip's truth.
     segment_s : tuple of float
         The usable stretch ``(start, end)`` in seconds of the recording.
@@ -878,11 +878,11 @@ class RealClip:
     audio_path : Path
         Mono 24-bit PCM WAV at 44.1 kHz.
     prompt : dict
-        SPEC section 1 prompt row.
+        formats §1 prompt row.
     truth : list of dict
-        SPEC section 5 Layer-1 rows (one).
+        formats §5 Layer-1 rows (one).
     observed : list of dict
-        SPEC section 5 Layer-2 rows: the entrance of every music layer.
+        formats §5 Layer-2 rows: the entrance of every music layer.
     manifest : dict
         The manifest row.
     stem_paths : dict of str to Path
@@ -925,7 +925,7 @@ def _salience(spec: RealClipSpec) -> int:
 
 
 def prompt_row(spec: RealClipSpec, *, tolerance_s: float) -> dict[str, Any]:
-    """The SPEC section 1 prompt of a clip.
+    """The formats §1 prompt of a clip.
 
     Parameters
     ----------
@@ -941,7 +941,7 @@ def prompt_row(spec: RealClipSpec, *, tolerance_s: float) -> dict[str, Any]:
     Raises
     ------
     PromptError
-        If the row breaks a SPEC rule (it never should).
+        If the row breaks a rule of formats §1 (it never should).
     """
     rng = _rng(spec.seed, "wording")
     target = TARGET_NAMES[spec.family]
@@ -967,7 +967,7 @@ def prompt_row(spec: RealClipSpec, *, tolerance_s: float) -> dict[str, Any]:
 
 
 def truth_row(mixed: MixedClip) -> dict[str, Any]:
-    """The SPEC section 5 Layer-1 row of a mixed clip (``annotator: "renderer"``)."""
+    """The formats §5 Layer-1 row of a mixed clip (``annotator: "renderer"``)."""
     spec = mixed.spec
     onset = None if mixed.truth_sample is None else round(mixed.truth_sample / mixed.sr, 6)
     return {"clip": f"{spec.clip_id}.wav", "event_id": f"{spec.clip_id}/e1", "occurred": onset is not None,
@@ -976,8 +976,8 @@ def truth_row(mixed: MixedClip) -> dict[str, Any]:
 
 
 def observed_rows(mixed: MixedClip) -> list[dict[str, Any]]:
-    """SPEC section 5 Layer-2 rows: the entrance of every laid-in music layer (speech and
-    animal layers belong to no SPEC family and the backing to many, so neither has a row)."""
+    """formats §5 Layer-2 rows: the entrance of every laid-in music layer (speech and
+    animal layers belong to no formats §1 family and the backing to many, so neither has a row)."""
     spec = mixed.spec
     rows = []
     for p in mixed.parts:

@@ -1,6 +1,6 @@
 """Truth rules: how the exact truth of a rendered clip is read from its MIDI notes.
 
-:func:`truth_rows` gives the SPEC section 5 Layer-1 rows of the instructed events,
+:func:`truth_rows` gives the formats §5 Layer-1 rows of the instructed events,
 :func:`observed_entrances` the instruction-independent Layer-2 rows, and
 :func:`beat_times` the beat positions of a tempo reference, all from the notes the
 written MIDI file holds (read back, so the truth is what the audio was rendered from).
@@ -79,7 +79,7 @@ def truth_time(rule: TruthRule, notes: Mapping[str, list[Note]]) -> float | None
 
 def truth_rows(events: Sequence[Mapping[str, Any]], rules: Sequence[TruthRule],
                notes: Mapping[str, list[Note]], *, clip: str, split: str) -> list[dict[str, Any]]:
-    """SPEC section 5 Layer-1 rows, one per instructed event, by the event's rule.
+    """formats §5 Layer-1 rows, one per instructed event, by the event's rule.
 
     Raises
     ------
@@ -99,7 +99,7 @@ def truth_rows(events: Sequence[Mapping[str, Any]], rules: Sequence[TruthRule],
 def observed_entrances(parts: Sequence[Part], notes: Mapping[str, list[Note]],
                        envelope: npt.NDArray[np.float64], *, sr: int, gap_s: float, clip: str,
                        split: str) -> list[dict[str, Any]]:
-    """SPEC section 5 Layer-2 rows: every audible entrance of every part.
+    """formats §5 Layer-2 rows: every audible entrance of every part.
 
     An entrance is a part's first note and each note after ``gap_s`` of that part's
     silence (``render.observed_gap_s``), where the gain ``envelope`` is above -40 dB.

@@ -15,6 +15,7 @@ from __future__ import annotations
 import shutil
 import subprocess
 import time
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +23,7 @@ from timingbench.errors import TimingbenchError
 from timingbench.explain.event import RunInputs, clip_inputs, resolve_run
 from timingbench.explain.results import ResultsFolder
 from timingbench.report.pages import ClipJob, page_name
+from timingbench.summary import row_identity_verified
 
 AUDIO_MODES = ("none", "copy", "mp3")
 #: zlib level of the report's PNGs: writing speed over file size (a 2,000-clip report writes
@@ -89,7 +91,7 @@ def _event_view(x: Any, row: dict[str, Any]) -> dict[str, Any]:
         "window": [x.window[0], x.window[1]], "outcome": row.get("outcome"),
         "detected_s": row.get("detected_s"),
         "nearest_s": None if chosen is None or row.get("detected_s") is not None else chosen.candidate.time_s,
-        "candidates": [c.candidate.time_s for c in x.candidates],
+        "candidates": [c.candidate.time_s for c in x.candidates], "exempt": row.get("_exempt", False),
     }
 
 
@@ -98,7 +100,36 @@ def _row_view(row: dict[str, Any]) -> dict[str, Any]:
     return {"event_id": row.get("event_id"), "kind": row.get("kind"), "family": row.get("family"),
             "target": None, "instructed_s": row.get("instructed_s"), "tolerance_s": row.get("tolerance_s"),
             "window": None, "outcome": row.get("outcome"), "detected_s": row.get("detected_s"),
-            "nearest_s": None, "candidates": []}
+            "nearest_s": None, "candidates": [], "exempt": row.get("_exempt", False)}
+
+
+def missing_audio(folder: ResultsFolder, clips: list[str], resolve: dict[str, Any]) -> list[str]:
+    """The clips of a run whose audio file cannot be found (all of them when the folder is gone).
+
+    Parameters
+    ----------
+    folder : ResultsFolder
+        The reported run.
+    clips : list of str
+        Clip names that get a page.
+    resolve : dict
+        ``clips_dir``, ``prompts_path``, ``config_path`` overrides.
+
+    Returns
+    -------
+    missing : list of str
+        ``"<clip>: <why>"`` per clip without audio (clips that could not be scored are not
+        listed: their page says why).
+
+    Raises
+    ------
+    TimingbenchError
+        If the clips folder or the prompt file is neither recorded nor found (the message
+        says to pass ``--clips`` / ``--prompts``).
+    """
+    run = resolve_run(folder, **resolve)
+    return [f"{c}: no audio file in {run.clips_dir}" for c in clips
+            if c not in run.audio and not (folder.clips.get(c) or {}).get("error")]
 
 
 def write_clip_page(job: ClipJob) -> dict[str, Any]:
@@ -119,6 +150,8 @@ def write_clip_page(job: ClipJob) -> dict[str, Any]:
     t0 = time.perf_counter()
     out = Path(job.out)
     stem = page_name(job.page)
+    rows = [{**r, "_exempt": not row_identity_verified(r, job.summary)} for r in job.rows]
+    job = replace(job, rows=rows)
     folder = ResultsFolder(Path(job.results), job.rows, {job.clip: job.clip_row} if job.clip_row else {},
                            job.summary)
     views: list[dict[str, Any]] = []
@@ -129,7 +162,7 @@ def write_clip_page(job: ClipJob) -> dict[str, Any]:
     audio_rel: str | None = None
     error = job.clip_row.get("error")
     prompt_text = None
-    if error is None and job.rows:
+    if error is None and (job.rows or job.clip_row.get("prompt_id")):
         try:
             spec, audio_rel, prompt_text = _derive(job, folder, stem, views, texts, plots, event_errors)
         except (TimingbenchError, OSError) as exc:
@@ -155,9 +188,10 @@ def _derive(job: ClipJob, folder: ResultsFolder, stem: str, views: list[dict[str
 
     out = Path(job.out)
     run = _run_inputs(job, folder)
-    inp = clip_inputs(run, folder, job.clip, str(job.rows[0]["prompt_id"]), overrides=job.overrides)
+    prompt_id = job.clip_row.get("prompt_id") or job.rows[0]["prompt_id"]  # a tempo-only clip has no rows
+    inp = clip_inputs(run, folder, job.clip, str(prompt_id), overrides=job.overrides)
     opts = inp.options
-    bank = get_bank(load_clip(inp.audio, inp.config), inp.config, separation=opts.separation,
+    bank = get_bank(load_clip(inp.audio, inp.config, allow_silent=True), inp.config, separation=opts.separation,
                     demucs_repo=opts.demucs_repo, cache_dir=opts.cache_dir)
     lm = logmel_from_bank(bank)
     write_logmel_png(lm, out / "img" / f"{stem}.png", compress_level=PNG_COMPRESS_LEVEL)

@@ -21,6 +21,31 @@ if TYPE_CHECKING:
 
 OUTCOME_WORDS = {"on_time": "on time", "off_time": "off time", "none": "none"}
 
+#: The marks a clip page draws over its log-mel: (CSS classes, as ``clip.js`` sets them, legend
+#: text). The legend draws each with the same classes, so its colours are the ones drawn.
+SPEC_MARKS = (
+    ("instructed", "instructed time"),
+    ("tolerance", "tolerance"),
+    ("window", "search window"),
+    ("candidate", "the detector's candidates"),
+    ("detected on_time", "on-time detection"),
+    ("detected off_time", "off-time detection"),
+    ("nearest", "nearest rejected candidate"),
+)
+
+
+def spec_legend() -> str:
+    """The legend of a clip page's log-mel overlay: one swatch per :data:`SPEC_MARKS` entry."""
+    keys = "".join(f'<span class="key" data-mark="{cls}"><span class="swatch"><i class="mark {cls}"></i></span>'
+                   f"{escape(text)}</span>" for cls, text in SPEC_MARKS)
+    return f'<div class="legend hint" id="legend">{keys}<span class="key">click the image to move the audio there'\
+           "</span></div>"
+
+
+def fmt_bpm(x: Any) -> str:
+    """A tempo in BPM to the 0.1 BPM the estimator resolves ('-' when absent)."""
+    return "-" if not isinstance(x, int | float) or isinstance(x, bool) else f"{float(x):.1f}"
+
 
 def inline_json(data: Any, element_id: str) -> str:
     """A ``<script type="application/json">`` element holding ``data`` (safe inside HTML)."""
@@ -52,11 +77,25 @@ def _card(h: Headline, extra: str = "") -> str:
             f'<div class="key">summary.json: {escape(h.key)}</div></div>')
 
 
+#: Summary rates object whose events a discounted rate is computed over.
+DISCOUNTED_OVER = {"p_chance_discounted_on_time_rate": "rates",
+                   "p_chance_discounted_on_time_rate_identity_verified": "rates_identity_verified"}
+
+
 def _counts_text(summary: dict[str, Any], key: str) -> str:
-    rates = summary.get("rates") or {}
-    word = key.split(".")[-1].removesuffix("_rate")
-    if key.startswith("rates.") and word in rates:
-        return f"{rates[word]} of {rates.get('n')} events"
+    """The denominator of a headline card: counts and what they are counted over."""
+    group, _, word = key.partition(".")
+    if key in DISCOUNTED_OVER:
+        rates = summary.get(DISCOUNTED_OVER[key]) or {}
+        return escape(f"over the same {rates.get('n')} events: {rates.get('denominator', '')}".rstrip(": "))
+    rates = summary.get(group) or {}
+    word = word.removesuffix("_rate")
+    if group.startswith("rates") and word in rates:
+        return escape(f"{rates[word]} of {rates.get('n')} {rates.get('denominator', 'events')}")
+    if group == "tempo" or key.startswith("tempo."):
+        return f"of {(summary.get('tempo') or {}).get('n')} clips with a tempo target"
+    if key.startswith("duration_compliance"):
+        return f"of {(summary.get('counts') or {}).get('clips')} clips"
     return ""
 
 
@@ -123,10 +162,11 @@ def _controls_table(controls: dict[str, Any]) -> str:
 
 
 def _compare_section(comp: Comparison) -> str:
-    from timingbench.compare.core import metric_info
+    from timingbench.compare.core import HEADLINE_METRIC, metric_info
     from timingbench.compare.report import OUTCOME_RATES, format_estimate, mixed_note
 
-    keys = [*OUTCOME_RATES, "on_time_rate_discounted", "on_time_rate_low_p_chance", "error_median_s",
+    keys = ["on_time_rate_judged", "none_rate_judged", "on_time_rate_discounted_judged",
+            *OUTCOME_RATES, "on_time_rate_discounted", "on_time_rate_low_p_chance", "error_median_s",
             f"tempo_within_{comp.settings.tempo_tolerance_pct:g}pct", "duration_ok_rate", "timbre_match_rate"]
     head = "<tr><th>metric</th>" + "".join(f"<th>{escape(n)}</th>" for n in comp.names) + "</tr>"
     body = ""
@@ -134,8 +174,9 @@ def _compare_section(comp: Comparison) -> str:
         body += f"<tr><th>{escape(metric_info(k).label)}</th>" + "".join(
             f'<td class="num">{escape(format_estimate(k, comp.estimates[n].get(k)))}</td>'
             for n in comp.names) + "</tr>"
-    rank = comp.ranks.get("on_time_rate", {})
-    body += "<tr><th>on-time rank</th>" + "".join(f"<td class='num'>{rank.get(n, '-')}</td>" for n in comp.names)
+    rank = comp.ranks.get(HEADLINE_METRIC, {})
+    body += "<tr><th>rank (on time, identity verified)</th>" + "".join(
+        f"<td class='num'>{rank.get(n, '-')}</td>" for n in comp.names)
     body += "</tr>"
     prow = "".join(
         f'<tr class="{"resolved" if p.resolved else "unresolved"}"><td>{escape(metric_info(p.metric).label)}</td>'
@@ -180,7 +221,7 @@ def index_html(*, title: str, system: str, results: str, summary: dict[str, Any]
         With ``--compare``.
     """
     cards = "".join(_card(h, _counts_text(summary, h.key)) for h in ov.headline)
-    ladder = "".join(_card(h) for h in ov.ladder)
+    ladder = "".join(_card(h, _counts_text(summary, h.key)) for h in ov.ladder)
     unresolved = "".join(f"<li>{escape(n)}</li>" for n in ov.unresolved) or "<li>nothing flagged</li>"
     prov = "".join(f"<tr><th>{escape(k)}</th><td>{escape(v)}</td></tr>" for k, v in ov.provenance)
     disc = "".join(
@@ -197,8 +238,11 @@ def index_html(*, title: str, system: str, results: str, summary: dict[str, Any]
         + " · ".join(f'<a href="#{n}">{n}</a>' for n in nav) + "</nav></header><main>"
         f'<section id="overview"><h2>Overview</h2><div class="cards" id="headline">{cards}</div>'
         + (f'<h3>Tempo ladder</h3><div class="cards" id="ladder">{ladder}</div>' if ov.ladder else "")
-        + f'<p class="hint">Big numbers are <code>summary.json</code>\'s rates over events; beside each, the '
-        "same metric macro-averaged over prompts with its bootstrap interval.</p>"
+        + f'<p class="hint">Big numbers are <code>summary.json</code>\'s rates over events, each with the '
+        "events it counts. The first is over identity-verified events: events of the families whose "
+        "instrument the family evidence checks, plus whole-mix events; the all-events rates also credit "
+        "exempt families on timing alone. Events of clips that could not be scored count as none. Beside "
+        "each, the same metric macro-averaged over prompts with its bootstrap interval.</p>"
         f'<h3>What these numbers cannot resolve</h3><ul class="unresolved">{unresolved}</ul>'
         f'<h3>Run</h3><table class="prov">{prov}</table>{disc}'
         + (f'<h3>Control adherence</h3><div class="controls" id="controls">{_controls_table(controls)}</div>'
@@ -254,12 +298,21 @@ def clip_page_html(*, job: ClipJob, views: list[dict[str, Any]], texts: dict[str
     c = job.clip_row
     facts = []
     if c:
-        facts.append(f"duration {c.get('duration_s')} s ({'ok' if c.get('duration_ok') else 'not ok'})")
+        dur = c.get("duration_s")
+        facts.append(("duration -" if dur is None else f"duration {float(dur):.2f} s")
+                     + f" ({'ok' if c.get('duration_ok') else 'not ok'})")
+        if c.get("silent"):
+            facts.append("silent audio: nothing delivered")
         t = c.get("tempo")
         if t:
-            facts.append(f"tempo {t.get('estimate_bpm')} BPM for {t.get('target_bpm')} (within "
-                         + ", ".join(f"±{k} %: {v}" for k, v in (t.get("within_pct") or {}).items()) + ")")
-        facts.append(f"separation {c.get('separation', '-')}, family evidence {c.get('family_evidence', '-')}")
+            est = t.get("estimate_bpm")
+            facts.append((f"tempo {fmt_bpm(est)} BPM" if est is not None
+                          else f"no tempo estimate ({t.get('reason') or 'no pulse'})")
+                         + f" for {fmt_bpm(t.get('target_bpm'))} BPM (within "
+                         + ", ".join(f"±{k} %: {'yes' if v else 'no'}" for k, v in (t.get("within_pct") or {}).items())
+                         + ")")
+        facts.append(f"separation {c.get('separation') or '-'}, family evidence "
+                     f"{c.get('family_evidence') or 'not consulted'}")
     by_id = {str(r["event_id"]): r for r in job.rows}
     other_by = [(name, {str(r["event_id"]): r for r in rows}) for name, rows in job.others]
     events_html = []
@@ -273,24 +326,27 @@ def clip_page_html(*, job: ClipJob, views: list[dict[str, Any]], texts: dict[str
             f'<section class="event" id="ev-{escape(eid)}"><h3><span class="dot {escape(str(v["outcome"]))}"></span>'
             f'{escape(eid)} · {escape(str(v["kind"]))}/{escape(str(v["family"]))}'
             + (f" ({escape(str(v['target']))})" if v.get("target") else "")
-            + f" · instructed {v['instructed_s']} s ±{v['tolerance_s']}</h3>"
+            + f" · instructed {v['instructed_s']} s ±{v['tolerance_s']} s"
+            + (' <span class="badge exempt">identity not verified</span>' if v.get("exempt") else "") + "</h3>"
             f'<table class="verdicts">{verdicts}</table>'
             + (f'<p class="warn">{escape(event_errors[eid])}</p>' if eid in event_errors else "")
             + (f'<h4>Gate table</h4><pre class="gates">{escape(gate)}</pre>' if gate else "")
             + (f'<h4>Explain plot</h4><img class="explain" loading="lazy" src="{escape(plots[eid])}" '
                f'alt="explain plot of {escape(eid)}">' if eid in plots else "")
             + "</section>")
-    player = (f'<audio id="audio" controls preload="metadata" src="{escape(audio_rel)}"></audio>' if audio_rel
-              else '<p class="hint" id="no-audio">Audio not included (write the report with --audio copy or '
-                   "--audio mp3).</p>")
+    if audio_rel:
+        player = f'<audio id="audio" controls preload="metadata" src="{escape(audio_rel)}"></audio>'
+    elif job.audio == "none":
+        player = '<p class="hint" id="no-audio">Audio not included (report written with --audio none).</p>'
+    else:
+        player = ('<p class="warn" id="no-audio">Audio not included: '
+                  + escape(error or "the clip's audio could not be read") + "</p>")
     figure = ""
     if spec is not None:
         figure = ('<div id="spec-wrap" title="click to move the audio here">'
                   f'<img id="spec" src="{escape(spec["src"])}" '
                   f'alt="log-mel spectrogram"><div id="overlay"></div><div id="cursor"></div></div>'
-                  '<div id="axis"></div><p class="hint legend">Dashed white: instructed time; pale band: '
-                  "tolerance; blue: search window; green: detection; amber: nearest rejected candidate; "
-                  "short ticks: the detector's candidates. Click the image to move the audio there.</p>")
+                  f'<div id="axis"></div>{spec_legend()}')
     controls = c.get("controls") if c else None
     body = (
         f'<header><h1>{escape(job.clip)}</h1><nav>{nav}</nav>'
@@ -298,6 +354,8 @@ def clip_page_html(*, job: ClipJob, views: list[dict[str, Any]], texts: dict[str
         + f'<p class="where">{escape(" · ".join(facts))}</p></header><main>'
         + (f'<p class="warn" id="clip-error">Not re-derived: {escape(error)}</p>' if error else "")
         + figure + player
+        + ("" if views else '<p class="hint" id="no-events">The prompt instructs no timed event: this clip is '
+                            "scored on its duration, tempo and controls (above).</p>")
         + (f'<h3>Controls</h3><div class="controls">{_generic(controls)}</div>' if controls is not None else "")
         + "".join(events_html) + "</main>"
         + inline_json({"spec": spec, "events": views}, "tb-clip"))

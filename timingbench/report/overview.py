@@ -20,12 +20,19 @@ from timingbench.compare.core import family_floors
 from timingbench.compare.stats import Estimate
 from timingbench.report.run import Run, exempt_families, margin_floors
 
-#: (summary key path, label, compare metric key) of the headline numbers.
+#: (summary key path, label, compare metric key) of the headline numbers. The first card is the
+#: on-time rate over identity-verified events (judged families and whole-mix events); the
+#: all-events rates follow, labelled as timing only for exempt families.
 HEADLINE = (
-    ("rates.on_time_rate", "on time", "on_time_rate"),
-    ("rates.off_time_rate", "off time", "off_time_rate"),
-    ("rates.none_rate", "none", "none_rate"),
-    ("p_chance_discounted_on_time_rate", "on time, p_chance-discounted", "on_time_rate_discounted"),
+    ("rates_identity_verified.on_time_rate", "on time, identity verified", "on_time_rate_judged"),
+    ("rates.on_time_rate", "on time, all events (timing only for exempt families)", "on_time_rate"),
+    ("rates_identity_verified.off_time_rate", "off time, identity verified", "off_time_rate_judged"),
+    ("rates_identity_verified.none_rate", "none, identity verified", "none_rate_judged"),
+    ("rates.off_time_rate", "off time, all events", "off_time_rate"),
+    ("rates.none_rate", "none, all events", "none_rate"),
+    ("p_chance_discounted_on_time_rate_identity_verified", "on time, identity verified, p_chance-discounted",
+     "on_time_rate_discounted_judged"),
+    ("p_chance_discounted_on_time_rate", "on time, all events, p_chance-discounted", "on_time_rate_discounted"),
     ("tempo.accuracy_3pct", "tempo within ±3 %", "tempo_within_3pct"),
     ("tempo.octave_equivalent_accuracy", "tempo, octave-equivalent", "tempo_octave_equivalent"),
     ("duration_compliance", "duration compliance", "duration_ok_rate"),
@@ -154,6 +161,13 @@ def unresolved_notes(run: Run, est: dict[str, Estimate], *, min_prompts: int) ->
     if ex:
         notes.append(f"Identity not verified for {', '.join(sorted(ex))}: these events are timed, but the family "
                      "evidence cannot say whether the named instrument made the change.")
+    c = s.get("counts") or {}
+    if c.get("errors"):
+        ex = s.get("rates_excluding_errors") or {}
+        rate = ex.get("on_time_rate")
+        notes.append(f"{c['errors']} clips could not be scored: their {c.get('error_events', '?')} events count as "
+                     "none in every rate above (failing never raises a rate); without them the on-time rate over "
+                     f"{ex.get('n', '?')} events is " + ("-" if rate is None else f"{100 * rate:.1f} %") + ".")
     if s.get("p_chance_discounted_on_time_rate") is None:
         notes.append("Chance credit was not computed (scored with --no-chance): p_chance is null and the "
                      "p_chance-discounted rate is not available, so on-time credits that busy music would "

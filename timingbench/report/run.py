@@ -17,6 +17,7 @@ from timingbench.compare.results import SystemResults
 from timingbench.compare.results import load_results as load_checked
 from timingbench.explain.results import ResultsFolder
 from timingbench.explain.results import load_results as load_folder
+from timingbench.summary import row_identity_verified
 
 #: Event-row fields a table row carries as they are.
 TABLE_FIELDS = ("clip", "prompt_id", "sample", "event_id", "kind", "family", "instructed_s", "tolerance_s",
@@ -118,7 +119,6 @@ def table_rows(run: Run, page_of: dict[str, int], others: list[Run]) -> list[dic
         :data:`TABLE_FIELDS` plus ``page``, ``margin_floors``, ``exempt`` (identity not
         verified), ``clip_error`` and ``others``.
     """
-    exempt = exempt_families(run.summary)
     keyed = [{(r["prompt_id"], r["sample"], r["event_id"]): r for r in o.folder.events} for o in others]
     rows: list[dict[str, Any]] = []
     with_events = set()
@@ -127,7 +127,7 @@ def table_rows(run: Run, page_of: dict[str, int], others: list[Run]) -> list[dic
         row = {k: r.get(k) for k in TABLE_FIELDS}
         crow = run.folder.clips.get(str(r["clip"]), {})
         row.update(page=page_of.get(str(r["clip"])), margin_floors=margin_floors(r),
-                   exempt=r["family"] in exempt and r["family"] != "mix", clip_error=crow.get("error"))
+                   exempt=not row_identity_verified(r, run.summary), clip_error=crow.get("error") or r.get("error"))
         key = (r["prompt_id"], r["sample"], r["event_id"])
         row["others"] = [None if key not in k else {"outcome": k[key]["outcome"], "error_s": k[key].get("error_s")}
                          for k in keyed]
@@ -136,5 +136,5 @@ def table_rows(run: Run, page_of: dict[str, int], others: list[Run]) -> list[dic
         if clip not in with_events:
             rows.append({**{k: crow.get(k) for k in TABLE_FIELDS}, "page": page_of.get(clip), "outcome": None,
                          "margin_floors": None, "exempt": False, "clip_error": crow.get("error"),
-                         "others": [None for _ in others]})
+                         "no_event": True, "others": [None for _ in others]})
     return rows

@@ -9,17 +9,19 @@ from typing import Any
 
 from timingbench.compare.core import compare_systems, system_estimates
 from timingbench.config import Config
-from timingbench.errors import ParameterError
+from timingbench.errors import ParameterError, TimingbenchError
 from timingbench.executors import LocalExecutor
 from timingbench.jsonio import atomic_write_text
 from timingbench.packaged import REPORT_ASSETS
-from timingbench.report.clip_page import AUDIO_MODES, write_clip_page
+from timingbench.report.clip_page import AUDIO_MODES, missing_audio, write_clip_page
 from timingbench.report.html import index_html
 from timingbench.report.overview import build_overview
 from timingbench.report.pages import ClipJob
 from timingbench.report.run import Run, load_run, table_rows
 
 ASSET_FILES = ("report.css", "index.js", "clip.js")
+#: Clips without audio named in the error message before the rest are counted.
+MISSING_SHOWN = 10
 
 
 @dataclass(frozen=True)
@@ -60,6 +62,7 @@ def build_report(
     names: Sequence[str] | None = None, audio: str = "none", jobs: int = 1, allow_mixed: bool = False,
     resolve: dict[str, Any] | None = None, overrides: dict[str, Any] | None = None,
     progress: Callable[[int, int, str], None] | None = None, clip_pages: bool = True,
+    allow_missing_audio: bool = False,
 ) -> ReportResult:
     """Write the static HTML report of a results folder.
 
@@ -89,6 +92,10 @@ def build_report(
         Called with ``(done, total, clip)`` after each clip page.
     clip_pages : bool
         Write the clip pages (False: ``index.html`` alone, whose rows then open no page).
+    allow_missing_audio : bool
+        Write the pages of clips whose audio is gone without their log-mel and audio
+        (each page says why). Without it, and with clip pages and ``audio`` other than
+        ``none``, missing audio stops the report before anything is written.
 
     Returns
     -------
@@ -99,8 +106,9 @@ def build_report(
     ParameterError
         For an unknown audio mode or bad names.
     TimingbenchError
-        If a results folder is missing or malformed (naming the file, line and field), or
-        the systems are not comparable and ``allow_mixed`` is false.
+        If a results folder is missing or malformed (naming the file, line and field), the
+        systems are not comparable and ``allow_mixed`` is false, or clips' audio is missing
+        (see ``allow_missing_audio``).
     """
     if audio not in AUDIO_MODES:
         raise ParameterError(f"--audio must be one of {list(AUDIO_MODES)}, got {audio!r}")
@@ -112,13 +120,22 @@ def build_report(
     est = comp.estimates[run.name] if comp is not None else system_estimates(run.checked, config=config)
     ov = build_overview(run, est, min_prompts=config.params.compare.min_prompts)
 
+    clips = run.clip_names()
+    if clip_pages and audio != "none" and not allow_missing_audio:
+        gone = missing_audio(run.folder, clips, dict(resolve or {}))
+        if gone:
+            raise TimingbenchError(
+                f"{len(gone)} of {len(clips)} clips have no audio ({'; '.join(gone[:MISSING_SHOWN])}"
+                + (f"; ... {len(gone) - MISSING_SHOWN} more" if len(gone) > MISSING_SHOWN else "")
+                + "): pass --clips DIR (the folder that was scored), or --audio none / --allow-missing-audio "
+                "to write pages without audio and log-mel")
+
     d = Path(out)
     for sub in ("assets", *(["clips", "img"] if clip_pages else []), *(["audio"] if audio != "none" else [])):
         (d / sub).mkdir(parents=True, exist_ok=True)
     for name in ASSET_FILES:
         atomic_write_text(d / "assets" / name, (REPORT_ASSETS / name).read_text(encoding="utf-8"))
 
-    clips = run.clip_names()
     page_of = {c: i for i, c in enumerate(clips)}
     rows_by_clip: dict[str, list[dict[str, Any]]] = {c: [] for c in clips}
     for r in run.folder.events:

@@ -71,6 +71,7 @@
     if (v === null || v === undefined) return "-";
     if (c.key === "error_s") return (v >= 0 ? "+" : "") + Math.round(1000 * v);
     if (c.key === "p_chance") return v.toFixed(3);
+    if (c.key === "margin_floors") return v.toFixed(1);
     return String(v);
   }
   function cell(tr, text, cls, title) {
@@ -125,8 +126,10 @@
         } else if (c.key === "outcome" || c.other !== undefined) {
           var v = value(r, c);
           var o = c.other !== undefined ? r.others[c.other] : r;
-          var txt = v ? WORDS[v] + (o && o.error_s !== null && o.error_s !== undefined && c.other !== undefined ? " " + fmtNum({ key: "error_s" }, o.error_s) : "") : (r.clip_error ? "error" : "-");
-          cell(tr, txt, "oc " + (v || "err"), r.clip_error || "");
+          var txt = v ? WORDS[v] + (r.clip_error && c.other === undefined ? " (error)" : "") + (o && o.error_s !== null && o.error_s !== undefined && c.other !== undefined ? " " + fmtNum({ key: "error_s" }, o.error_s) : "")
+            : (r.clip_error ? "error" : r.no_event ? "no timed event" : "-");
+          var cls = v || (r.clip_error ? "err" : r.no_event ? "no_event" : "err");
+          cell(tr, txt, "oc " + cls, r.clip_error || (r.no_event ? "the prompt instructs no timed event (tempo or controls only)" : ""));
         } else if (c.key === "family") {
           cell(tr, (r.family || "-") + (r.exempt ? " *" : ""), "", r.exempt ? "identity not verified" : "");
         } else {

@@ -2,7 +2,7 @@
 
 Ground truth is the public release's ``metadata/metadata.jsonl`` (one row per question:
 ``audio_path``, ``data_source``, ``attributes``, ``question``, ``answer``, ...). An answer
-row (SPEC section 7) has ``id`` (the 0-based row index in the metadata file, or the row's
+row (formats §7) has ``id`` (the 0-based row index in the metadata file, or the row's
 ``audio_path`` when that path is unique), ``answer`` and ``run``.
 
 Modules: :mod:`~timingbench.suites.audiorag.io`, :mod:`~timingbench.suites.audiorag.audio_files`,

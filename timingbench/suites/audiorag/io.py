@@ -1,4 +1,4 @@
-"""AudioRAG files: the release's ``metadata.jsonl`` and answer rows (SPEC section 7)."""
+"""AudioRAG files: the release's ``metadata.jsonl`` and answer rows (formats §7)."""
 
 from __future__ import annotations
 

@@ -86,7 +86,7 @@ def opener_for(url: str) -> urllib.request.OpenerDirector:
 def served_model(url: str, *, timeout_s: float) -> str:
     """The one model an OpenAI-compatible server lists at ``/v1/models``.
 
-    Used when ``--judge URL`` comes without ``--judge-model`` (SPEC section 7 needs only the
+    Used when ``--judge URL`` comes without ``--judge-model`` (formats §7 needs only the
     URL): a server that serves exactly one model is unambiguous.
 
     Raises

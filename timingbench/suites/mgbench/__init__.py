@@ -5,7 +5,7 @@ Modules: :mod:`~timingbench.suites.mgbench.io` (rows), :mod:`~timingbench.suites
 (Table 2 metrics), :mod:`~timingbench.suites.mgbench.understanding` (judges, Table 3) and
 :mod:`~timingbench.suites.mgbench.evaluate` (a whole file).
 
-Ground truth rows (SPEC section 7): ``id``, ``subset`` (``3N`` | ``2B``), ``task``
+Ground truth rows (formats §7): ``id``, ``subset`` (``3N`` | ``2B``), ``task``
 (``grounding`` | ``understanding``), ``category``, ``question``, and ``intervals``
 (grounding, ``[[start, end], ...]`` in seconds, possibly empty) or ``answer``
 (understanding, text). Response rows: ``id`` and ``response`` (free text) or

@@ -1,4 +1,4 @@
-"""MGBench rows: ground-truth questions and response rows, read and validated (SPEC section 7).
+"""MGBench rows: ground-truth questions and response rows, read and validated (formats §7).
 
 Ground truth rows: ``id``, ``subset`` (``3N`` | ``2B``), ``task`` (``grounding`` |
 ``understanding``), ``category``, ``question``, and ``intervals`` (grounding,

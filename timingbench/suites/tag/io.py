@@ -1,4 +1,4 @@
-"""TAG-Bench files: ground-truth rows and response rows, read and validated (SPEC section 7).
+"""TAG-Bench files: ground-truth rows and response rows, read and validated (formats §7).
 
 A bad row is reported with its file, line, id and field and skipped (ground truth) or
 scored as a parsing failure (responses); the other rows load. Free-form answers are parsed
@@ -98,7 +98,7 @@ def _where(path: Path, line: int, rid: Any = None) -> str:
 
 @gc_paused()
 def load_ground_truth(path: str | Path) -> tuple[list[TagQuery], list[str]]:
-    """Read a TAG-Bench ground-truth JSONL file (SPEC section 7).
+    """Read a TAG-Bench ground-truth JSONL file (formats §7).
 
     Each row needs ``id`` (non-empty string, unique), ``subset`` (string) and
     ``intervals`` (non-empty list of ``[start, end]`` seconds with ``start < end``);
@@ -246,7 +246,7 @@ def _check_intervals(raw: list[Any], where: str, errors: list[str]) -> bool:
 def load_predictions(
     path: str | Path, *, jobs: int = 1, strip_reasoning: bool = True
 ) -> tuple[dict[str, TagPrediction], list[str]]:
-    """Read and parse a response JSONL file (SPEC section 7).
+    """Read and parse a response JSONL file (formats §7).
 
     A row has ``id`` and either ``intervals`` (constrained-JSON track: a list of
     ``[start, end]`` pairs) or ``response`` (free text, parsed by

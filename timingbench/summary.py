@@ -83,7 +83,7 @@ def identity_exempt_families(config: Config, backend: str | None) -> dict[str, s
     Parameters
     ----------
     config : Config
-        Reads ``evidence.exempt_families``.
+        Reads the family registry's exempt families (``families.table``).
     backend : str or None
         The family-evidence backend requested (``none``: no family is judged).
 
@@ -96,7 +96,9 @@ def identity_exempt_families(config: Config, backend: str | None) -> dict[str, s
 
     if backend == "none":
         return {f: "family_evidence_off" for f in EVENT_FAMILIES if f != MIX_FAMILY}
-    return {str(k): str(v) for k, v in dict(config.params.evidence.exempt_families or {}).items()}
+    from timingbench.families import registry
+
+    return {str(k): str(v) for k, v in dict(registry(config).exempt).items()}
 
 
 def is_identity_verified(family: str, exempt: Mapping[str, str]) -> bool:

@@ -1,12 +1,16 @@
 """Instrument-family evidence over time, for the semantic family gate and the timbre match.
 
-Three backends behind one interface:
+Four backends behind one interface:
 
-- ``trained`` (default, embedded, offline): the project's own family evidence network
+- ``tagger`` (default, embedded, offline): the AudioSet tagger pretrained on real recordings
+  (:mod:`timingbench.evidence_net.tagger`) with the trained network below, per family as
+  ``evidence.design_by_family`` says (:mod:`timingbench.features.tagger_evidence`): the same
+  presence and entered/left curves as ``trained``, read the same way by the identity rules.
+- ``trained`` (embedded, offline): the project's own family evidence network
   (:mod:`timingbench.evidence`), run on the bank's log-mel every 46.4 ms. Its curves are
   the presence probability per family; it also answers the gate's question directly
   ("did the family enter / leave across this instant?"). Families whose held-out entrance AUC is below the
-  bar are exempt (``evidence.exempt_families``) and disclosed.
+  bar are exempt (the family registry, ``families.table``) and disclosed.
 - ``musicnn`` (embedded, offline): the pretrained MagnaTagATune tagger of
   :mod:`timingbench.features.musicnn`, run on ~3 s windows every ``semantic.hop_s``
   seconds. A family's evidence in a window is the maximum probability over the tags that

@@ -132,3 +132,18 @@ def test_a_clip_that_could_not_be_scored_scores_zero_on_its_controls(tmp_path: P
     summary = res.summary["controls"]["beats"]
     assert summary["n"] == 2 and summary["mean"] == pytest.approx(good / 2, abs=1e-4)
     assert "beat F1" in format_table(res.summary)
+
+
+def test_silence_is_scored_on_its_controls(tmp_path: Path, config: Config):
+    """Silent audio delivers nothing: its requested beats and drums score 0 (it is not an error)."""
+    clips = tmp_path / "clips"
+    clips.mkdir()
+    sf.write(clips / "ctl.wav", np.zeros(12 * SR, np.float32), SR)
+    prompts = tmp_path / "p.jsonl"
+    prompts.write_text(json.dumps(_controls_prompt(controls={"beats_s": [1.0, 1.5, 2.0], "drums_s": [1.0, 2.0]}))
+                       + "\n")
+    res = score_folder(clips, prompts, tmp_path / "out", config,
+                       opts=ScoreOptions(separation="dsp", family_evidence="none", chance=False))
+    (row,) = res.clips
+    assert row["error"] is None and row["silent"] is True
+    assert row["controls"]["beats"]["f_measure"] == 0.0 and row["controls"]["drums"]["f_measure"] == 0.0

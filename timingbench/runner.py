@@ -347,7 +347,7 @@ def score_silent(clip: Clip, ref: ClipRef, prompt: Prompt, config: Config, opts:
         from timingbench.controls.score import score_controls
         from timingbench.features import compute_bank
 
-        bank = compute_bank(clip, config, separation="none")
+        bank = compute_bank(clip, config, separation="dsp")  # the drum control reads the drums stem
         row["controls"] = score_controls(bank, prompt.controls, config, span_s=prompt.duration_s, key=ref.clip,
                                          instructed_bpm=prompt.tempo_bpm, with_chance=opts.chance)
     return {"events": undelivered_rows(ref, prompt, config, opts, error=None), "clip": row,

@@ -184,7 +184,6 @@ TONE = (0.3 * np.sin(2 * np.pi * 440 * np.arange(6 * 44100) / 44100)).astype(np.
      r"samples: 1 non-finite .* frame 5000"),
     (np.zeros(0, np.float32), 44100, GOOD, ClipError, r"samples: empty"),
     (TONE[:10], 44100, GOOD, ClipError, r"samples: too short"),
-    (np.zeros_like(TONE), 44100, GOOD, ClipError, r"samples: silent"),
     ((TONE * 32767).astype(np.int16), 44100, GOOD, ParameterError, r"samples: .*integer dtype int16"),
     (np.stack([TONE, TONE]), 44100, GOOD, ParameterError, r"samples: shape \(2, 264600\) .* samples\.T"),
     (TONE[None, None], 44100, GOOD, ParameterError, r"samples: expected shape"),
@@ -254,3 +253,10 @@ def test_import_is_lazy():
     assert all(getattr(timingbench, name) is not None for name in timingbench.__all__)
     with pytest.raises(AttributeError, match="no attribute 'nope'"):
         timingbench.nope  # noqa: B018
+
+
+def test_silent_samples_are_scored_as_the_command_scores_a_silent_file() -> None:
+    res = timingbench.score_audio(np.zeros_like(TONE), 44100, GOOD, separation="dsp", family_evidence="none",
+                                  chance=False)
+    assert res.ok and res.extra["silent"] is True and res.duration_ok is True
+    assert [(e.outcome, e.detected_s) for e in res.events] == [("none", None)]

@@ -109,3 +109,41 @@ def test_drum_control_from_an_audio_file(config: Config, realdata: Path):
     assert d["source"] == "audio" and d["n_requested"] >= 10
     assert d["f_measure"] == pytest.approx(1.0)
     assert d["chance"]["mean"] < 0.8
+
+
+def test_a_clip_that_could_not_be_scored_scores_zero_on_its_controls(tmp_path: Path, config: Config):
+    """Failing never takes a clip out of the control-adherence means: its controls score 0."""
+    y, beats = _clicks(120.0, 12.0)
+    clips = tmp_path / "clips"
+    clips.mkdir()
+    sf.write(clips / "good.wav", y, SR)
+    (clips / "broken.wav").write_bytes(b"RIFF\x00\x00\x00\x00WAVEjunk")
+    beats_s = [round(float(b), 6) for b in beats]
+    rows = [_controls_prompt(id=pid, controls={"beats_s": beats_s, "chords": [
+        {"start_s": 1.0, "end_s": 3.0, "label": "C:maj"}]}) for pid in ("good", "broken")]
+    prompts = tmp_path / "p.jsonl"
+    prompts.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    res = score_folder(clips, prompts, tmp_path / "out", config,
+                       opts=ScoreOptions(separation="dsp", family_evidence="none", chance=False))
+    broken = next(c for c in res.clips if c["clip"] == "broken.wav")
+    assert broken["error"] and broken["controls"]["beats"]["f_measure"] == 0.0
+    assert broken["controls"]["chords"] == {"accuracy": 0.0, "chance": None, "reason": "error"}
+    good = next(c for c in res.clips if c["clip"] == "good.wav")["controls"]["beats"]["f_measure"]
+    summary = res.summary["controls"]["beats"]
+    assert summary["n"] == 2 and summary["mean"] == pytest.approx(good / 2, abs=1e-4)
+    assert "beat F1" in format_table(res.summary)
+
+
+def test_silence_is_scored_on_its_controls(tmp_path: Path, config: Config):
+    """Silent audio delivers nothing: its requested beats and drums score 0 (it is not an error)."""
+    clips = tmp_path / "clips"
+    clips.mkdir()
+    sf.write(clips / "ctl.wav", np.zeros(12 * SR, np.float32), SR)
+    prompts = tmp_path / "p.jsonl"
+    prompts.write_text(json.dumps(_controls_prompt(controls={"beats_s": [1.0, 1.5, 2.0], "drums_s": [1.0, 2.0]}))
+                       + "\n")
+    res = score_folder(clips, prompts, tmp_path / "out", config,
+                       opts=ScoreOptions(separation="dsp", family_evidence="none", chance=False))
+    (row,) = res.clips
+    assert row["error"] is None and row["silent"] is True
+    assert row["controls"]["beats"]["f_measure"] == 0.0 and row["controls"]["drums"]["f_measure"] == 0.0

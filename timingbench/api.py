@@ -447,8 +447,8 @@ def clip_from_array(samples: npt.ArrayLike, sr: int, *, config: Config, name: st
         ``samples`` is not a 1-D or 2-D real array, or ``sr`` is not a whole number of Hz
         at or above ``audio.min_sample_rate_hz``.
     ClipError
-        ``samples`` is empty, shorter than ``audio.min_duration_s``, holds NaN or inf, or
-        is silent in the analysis window.
+        ``samples`` is empty, shorter than ``audio.min_duration_s`` or holds NaN or inf
+        (silence is a clip: it is scored, nothing delivered).
     """
 
     ap = config.params.audio
@@ -489,7 +489,7 @@ def clip_from_array(samples: npt.ArrayLike, sr: int, *, config: Config, name: st
     digest = hashlib.sha256(np.ascontiguousarray(head).tobytes())
     digest.update(f"{rate}:{channels}:{n_frames}".encode())
     return clip_from_frames(head, rate, n_frames=n_frames, path=Path(name), content_hash=digest.hexdigest()[:16],
-                            audio=ap, label="samples")
+                            audio=ap, label="samples", allow_silent=True)
 
 
 def _options(separation: str, family_evidence: str, chance: bool, demucs_repo: str | Path | None,
@@ -569,7 +569,8 @@ def score_audio(
     ParameterError
         Bad ``samples`` shape or dtype, ``sr``, ``separation``, ``family_evidence`` or ``config``.
     ClipError
-        Empty, too short, non-finite or silent ``samples``.
+        Empty, too short or non-finite ``samples`` (silent ones are scored: every event
+        ``none``, as ``timingbench score`` scores a silent file).
     PromptError
         A malformed prompt row (names the field) or an unknown prompt id.
     ConfigError

@@ -348,22 +348,45 @@ def score_silent(clip: Clip, ref: ClipRef, prompt: Prompt, config: Config, opts:
         from timingbench.controls.score import score_controls
         from timingbench.features import compute_bank
 
-        bank = compute_bank(clip, config, separation="none")
+        bank = compute_bank(clip, config, separation="dsp")  # the drum control reads the drums stem
         row["controls"] = score_controls(bank, prompt.controls, config, span_s=prompt.duration_s, key=ref.clip,
                                          instructed_bpm=prompt.tempo_bpm, with_chance=opts.chance)
     return {"events": undelivered_rows(ref, prompt, config, opts, error=None), "clip": row,
             "notes": [], "family_evidence": {}}
 
 
+#: Control name of a prompt (:meth:`Controls.names`) -> its object in a ``controls`` row and the
+#: metrics a clip that delivered nothing scores (0: none of the request was followed).
+UNDELIVERED_CONTROLS = {
+    "beats_s": ("beats", {"f_measure": 0.0, "cmlt": 0.0, "amlt": 0.0}),
+    "downbeats_s": ("downbeats", {"f_measure": 0.0}),
+    "dynamics": ("dynamics", {"pearson_r": 0.0}),
+    "melody": ("melody", {"accuracy": 0.0}),
+    "chords": ("chords", {"accuracy": 0.0}),
+    "drums_s": ("drums", {"f_measure": 0.0}),
+}
+
+
+def undelivered_controls(prompt: Prompt, *, reason: str) -> dict[str, Any] | None:
+    """The ``controls`` object of a clip that could not be scored: every requested control
+    scores 0 (None when the prompt requests none), so failing never raises an adherence mean."""
+    if prompt.controls is None:
+        return None
+    return {UNDELIVERED_CONTROLS[n][0]: {**UNDELIVERED_CONTROLS[n][1], "chance": None, "reason": reason}
+            for n in prompt.controls.names()}
+
+
 def error_part(ref: ClipRef, prompt: Prompt, config: Config, opts: ScoreOptions, msg: str) -> dict[str, Any]:
     """The part of a clip that could not be scored.
 
     Its events are rows with outcome ``none`` (:func:`undelivered_rows`), its clip row
-    carries ``error``, ``duration_ok`` false and, for a tempo prompt, a tempo object with
-    no estimate: failing never takes a clip out of a rate.
+    carries ``error``, ``duration_ok`` false, for a tempo prompt a tempo object with no
+    estimate and for a prompt with controls a score of 0 for each
+    (:func:`undelivered_controls`): failing never takes a clip out of a rate.
     """
     row = clip_row(ref, prompt, error=msg, duration_ok=False,
-                   tempo=undelivered_tempo(prompt, config, reason="error"))
+                   tempo=undelivered_tempo(prompt, config, reason="error"),
+                   controls=undelivered_controls(prompt, reason="error"))
     return {"key": part_key(ref, prompt, config, opts), "clip": row, "notes": [], "family_evidence": {},
             "events": undelivered_rows(ref, prompt, config, opts, error=msg)}
 

@@ -263,7 +263,7 @@ def system_series(
     out["duration_ok_rate"] = rate_series(prompt_index=[d[0] for d in dur], hits=[d[1] for d in dur], n_prompts=n)
     tim = [(index[c["prompt_id"]], float(v)) for c in system.clips for v in timbre_verdicts(c.get("timbre_match"))]
     out["timbre_match_rate"] = rate_series(prompt_index=[t[0] for t in tim], hits=[t[1] for t in tim], n_prompts=n)
-    out.update(control_series(system.clips, index=index, n_prompts=n))
+    out.update(control_series(submitted, index=index, n_prompts=n))
     return out
 
 

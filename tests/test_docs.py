@@ -20,9 +20,7 @@ DOCS = ROOT / "docs"
 MARKDOWN = [ROOT / "README.md", *sorted(DOCS.rglob("*.md"))]
 CITING = [*sorted((ROOT / "timingbench").rglob("*.py")), *MARKDOWN, *sorted((ROOT / "configs").glob("*.yaml"))]
 #: Files owned by the family-evidence work that still say "SPEC section 1" (one rename when it lands).
-SPEC_NOT_YET_RENAMED = {"timingbench/identity.py", "timingbench/features/semantic.py",
-                        "timingbench/evidence/__init__.py", "timingbench/evidence/layouts.py",
-                        "timingbench/evidence/programs.py"}
+SPEC_NOT_YET_RENAMED: set[str] = set()
 PAPERS = ("TimingBench", "TAG-Bench", "MGBench", "AudioRAG")
 #: Modules and docs of another benchmark: there, "paper" means that benchmark's paper.
 AREAS = (("suites/tag", "TAG-Bench"), ("commands/tag", "TAG-Bench"), ("docs/tag.md", "TAG-Bench"),
@@ -181,7 +179,7 @@ def _score_default(option: str) -> str:
 
 
 def _stated(pattern: str, text: str) -> list[str]:
-    m = re.search(pattern, text)
+    m = re.search(pattern, re.sub(r"<!--.*?-->", "", text))
     assert m is not None, pattern
     return [w.strip(" `.") for w in m.group(1).split(",")]
 
@@ -194,8 +192,8 @@ def test_the_defaults_and_families_the_docs_state_are_the_configs(config: Config
     assert (m.group(1), m.group(2)) == (_score_default("--separation"), _score_default("--family-evidence"))
     exempt = identity_exempt_families(config, m.group(2))
     judged = [f for f in EVENT_FAMILIES if f != MIX_FAMILY and f not in exempt]
-    assert _stated(r"Judged families \(trained evidence\): ([^\n]+)", scoring) == judged
-    assert _stated(r"Exempt families \(trained evidence\): ([^\n]+)", scoring) == [
+    assert _stated(r"Judged families \(tagger evidence\): ([^\n]+)", scoring) == judged
+    assert _stated(r"Exempt families \(tagger evidence\): ([^\n]+)", scoring) == [
         f for f in EVENT_FAMILIES if f in exempt]
     # the README says it in prose: "Four families are judged: a, b, c, d. The other seven (x, ...)"
     assert _stated(r"families are judged: ([^.]+)\.", readme) == judged
@@ -203,8 +201,8 @@ def test_the_defaults_and_families_the_docs_state_are_the_configs(config: Config
     assert f"(`--family-evidence {m.group(2)}`, the default)" in readme
 
 
-@pytest.mark.parametrize("text", ["Judged families (trained evidence): percussion, bass.\n"])
+@pytest.mark.parametrize("text", ["Judged families (tagger evidence): percussion, bass.\n"])
 def test_a_stated_list_that_drifts_is_caught(text: str, config: Config) -> None:
-    exempt = identity_exempt_families(config, "trained")
+    exempt = identity_exempt_families(config, "tagger")
     judged = [f for f in EVENT_FAMILIES if f != MIX_FAMILY and f not in exempt]
-    assert _stated(r"Judged families \(trained evidence\): ([^\n]+)", text) != judged
+    assert _stated(r"Judged families \(tagger evidence\): ([^\n]+)", text) != judged

@@ -610,7 +610,7 @@ def family_rise(
     ev : FamilyEvidence
         The clip's evidence (:func:`timingbench.features.semantic.family_evidence`).
     family : str
-        SPEC section 1 family of the instructed event.
+        formats §1 family of the instructed event.
     candidate_s : float
         Candidate time in seconds.
     semantic, evidence_params : SemanticParams, EvidenceParams
@@ -729,7 +729,7 @@ def timbre_match(
     ev : FamilyEvidence
         The clip's evidence.
     family : str
-        Requested SPEC section 1 family.
+        Requested formats §1 family.
     after_s : float
         The event time in seconds (the detection, or the instructed time when none).
     semantic, evidence_params : SemanticParams, EvidenceParams

@@ -3,7 +3,7 @@
 The network itself and its inference are :mod:`timingbench.evidence_net` (run time).
 
 - :mod:`~timingbench.evidence.programs` — General MIDI programs, roles and registers per
-  SPEC section 1 family (the training vocabulary).
+  formats §1 family (the training vocabulary).
 - :mod:`~timingbench.evidence.layouts` — seeded multitrack clip layouts whose families enter
   and leave inside the clip.
 - :mod:`~timingbench.evidence.kits` — sound sources beyond the GM soundfonts: real drum kits

@@ -46,7 +46,7 @@ class PartLayout:
     Attributes
     ----------
     family : str
-        SPEC section 1 family.
+        formats §1 family.
     program : Program
         Its General MIDI program.
     role : str

@@ -220,7 +220,7 @@ def family_evidence(
             missing = [t for t in tags if t not in col]
             if fam not in INSTRUMENT_FAMILIES or missing:
                 raise ParameterError(
-                    f"semantic.musicnn_tag_families: family {fam!r} / tags {missing} are not a SPEC "
+                    f"semantic.musicnn_tag_families: family {fam!r} / tags {missing} are not a formats §1 "
                     "family / MagnaTagATune tag"
                 )
         probs = np.asarray(raw["probs"], dtype=np.float64)

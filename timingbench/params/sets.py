@@ -38,6 +38,7 @@ from timingbench.params.generation import (
     PromptsParams,
     RenderParams,
 )
+from timingbench.params.heads import HeadsParams
 from timingbench.params.tagger import TaggerParams
 from timingbench.params.tools import (
     AnnotationsParams,
@@ -67,6 +68,7 @@ class ParamSet:
     evidence: EvidenceParams
     features: FeaturesParams
     floors: FloorsParams
+    heads: HeadsParams
     judge: JudgeParams
     label: LabelParams
     mgbench: MgbenchParams

@@ -256,7 +256,7 @@ def build_heads(data: list[Path], real: Path, *, config: Config, seed: int, dev:
     sources = training_sources([*data, *dev])
     train_sets = [render_columns(f, config=config) for f in data]
     real_dev = real_columns(real, split="dev", config=config, cache=cache)
-    params = FitParams(l2=float(hp.l2 if l2 is None else l2), max_iter=int(hp.max_iter),
+    params = FitParams(l2=float((hp.l2 or 0.0) if l2 is None else l2), max_iter=int(hp.max_iter),
                        share=float(hp.label_present_share), seed=int(seed))
 
     def record(src: dict[str, Any]) -> dict[str, Any]:

@@ -215,3 +215,13 @@ def test_held_out_soundfont_data_is_refused(rng: np.random.Generator, tmp_path: 
     _fake_real(tmp_path / "real", rng, config)
     with pytest.raises(ParameterError, match="held-out soundfont"):
         build_heads([tmp_path / "msg"], tmp_path / "real", config=config, seed=0)
+
+
+def test_train_heads_without_the_real_corpus_learns_from_renders(rng: np.random.Generator, tmp_path: Path,
+                                                                 config: Config) -> None:
+    from timingbench.evidence.heads_train import build_heads
+
+    _fake_make_data(tmp_path / "train", rng, config, seed=1)
+    heads = build_heads([tmp_path / "train"], None, config=config, seed=0)
+    assert heads.info["real"] is None and heads.info["metrics"] == {}
+    assert heads.info["fit"]["n_columns"] == 6 * 5

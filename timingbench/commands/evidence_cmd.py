@@ -95,8 +95,9 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
                                   "and the real validation split (docs/tagger-model.md, Family heads).")
     h.add_argument("--data", required=True, type=Path, action="append",
                    help="make-data folder rendered with --tagger (repeatable)")
-    h.add_argument("--real", required=True, type=Path,
-                   help="the real corpus rendered with --stems (dev rows trained on, validation rows measured)")
+    h.add_argument("--real", type=Path, default=None,
+                   help="the real corpus rendered with --stems (dev rows trained on, validation rows measured); "
+                        "without it the heads learn from the renders alone")
     h.add_argument("--out", required=True, type=Path, help="heads file to write (.npz)")
     h.add_argument("--seed", type=int, default=0, help="fit seed (default 0)")
     h.add_argument("--dev", type=Path, action="append", default=None,

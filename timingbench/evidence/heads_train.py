@@ -213,7 +213,7 @@ def format_metrics(named: dict[str, dict[str, Any]]) -> str:
 # ----------------------------------------------------------------------------- the command
 
 
-def build_heads(data: list[Path], real: Path, *, config: Config, seed: int, dev: list[Path] | None = None,
+def build_heads(data: list[Path], real: Path | None, *, config: Config, seed: int, dev: list[Path] | None = None,
                 l2: float | None = None, cache: Path | None = None) -> FamilyHeads:
     """Fit the heads on make-data folders plus the real corpus's dev split; measure held out.
 
@@ -221,9 +221,9 @@ def build_heads(data: list[Path], real: Path, *, config: Config, seed: int, dev:
     ----------
     data : list of Path
         make-data folders rendered with ``--tagger`` (training soundfonts only).
-    real : Path
+    real : Path or None
         The real corpus rendered with ``--stems``; its ``dev`` rows are trained on, its
-        ``validation`` rows only measured.
+        ``validation`` rows only measured. None trains on the renders alone.
     config : Config
         ``tagger``, ``heads``, ``evidence`` and ``features`` sections.
     seed : int
@@ -255,7 +255,7 @@ def build_heads(data: list[Path], real: Path, *, config: Config, seed: int, dev:
     dev = list(dev or [])
     sources = training_sources([*data, *dev])
     train_sets = [render_columns(f, config=config) for f in data]
-    real_dev = real_columns(real, split="dev", config=config, cache=cache)
+    real_dev = None if real is None else real_columns(real, split="dev", config=config, cache=cache)
     params = FitParams(l2=float((hp.l2 or 0.0) if l2 is None else l2), max_iter=int(hp.max_iter),
                        share=float(hp.label_present_share), seed=int(seed))
 
@@ -266,14 +266,16 @@ def build_heads(data: list[Path], real: Path, *, config: Config, seed: int, dev:
                        "corpus's dev recordings (licences: timingbench/data/evidence/LICENSE.md, README)",
             "tagger": tagger_for(config.params.tagger).weights.disclosure(),
             "data": [record(s) for s in sources[:len(data)]],
-            "real": {"split": "dev", "clips": int(real_dev.clip.max()) + 1, "columns": len(real_dev)},
+            "real": None if real_dev is None else {"split": "dev", "clips": int(real_dev.clip.max()) + 1,
+                                                   "columns": len(real_dev)},
             "config_version": config.version}
-    heads = fit_heads(concat([*train_sets, real_dev]), params, info=info)
+    heads = fit_heads(concat([*train_sets, *([] if real_dev is None else [real_dev])]), params, info=info)
     metrics: dict[str, Any] = {}
     for f, src in zip(dev, sources[len(data):], strict=True):
         metrics[f"make-data seed {src['seed']}"] = head_metrics(heads, render_columns(f, config=config),
                                                                 share=params.share)
-    metrics["real validation"] = head_metrics(heads, real_columns(real, split="validation", config=config,
-                                                                  cache=cache), share=params.share)
+    if real is not None:
+        metrics["real validation"] = head_metrics(heads, real_columns(real, split="validation", config=config,
+                                                                      cache=cache), share=params.share)
     heads.info["metrics"] = metrics
     return heads

@@ -225,3 +225,52 @@ def test_train_heads_without_the_real_corpus_learns_from_renders(rng: np.random.
     heads = build_heads([tmp_path / "train"], None, config=config, seed=0)
     assert heads.info["real"] is None and heads.info["metrics"] == {}
     assert heads.info["fit"]["n_columns"] == 6 * 5
+
+
+def _sine_stems(layouts, soundfont, p, vocals, *, render, kit_of=None):  # type: ignore[no-untyped-def]
+    from timingbench.evidence import dataset as ds
+
+    n = int(round(p.clip_s * ds.SR))
+    t = np.arange(n) / ds.SR
+    out = []
+    for lay in layouts:
+        stems = {}
+        for k, part in enumerate(lay.parts):
+            gate = np.zeros(n)
+            for a, b in part.spans:
+                gate[int(a * ds.SR): int(b * ds.SR)] = 1.0
+            stems[part.family] = 0.3 * np.sin(2 * np.pi * 110.0 * (k + 1) * t) * gate
+        out.append(stems)
+    return out
+
+
+def test_make_data_sink_writes_tagger_columns_and_resumes(config: Config, tmp_path: Path,
+                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    from timingbench.evidence import dataset as ds
+    from timingbench.evidence.tagger_cache import TaggerSink, render_columns
+
+    monkeypatch.setattr(ds, "render_stems", _sine_stems)
+    font = tmp_path / "FluidR3_GM.sf2"
+    font.write_bytes(b"x")
+    folder = tmp_path / "d"
+
+    def make() -> None:
+        ds.make_dataset(folder, cfg=config, n_clips=4, seed=5, soundfonts=[str(font)], chunk=2, augment=False,
+                        real_kit_p=0.0, progress=lambda *_: None, mix_sink=TaggerSink(config, seed=5))
+
+    make()
+    sides = sorted(folder.glob("tagger-*.npz"))
+    assert [s.name for s in sides] == ["tagger-0000.npz", "tagger-0001.npz"]
+    cols = render_columns(folder, config=config)
+    assert cols.embeddings.shape == (4 * 29, 384)  # 9 s: ceil(900 frames / 32) columns per clip
+    with np.load(sides[1]) as z:
+        before = z["embeddings"].copy()
+        levels = z["level_dbfs"]
+    assert np.all((levels >= -21.0) & (levels <= -1.0))
+    sides[1].unlink()
+    make()  # renders shard 1 again, identically
+    with np.load(sides[1]) as z:
+        np.testing.assert_array_equal(z["embeddings"], before)
+    sides[0].unlink()  # training refuses a shard without its columns
+    with pytest.raises(ParameterError, match="tagger-0000.npz: no tagger columns"):
+        render_columns(folder, config=config)

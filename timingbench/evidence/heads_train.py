@@ -263,7 +263,7 @@ def build_heads(data: list[Path], real: Path | None, *, config: Config, seed: in
         return {k: v for k, v in src.items() if k != "folder"}
 
     info = {"licence": "MIT (timingbench); trained on renders of the sound sets listed in data and on the real "
-                       "corpus's dev recordings (licences: timingbench/data/evidence/LICENSE.md, README)",
+                       "corpus's dev recordings, whose licences timingbench/data/tagger/PROVENANCE.md lists",
             "tagger": tagger_for(config.params.tagger).weights.disclosure(),
             "data": [record(s) for s in sources[:len(data)]],
             "real": None if real_dev is None else {"split": "dev", "clips": int(real_dev.clip.max()) + 1,

@@ -38,6 +38,7 @@ from timingbench.params.generation import (
     PromptsParams,
     RenderParams,
 )
+from timingbench.params.heads import HeadsParams
 from timingbench.params.tagger import TaggerParams
 from timingbench.params.tools import (
     AnnotationsParams,
@@ -68,6 +69,7 @@ class ParamSet:
     evidence: EvidenceParams
     families: FamiliesParams
     features: FeaturesParams
+    heads: HeadsParams
     judge: JudgeParams
     label: LabelParams
     mgbench: MgbenchParams

@@ -161,12 +161,12 @@ def evaluate_corpus_weights(annotations_path: Path, clips_dir: Path, config: Con
 
 
 def evaluate_corpus_designs(annotations_path: Path, clips_dir: Path, config: Config, *,
-                            designs: tuple[str, ...] = ("network", "tagger", "fusion"), split: str | None = None,
+                            designs: tuple[str, ...] | None = None, split: str | None = None,
                             prompts_path: Path | None = None, cache_dir: str | None = None) -> dict[str, Any]:
     """AUC tables of the ``tagger`` evidence's designs on an annotated corpus, every family judged.
 
     Each design (:mod:`timingbench.features.tagger_evidence`: the network alone, the tagger
-    alone, their fusion) is applied to every family, exempt ones included, and the probes are
+    alone, their fusion, the heads on the tagger's embeddings, their fusion; all by default) is applied to every family, exempt ones included, and the probes are
     scored with the gate's score (:func:`~timingbench.identity.gate_score`), so the designs can
     be compared family by family.
 
@@ -178,7 +178,7 @@ def evaluate_corpus_designs(annotations_path: Path, clips_dir: Path, config: Con
     """
     from timingbench.calibration.groups import scenarios_from_manifest
     from timingbench.features.semantic import tagger_tables
-    from timingbench.features.tagger_evidence import tagger_evidence
+    from timingbench.features.tagger_evidence import DESIGNS, tagger_evidence
 
     ann = _annotations(annotations_path, split)
     prompts = prompts_path or default_prompts_path(clips_dir, annotations_path)
@@ -187,7 +187,7 @@ def evaluate_corpus_designs(annotations_path: Path, clips_dir: Path, config: Con
     probes, clip_of = corpus_probes(corpus, ann, config, scenarios_from_manifest(clips_dir))
     classes, nonmusic, _ = tagger_tables(config.params.families)
     tables = {}
-    for design in designs:
+    for design in designs or DESIGNS:
         sec = dataclasses.replace(config.params.evidence, design_by_family={f: design for f in classes})
         evs = {clip: tagger_evidence(bank, evidence_params=sec, tagger_params=config.params.tagger, classes=classes,
                                      nonmusic_classes=nonmusic, exempt={})

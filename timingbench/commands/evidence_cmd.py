@@ -120,8 +120,8 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     e.add_argument("--family-evidence", choices=FAMILY_EVIDENCE_BACKENDS, action="append", default=None,
                    help=f"backend(s) to evaluate on --annotations (repeatable; default {DEFAULT_FAMILY_EVIDENCE})")
     e.add_argument("--designs", action="store_true",
-                   help="with --annotations: compare the tagger evidence's designs (network, tagger, fusion, head, head_fusion), "
-                        "every family judged")
+                   help="with --annotations: compare the designs of the tagger evidence (network, tagger, fusion, "
+                        "head, head_fusion), every family judged")
     e.add_argument("--cache", default=None, help="feature cache folder (with --annotations)")
     add_tagger_weights_option(e)
     e.add_argument("--weights", type=Path, action="append", default=None,

@@ -167,8 +167,9 @@ def evaluate_corpus_designs(annotations_path: Path, clips_dir: Path, config: Con
 
     Each design (:mod:`timingbench.features.tagger_evidence`: the network alone, the tagger
     alone, their fusion, the heads on the tagger's embeddings, their fusion; all by default) is
-    applied to every family, exempt ones included, and the probes are scored with the gate's score (:func:`~timingbench.identity.gate_score`), so the designs can
-    be compared family by family.
+    applied to every family, exempt ones included, and the probes are scored with the gate's
+    score (:func:`~timingbench.identity.gate_score`), so the designs can be compared family by
+    family.
 
     Returns
     -------

@@ -10,7 +10,7 @@ TB=.venv/bin/timingbench
 WORK=${1:-/tmp/timingbench-corpora}
 OUT=validation/reports
 MSG=/usr/share/sounds/sf3/MuseScore_General.sf3
-CACHE=(--cache "$WORK/cache" --jobs 2)   # banks and evidence are computed once per clip and reused
+CACHE=(--cache "${CACHE_DIR:-$WORK/cache}" --jobs 2)   # banks and evidence are computed once per clip and reused
 JUDGED=$(.venv/bin/python -c "from timingbench.families import judged_families; print(','.join(judged_families()))")
 render() {  # name corpus [extra args]
   local dir="$WORK/$1"; shift

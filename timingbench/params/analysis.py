@@ -321,16 +321,19 @@ class EvidenceParams(Params):
         stray frame (convention)
     entry_min_prob : float | None
         chosen by timingbench calibrate evidence on dev corpora only (dev, dev-identity,
-        dev-identity-timgm, real; rule absolute; judged families percussion, bass, piano, vocals):
-        entrances 15/42 on-time credited, 2/68 negatives credited; exits 11/35 and 0/1 (calibrated)
+        dev-identity-timgm, real; rule absolute; judged families percussion, bass, guitar, piano,
+        vocals, strings, brass, woodwinds, keys, plucked, synth): entrances 18/56 on-time credited,
+        1/77 negatives credited; exits 16/40 and 0/2 (calibrated)
     exit_min_prob : float | None
         chosen by timingbench calibrate evidence on dev corpora only (dev, dev-identity,
-        dev-identity-timgm, real; rule absolute; judged families percussion, bass, piano, vocals):
-        entrances 15/42 on-time credited, 2/68 negatives credited; exits 11/35 and 0/1 (calibrated)
+        dev-identity-timgm, real; rule absolute; judged families percussion, bass, guitar, piano,
+        vocals, strings, brass, woodwinds, keys, plucked, synth): entrances 18/56 on-time credited,
+        1/77 negatives credited; exits 16/40 and 0/2 (calibrated)
     quiet_max : float | None
         chosen by timingbench calibrate evidence on dev corpora only (dev, dev-identity,
-        dev-identity-timgm, real; rule absolute; judged families percussion, bass, piano, vocals):
-        entrances 15/42 on-time credited, 2/68 negatives credited; exits 11/35 and 0/1 (calibrated)
+        dev-identity-timgm, real; rule absolute; judged families percussion, bass, guitar, piano,
+        vocals, strings, brass, woodwinds, keys, plucked, synth): entrances 18/56 on-time credited,
+        1/77 negatives credited; exits 16/40 and 0/2 (calibrated)
     whole_percentile : float
         whole-clip absence reads the 75th percentile of the presence from the clip start: a family
         that only strayed in briefly still counts as absent (convention)
@@ -348,8 +351,9 @@ class EvidenceParams(Params):
         the presence step is the mean over the 1 s after minus the 1 s before (convention)
     present_prob : float | None
         chosen by timingbench calibrate evidence on dev corpora only (dev, dev-identity,
-        dev-identity-timgm, real; rule absolute; judged families percussion, bass, piano, vocals):
-        entrances 15/42 on-time credited, 2/68 negatives credited; exits 11/35 and 0/1 (calibrated)
+        dev-identity-timgm, real; rule absolute; judged families percussion, bass, guitar, piano,
+        vocals, strings, brass, woodwinds, keys, plucked, synth): entrances 18/56 on-time credited,
+        1/77 negatives credited; exits 16/40 and 0/2 (calibrated)
     candidate_separation_s : float
         evidence peaks closer than 1 s are one change; the stronger is kept (convention)
     label_present_min : float
@@ -357,8 +361,9 @@ class EvidenceParams(Params):
         frames (parts rest between phrases) (convention)
     decision_rule : str
         chosen by timingbench calibrate evidence on dev corpora only (dev, dev-identity,
-        dev-identity-timgm, real; rule absolute; judged families percussion, bass, piano, vocals):
-        entrances 15/42 on-time credited, 2/68 negatives credited; exits 11/35 and 0/1 (calibrated)
+        dev-identity-timgm, real; rule absolute; judged families percussion, bass, guitar, piano,
+        vocals, strings, brass, woodwinds, keys, plucked, synth): entrances 18/56 on-time credited,
+        1/77 negatives credited; exits 16/40 and 0/2 (calibrated)
     presence_span_s : float
         a family's presence is summarised by its running maximum over 0.25 s (about five 46 ms
         evidence frames), so one weak frame inside a held note does not read as absence (convention)
@@ -367,7 +372,7 @@ class EvidenceParams(Params):
         between hits of a kit playing at 80 BPM eighth notes, so a playing kit reads as present
         between hits (convention)
     min_logit_rise : float | None
-        not read under the calibrated rule absolute; the best dev point of the rise rule
+        not read under the calibrated rule absolute; the best dev point of the change rule
         (timingbench calibrate evidence, dev corpora only) (calibrated)
     prob_clip : float
         presence is clipped to [0.01, 0.99] before log-odds: the network's probabilities below 1 %
@@ -378,8 +383,9 @@ class EvidenceParams(Params):
         starting, not an entrance over it (convention)
     confident_change : float | None
         chosen by timingbench calibrate evidence on dev corpora only (dev, dev-identity,
-        dev-identity-timgm, real; rule absolute; judged families percussion, bass, piano, vocals):
-        entrances 15/42 on-time credited, 2/68 negatives credited; exits 11/35 and 0/1 (calibrated)
+        dev-identity-timgm, real; rule absolute; judged families percussion, bass, guitar, piano,
+        vocals, strings, brass, woodwinds, keys, plucked, synth): entrances 18/56 on-time credited,
+        1/77 negatives credited; exits 16/40 and 0/2 (calibrated)
     peak_rel_height : float
         the change head compares 3 s after with 3 s before every frame, so a clear entrance holds it
         near its peak over a plateau about the entrance: the candidate is the centre of the run of

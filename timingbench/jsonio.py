@@ -11,9 +11,9 @@ import json
 import math
 import os
 import tempfile
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from timingbench.errors import TimingbenchError
 
@@ -76,6 +76,82 @@ def iter_jsonl(path: str | Path) -> Iterator[tuple[int, Any]]:
                 yield i, TimingbenchError(f"{p}:{i}: not valid JSON ({exc.msg})")
             except (ValueError, RecursionError) as exc:  # over-long integer literal, absurd nesting
                 yield i, TimingbenchError(f"{p}:{i}: not valid JSON ({type(exc).__name__}: {str(exc)[:80]})")
+
+
+E = TypeVar("E", bound=TimingbenchError)
+
+
+def field_error(where: str, field: str, rule: str, *, error: type[E]) -> E:
+    """The error for one bad field of one row: ``file:line: field 'name': rule``.
+
+    Parameters
+    ----------
+    where : str
+        ``file:line`` (optionally followed by an id), without a trailing colon.
+    field : str
+        The field's name (dotted for a nested one).
+    rule : str
+        What the value must be, and what it was.
+    error : type
+        The :class:`TimingbenchError` subclass to build.
+    """
+    return error(f"{where}: field '{field}': {rule}")
+
+
+def read_rows(
+    path: str | Path,
+    *,
+    what: str,
+    error: type[E],
+    on_error: Callable[[E], object] | None = None,
+) -> Iterator[tuple[int, dict[str, Any]]]:
+    """Yield ``(line_number, row)`` for each JSON-object row of a JSONL file.
+
+    This is the one reading loop of every JSONL reader: a line that is not UTF-8, not
+    JSON or not a JSON object gives one ``file:line: ...`` error; with ``on_error`` it is
+    passed there (as an ``error`` instance) and the other rows still come, without it the
+    first one is raised.
+
+    Parameters
+    ----------
+    path : str or Path
+        The JSONL file.
+    what : str
+        What the file holds, for the message when it cannot be read ("ground truth").
+    on_error : callable, optional
+        Called with each bad line's error (``errors.append``); ``None`` raises the first.
+    error : type
+        The :class:`TimingbenchError` subclass of the errors built.
+
+    Yields
+    ------
+    line_number : int
+        1-based, as an editor shows it.
+    row : dict
+        The parsed object.
+
+    Raises
+    ------
+    TimingbenchError
+        ``error``: if the file cannot be read, or (without ``on_error``) on the first bad line.
+    """
+    p = Path(path)
+    try:
+        rows = list(iter_jsonl(p))
+    except OSError as exc:
+        raise error(f"{p}: cannot read {what} ({exc.strerror})") from None
+    for line, row in rows:
+        bad: E | None = None
+        if isinstance(row, TimingbenchError):
+            bad = row if isinstance(row, error) else error(str(row))
+        elif not isinstance(row, dict):
+            bad = error(f"{p}:{line}: row must be a JSON object, got {type(row).__name__}")
+        if bad is None:
+            yield line, row
+        elif on_error is None:
+            raise bad
+        else:
+            on_error(bad)
 
 
 def _umask() -> int:

@@ -17,7 +17,7 @@ from typing import Any
 
 from timingbench.audio import AUDIO_EXTENSIONS
 from timingbench.errors import PromptError
-from timingbench.jsonio import iter_jsonl
+from timingbench.jsonio import read_rows
 
 PROMPT_FAMILIES = ("single_event", "event_sequence", "tempo")
 EVENT_KINDS = (
@@ -199,12 +199,16 @@ class PromptSet:
     source: str = "<memory>"
 
 
-def validate_prompt_rows(rows: Iterable[tuple[int, Any]], *, source: str) -> PromptSet:
+def validate_prompt_rows(
+    rows: Iterable[tuple[int, Any]], *, source: str, errors: list[PromptError] | None = None
+) -> PromptSet:
     """Validate ``(line_number, row)`` pairs; see :func:`load_prompts` (relative control
-    audio paths are resolved against the folder of ``source``)."""
+    audio paths are resolved against the folder of ``source``). ``errors``, when given,
+    becomes the set's error list, so that errors the row source reports while it is read
+    stay in file order among the others."""
     base_dir = Path(source).parent
     prompts: dict[str, Prompt] = {}
-    errors: list[PromptError] = []
+    errors = [] if errors is None else errors
     event_ids: set[str] = set()
     for line, row in rows:
         where = f"{source}:{line}: "
@@ -249,7 +253,9 @@ def load_prompts(path: str | Path) -> PromptSet:
     p = Path(path)
     if not p.is_file():
         raise PromptError(f"{p}: prompt file not found")
-    return validate_prompt_rows(iter_jsonl(p), source=str(p))
+    errors: list[PromptError] = []
+    rows = read_rows(p, what="prompt file", error=PromptError, on_error=errors.append)
+    return validate_prompt_rows(rows, source=str(p), errors=errors)
 
 
 @dataclass(frozen=True)

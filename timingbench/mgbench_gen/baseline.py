@@ -35,6 +35,7 @@ import numpy as np
 from timingbench.audio import load_clip
 from timingbench.config import Config
 from timingbench.convert import frames_to_time
+from timingbench.curves import local_peaks, strongest_apart
 from timingbench.features.bank import compute_bank
 from timingbench.mgbench_gen.theory import (
     HARMONIC_PATTERN_NAMES,
@@ -73,13 +74,8 @@ def _peaks(curve: np.ndarray, *, threshold: float, min_gap: int) -> list[int]:
     top = float(np.max(curve)) if curve.size else 0.0
     if top <= 0.0:
         return []
-    cand = [k for k in range(1, curve.size - 1)
-            if curve[k] >= curve[k - 1] and curve[k] > curve[k + 1] and curve[k] >= threshold * top]
-    out: list[int] = []
-    for k in sorted(cand, key=lambda j: -curve[j]):
-        if all(abs(k - j) >= min_gap for j in out):
-            out.append(k)
-    return sorted(out)
+    cand = local_peaks(curve, 0, curve.size, edges="interior", strict_right=True, min_value=threshold * top)
+    return strongest_apart(curve, cand, separation=min_gap)
 
 
 def transcribe(audio: str | Path, cfg: Config) -> list[HeardNote]:

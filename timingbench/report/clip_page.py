@@ -18,6 +18,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from timingbench.convert import frames_to_time
 from timingbench.errors import TimingbenchError
 from timingbench.explain.event import RunInputs, clip_inputs, resolve_run
 from timingbench.explain.results import ResultsFolder
@@ -162,8 +163,9 @@ def _derive(job: ClipJob, folder: ResultsFolder, stem: str, views: list[dict[str
     lm = logmel_from_bank(bank)
     write_logmel_png(lm, out / "img" / f"{stem}.png", compress_level=PNG_COMPRESS_LEVEL)
     n_frames = int(lm.db.shape[1])
+    end_s = float(frames_to_time(n_frames, sr=lm.sr, hop=lm.hop))
     spec = {"src": f"../img/{stem}.png", "n_frames": n_frames, "n_mels": int(lm.db.shape[0]),
-            "sr": lm.sr, "hop": lm.hop, "end_s": n_frames * lm.hop / lm.sr, "fmax_hz": lm.fmax_hz}
+            "sr": lm.sr, "hop": lm.hop, "end_s": end_s, "fmax_hz": lm.fmax_hz}
     for k, row in enumerate(job.rows, start=1):
         eid = str(row["event_id"])
         try:

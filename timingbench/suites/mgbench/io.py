@@ -19,7 +19,7 @@ import numpy as np
 
 from timingbench.errors import ParameterError
 from timingbench.intervals import validate_intervals
-from timingbench.jsonio import iter_jsonl
+from timingbench.jsonio import read_rows
 
 __all__ = ["SUBSETS", "TASKS", "MgQuestion", "MgResponse", "Loaded", "load_ground_truth", "load_responses"]
 
@@ -92,18 +92,8 @@ def _id_rows(
         If the file cannot be read.
     """
     p = Path(path)
-    try:
-        rows = list(iter_jsonl(p))
-    except OSError as exc:
-        raise ParameterError(f"{p}: cannot read {what} ({exc.strerror})") from None
-    for line, row in rows:
+    for line, row in read_rows(p, what=what, on_error=lambda e: out.errors.append(str(e)), error=ParameterError):
         where = f"{p}:{line}"
-        if isinstance(row, Exception):
-            out.errors.append(str(row))
-            continue
-        if not isinstance(row, dict):
-            out.errors.append(f"{where}: row must be a JSON object")
-            continue
         rid = _row_id(row)
         if rid is None:
             out.errors.append(f"{where}: field 'id' is missing or not a string/integer")

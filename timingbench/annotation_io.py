@@ -41,7 +41,7 @@ from pathlib import Path
 from typing import Any
 
 from timingbench.errors import AnnotationError
-from timingbench.jsonio import atomic_write_text, dumps_row, read_rows
+from timingbench.jsonio import atomic_write_text, read_rows
 from timingbench.prompts import EVENT_FAMILIES
 
 SPLITS = ("dev", "validation")
@@ -440,16 +440,6 @@ def load_annotations(path: str | Path) -> AnnotationSet:
     errors: list[AnnotationError] = []
     rows = read_rows(p, what="annotation file", error=AnnotationError, on_error=errors.append)
     return validate_annotation_rows(rows, source=str(p), errors=errors)
-
-
-def annotations_text(rows: Iterable[AnnotationRow]) -> str:
-    """JSONL text of rows (one strict-JSON object per line)."""
-    return "".join(dumps_row(r.to_dict()) + "\n" for r in rows)
-
-
-def write_annotations(path: str | Path, rows: Iterable[AnnotationRow]) -> None:
-    """Write rows as SPEC section 5 JSONL atomically (temp file + rename)."""
-    atomic_write_text(path, annotations_text(rows))
 
 
 def require_dev_only(annotations: AnnotationSet | Iterable[AnnotationRow], *, command: str) -> None:

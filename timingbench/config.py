@@ -141,16 +141,6 @@ class Config:
         consts[key] = Constant(key, old.value, old.provenance, old.why, old.loosening, True)
         return _build(self.version, consts, self.source)
 
-    def section_hash(self, *sections: str) -> str:
-        """SHA-256 (first 16 hex digits) of the named sections only.
-
-        Caches of intermediate results key on the sections they depend on (the feature
-        bank on ``audio``, ``features`` and ``separation``), so that changing a detector
-        constant does not invalidate them.
-        """
-        full = self.to_dict()
-        return digest({s: full["constants"].get(s) for s in sorted(sections)})
-
     def to_dict(self) -> dict[str, Any]:
         """Canonical nested mapping (the YAML layout)."""
         sections: dict[str, dict[str, Any]] = {}

@@ -40,6 +40,43 @@ def _clean(obj: Any) -> Any:
     return obj
 
 
+def json_values(obj: Any) -> Any:
+    """``obj`` as reading back its JSON line gives it, without writing and parsing one.
+
+    Non-finite floats become None, numpy values plain numbers and lists, tuples lists,
+    paths strings and dict keys strings (bool, int and float keys as ``json`` writes them).
+
+    Parameters
+    ----------
+    obj : JSON-like value
+        A row or summary as the runner builds it.
+
+    Returns
+    -------
+    value : JSON-like value
+        Fresh containers; leaves are shared.
+    """
+    if isinstance(obj, bool) or obj is None or isinstance(obj, str | int):
+        return obj
+    if isinstance(obj, float):
+        return obj if math.isfinite(obj) else None
+    if isinstance(obj, dict):
+        return {_json_key(k): json_values(v) for k, v in obj.items()}
+    if isinstance(obj, list | tuple):
+        return [json_values(v) for v in obj]
+    if isinstance(obj, Path):
+        return str(obj)
+    if hasattr(obj, "tolist"):
+        return json_values(obj.tolist())
+    raise TypeError(f"cannot serialise {type(obj).__name__}")
+
+
+def _json_key(k: Any) -> str:
+    if isinstance(k, str):
+        return k
+    return json.dumps(k) if isinstance(k, bool | int | float) or k is None else str(k)
+
+
 def dumps_row(row: dict[str, Any]) -> str:
     """One strict-JSON line (no trailing newline), keys in insertion order."""
     return json.dumps(_clean(row), ensure_ascii=False, allow_nan=False, default=_default)

@@ -17,6 +17,7 @@ from timingbench.controls.schema import Controls
 from timingbench.controls.score import score_controls
 from timingbench.errors import ParameterError
 from timingbench.features import compute_bank
+from timingbench.features.spectral import stft_magnitude
 
 SR = 44100
 HOP_S = 0.05
@@ -47,7 +48,8 @@ def _line(rng: np.random.Generator, n_notes: int = 40) -> tuple[np.ndarray, np.n
 def _both(y: np.ndarray, midi: np.ndarray, config: Config) -> tuple[float, float]:
     """(chroma argmax accuracy, salience accuracy) of ``y`` against ``midi``."""
     c = config.params.controls
-    fr = spectral_frames(y.astype(np.float32), sr=SR, n_fft=2048, hop=512, tuning=0.0,
+    mag = stft_magnitude(y.astype(np.float32), n_fft=2048, hop=512)
+    fr = spectral_frames(mag, sr=SR, n_fft=2048, hop=512, tuning=0.0,
                          highpass_hz=c.melody_highpass_hz, salience=c)
     pc = produced_pitch_class(pool(fr["chroma"], frame_hop_s=fr["hop_s"], hop_s=HOP_S, n=midi.size))
     prior = sal.range_prior(centre_midi=c.melody_prior_centre_midi, width_semitones=c.melody_prior_width_semitones)
@@ -93,7 +95,8 @@ def test_rests_are_not_scored_and_requested_silence_is_wrong(config: Config, rng
     req = midi.copy()
     req[5 * per:6 * per] = np.nan  # ... and the sixth in the request
     c = config.params.controls
-    fr = spectral_frames(y.astype(np.float32), sr=SR, n_fft=2048, hop=512, tuning=0.0,
+    mag = stft_magnitude(y.astype(np.float32), n_fft=2048, hop=512)
+    fr = spectral_frames(mag, sr=SR, n_fft=2048, hop=512, tuning=0.0,
                          highpass_hz=c.melody_highpass_hz, salience=c)
     pooled = pool(fr["salience"], frame_hop_s=fr["hop_s"], hop_s=HOP_S, n=req.size)
     spc = sal.predominant_pitch_class(pooled, sal.range_prior(centre_midi=72.0, width_semitones=12.0))

@@ -31,7 +31,7 @@ import numpy.typing as npt
 from timingbench.convert import seconds_to_frame_count
 from timingbench.curves import Grid, accent, falling_crossings, moving_average, rising_crossings
 from timingbench.errors import ConfigError
-from timingbench.features.kernels import hpss_power, hysteresis, rectified_onset_density
+from timingbench.features.kernels import hysteresis, rectified_onset_density
 from timingbench.gates import (
     IdentityParams,
     absence_after,
@@ -111,9 +111,7 @@ def _routed_stem(bank: FeatureBank, params: PercussionParams, route: str) -> tup
         else:
             a, b = params.route_sub_hz, params.route_high_hz
         bk, p, margin = bank, bank.params, params.route_margin
-        mag = sp.stft_magnitude(np.asarray(bk.samples), n_fft=p.n_fft, hop=p.hop)
-        hp, pp = hpss_power(mag, kernel_frames=p.hpss_kernel_frames, kernel_bins=p.hpss_kernel_bins,
-                            power=p.hpss_mask_power)
+        hp, pp = bk.hpss()
         basis = sp.mel_basis(sr=bk.sr, n_fft=p.n_fft, n_mels=p.n_mels)
         if route == "low":
             routed = route_percussion_low(hp, pp, sr=bk.sr, n_fft=p.n_fft, margin=margin, lo_hz=a, hi_hz=b)

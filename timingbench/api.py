@@ -22,7 +22,6 @@ in :attr:`EventResult.extra` and written back in place).
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from types import MappingProxyType
@@ -36,6 +35,7 @@ from timingbench.config import DEFAULT_CONFIG_PATH, Config
 from timingbench.config import load_config as _load_config_file
 from timingbench.errors import ParameterError, PromptError
 from timingbench.jsonio import json_values
+from timingbench.memo import process_cache
 from timingbench.packaged import DEFAULT_PROMPTS_PATH
 from timingbench.prompts import ClipRef, Prompt, PromptSet, parse_clip_name, parse_prompt
 from timingbench.prompts import load_prompts as _load_prompts_file
@@ -61,7 +61,7 @@ __all__ = [
 # ----------------------------------------------------------------------------- loading
 
 
-@functools.lru_cache(maxsize=2)
+@process_cache(maxsize=2)
 def _packaged_config(mtime_ns: int) -> Config:
     return _load_config_file(DEFAULT_CONFIG_PATH)
 

@@ -37,9 +37,9 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import numpy.typing as npt
 
-from timingbench.result_types import ClipResult, EventResult, FolderResult
 from timingbench.errors import ParameterError, TimingbenchError
 from timingbench.jsonio import atomic_write_text, iter_jsonl, read_json
+from timingbench.result_types import ClipResult, EventResult, FolderResult
 
 if TYPE_CHECKING:
     from timingbench.config import Config

@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import dataclasses
 import threading
-from collections import OrderedDict
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -42,7 +41,7 @@ from timingbench.features import cache as _cache
 from timingbench.features import separation as _sep
 from timingbench.features import spectral as _sp
 from timingbench.features.kernels import checkerboard_novelty, hpss_power, weighted_row_sums
-from timingbench.memo import memo_on
+from timingbench.memo import LruTable, lru_table, memo_on
 from timingbench.params.analysis import FeaturesParams
 from timingbench.version import __version__
 
@@ -656,10 +655,12 @@ def _restore_bank(state: dict[str, Any]) -> FeatureBank:
 
 # ----------------------------------------------------------------------------- entry points
 
-_MEMORY: OrderedDict[tuple[str, str, str, str, str], FeatureBank] = OrderedDict()
-_MEMORY_SIZE = 8  # banks kept in memory per process (a cache size, not a threshold)
+#: Banks kept in memory per process (a cache size, not a threshold).
+_MEMORY_SIZE = 8
 #: Configuration sections the bank's content depends on (its cache key hashes only these).
 BANK_SECTIONS = ("audio", "features", "separation")
+
+
 def bank_params_digest(cfg: Config) -> str:
     """Digest of the parameter sets a bank depends on (``audio``, ``features``, ``separation``).
 
@@ -667,13 +668,15 @@ def bank_params_digest(cfg: Config) -> str:
     while any analysis constant does.
     """
     return digest({s: dataclasses.asdict(getattr(cfg.params, s)) for s in BANK_SECTIONS})
-_MEMORY_LOCK = threading.Lock()
+
+
+def _memory() -> LruTable[tuple[str, str, str, str, str], FeatureBank]:
+    return lru_table("feature-banks", _MEMORY_SIZE)
 
 
 def clear_memory_cache() -> None:
     """Forget the banks :func:`get_bank` keeps in memory (the disk cache stays)."""
-    with _MEMORY_LOCK:
-        _MEMORY.clear()
+    _memory().clear()
 
 
 def _check_clip(clip: Clip, p: FeaturesParams) -> None:
@@ -752,17 +755,11 @@ def get_bank(
     root = Path(cache_dir) if cache_dir is not None else _cache.default_cache_dir()
     base = root / "banks"
     mem_key = (key, str(base), resolution.requested, resolution.backend, str(resolution.demucs_repo))
-    with _MEMORY_LOCK:
-        hit = _MEMORY.get(mem_key)
-        if hit is not None:
-            _MEMORY.move_to_end(mem_key)
+    hit = _memory().get(mem_key)
     if hit is not None and hit.samples.size == clip.samples.size:
         return hit
     bank = _bank(clip, cfg, resolution=resolution, key=key, cache_base=base)
-    with _MEMORY_LOCK:
-        _MEMORY[mem_key] = bank
-        while len(_MEMORY) > _MEMORY_SIZE:
-            _MEMORY.popitem(last=False)
+    _memory().put(mem_key, bank)
     return bank
 
 

@@ -14,8 +14,6 @@ reference level, so a gain change shifts every dB curve by the same constant.
 
 from __future__ import annotations
 
-from functools import lru_cache
-
 import numpy as np
 import numpy.typing as npt
 import scipy.fft
@@ -23,9 +21,10 @@ import scipy.sparse
 
 from timingbench.errors import ParameterError
 from timingbench.features.kernels import weighted_row_sums
+from timingbench.memo import process_cache
 
 
-@lru_cache(maxsize=8)
+@process_cache(maxsize=8)
 def hann_window(n_fft: int) -> npt.NDArray[np.float32]:
     """Periodic Hann window of ``n_fft`` samples (librosa/scipy ``fftbins=True``)."""
     k = np.arange(n_fft, dtype=np.float64)
@@ -129,7 +128,7 @@ def bin_weights(n_bins: int) -> npt.NDArray[np.float64]:
     return w
 
 
-@lru_cache(maxsize=8)
+@process_cache(maxsize=8)
 def mel_basis(*, sr: int, n_fft: int, n_mels: int) -> scipy.sparse.csr_matrix:
     """Slaney mel filterbank (``librosa.filters.mel`` defaults) as a sparse matrix (n_mels, n_bins)."""
     import librosa
@@ -138,7 +137,7 @@ def mel_basis(*, sr: int, n_fft: int, n_mels: int) -> scipy.sparse.csr_matrix:
     return scipy.sparse.csr_matrix(fb.astype(np.float32))
 
 
-@lru_cache(maxsize=8)
+@process_cache(maxsize=8)
 def chroma_basis(*, sr: int, n_fft: int, tuning: float) -> npt.NDArray[np.float32]:
     """Chroma filterbank (``librosa.filters.chroma``), shape (12, n_bins)."""
     import librosa
@@ -146,7 +145,7 @@ def chroma_basis(*, sr: int, n_fft: int, tuning: float) -> npt.NDArray[np.float3
     return np.ascontiguousarray(librosa.filters.chroma(sr=sr, n_fft=n_fft, tuning=tuning), dtype=np.float32)
 
 
-@lru_cache(maxsize=8)
+@process_cache(maxsize=8)
 def band_matrix(
     *, sr: int, n_fft: int, edges: tuple[tuple[str, float, float], ...]
 ) -> tuple[tuple[str, ...], npt.NDArray[np.float64]]:

@@ -22,7 +22,6 @@ the instruction, so IFR shows the coverage).
 
 from __future__ import annotations
 
-import functools
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -37,6 +36,7 @@ from timingbench.config import Config
 from timingbench.convert import frames_to_time
 from timingbench.curves import local_peaks, strongest_apart
 from timingbench.features.bank import compute_bank
+from timingbench.memo import process_cache
 from timingbench.mgbench_gen.theory import (
     HARMONIC_PATTERN_NAMES,
     INTERVAL_NAMES,
@@ -242,7 +242,7 @@ def estimate_harmony(notes: list[HeardNote]) -> tuple[int, str, dict[int, int]]:
     return best[1], best[2], best[3]
 
 
-@functools.lru_cache(maxsize=256)
+@process_cache(maxsize=256)
 def _tonal_cached(notes: tuple[HeardNote, ...]) -> tuple[int, str, tuple[tuple[int, int], ...]]:
     tonic, mode, chords = estimate_harmony(list(notes))
     return tonic, mode, tuple(sorted(chords.items()))

@@ -22,6 +22,7 @@ from timingbench.convert import frames_to_time
 from timingbench.errors import TimingbenchError
 from timingbench.explain.event import RunInputs, clip_inputs, resolve_run
 from timingbench.explain.results import ResultsFolder
+from timingbench.memo import lru_table
 from timingbench.report.pages import ClipJob, page_name
 
 AUDIO_MODES = ("none", "copy", "mp3")
@@ -29,15 +30,15 @@ AUDIO_MODES = ("none", "copy", "mp3")
 #: thousands of figures).
 PNG_COMPRESS_LEVEL = 1
 
-#: Run inputs per (results folder, clips, prompts, config), once per worker process.
-_RUNS: dict[tuple[str, ...], RunInputs] = {}
-
-
 def _run_inputs(job: ClipJob, folder: ResultsFolder) -> RunInputs:
+    """Run inputs per (results folder, clips, prompts, config), once per worker process."""
     key = (job.results, *(str(job.resolve.get(k)) for k in ("clips_dir", "prompts_path", "config_path")))
-    if key not in _RUNS:
-        _RUNS[key] = resolve_run(folder, **job.resolve)
-    return _RUNS[key]
+    runs = lru_table("report-run-inputs", 8)
+    got: RunInputs | None = runs.get(key)
+    if got is None:
+        got = resolve_run(folder, **job.resolve)
+        runs.put(key, got)
+    return got
 
 
 def copy_audio(src: Path, dest_stem: Path, mode: str) -> Path | None:

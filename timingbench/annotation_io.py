@@ -41,7 +41,7 @@ from pathlib import Path
 from typing import Any
 
 from timingbench.errors import AnnotationError
-from timingbench.jsonio import atomic_write_text, read_rows
+from timingbench.jsonio import atomic_write_text, load_rows
 from timingbench.prompts import EVENT_FAMILIES
 
 SPLITS = ("dev", "validation")
@@ -434,12 +434,7 @@ def load_annotations(path: str | Path) -> AnnotationSet:
     AnnotationError
         If the file does not exist or cannot be read.
     """
-    p = Path(path)
-    if not p.is_file():
-        raise AnnotationError(f"{p}: annotation file not found")
-    errors: list[AnnotationError] = []
-    rows = read_rows(p, what="annotation file", error=AnnotationError, on_error=errors.append)
-    return validate_annotation_rows(rows, source=str(p), errors=errors)
+    return load_rows(path, what="annotation file", error=AnnotationError, validate=validate_annotation_rows)
 
 
 def require_dev_only(annotations: AnnotationSet | Iterable[AnnotationRow], *, command: str) -> None:

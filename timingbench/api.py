@@ -31,11 +31,9 @@ import numpy.typing as npt
 
 from timingbench.audio import clip_from_array
 from timingbench.choices import FAMILY_EVIDENCE_CHOICES, SEPARATIONS
-from timingbench.config import DEFAULT_CONFIG_PATH, Config
-from timingbench.config import load_config as _load_config_file
+from timingbench.config import Config, load_config
 from timingbench.errors import ParameterError, PromptError
 from timingbench.jsonio import json_values
-from timingbench.memo import process_cache
 from timingbench.packaged import DEFAULT_PROMPTS_PATH
 from timingbench.prompts import ClipRef, Prompt, PromptSet, parse_clip_name, parse_prompt
 from timingbench.prompts import load_prompts as _load_prompts_file
@@ -59,33 +57,6 @@ __all__ = [
 
 
 # ----------------------------------------------------------------------------- loading
-
-
-@process_cache(maxsize=2)
-def _packaged_config(mtime_ns: int) -> Config:
-    return _load_config_file(DEFAULT_CONFIG_PATH)
-
-
-def load_config(path: str | Path | None = None) -> Config:
-    """Load and validate a configuration (the packaged ``timingbench-v1.yaml`` by default).
-
-    Parameters
-    ----------
-    path : str or Path, optional
-        A configuration YAML (SPEC section 4).
-
-    Returns
-    -------
-    config : Config
-
-    Raises
-    ------
-    ConfigError
-        If the file is missing, not YAML, or breaks the schema (names the key).
-    """
-    if path is None:
-        return _packaged_config(DEFAULT_CONFIG_PATH.stat().st_mtime_ns)
-    return _load_config_file(path)
 
 
 def load_prompts(path: str | Path | None = None) -> PromptSet:

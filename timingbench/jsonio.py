@@ -116,6 +116,7 @@ def iter_jsonl(path: str | Path) -> Iterator[tuple[int, Any]]:
 
 
 E = TypeVar("E", bound=TimingbenchError)
+R = TypeVar("R")
 
 
 def field_error(where: str, field: str, rule: str, *, error: type[E]) -> E:
@@ -189,6 +190,25 @@ def read_rows(
             raise bad
         else:
             on_error(bad)
+
+
+def load_rows(path: str | Path, *, what: str, error: type[E], validate: Callable[..., R]) -> R:
+    """Read a JSONL file through :func:`read_rows` and hand its rows to a validator.
+
+    ``validate(rows, source=str(path), errors=errors)`` receives the ``(line, row)`` pairs
+    lazily and the list that bad lines are appended to while it reads, so that its own
+    errors and those of the reading stay in file order.
+
+    Raises
+    ------
+    TimingbenchError
+        ``error``: if the file does not exist (``<path>: <what> not found``) or cannot be read.
+    """
+    p = Path(path)
+    if not p.is_file():
+        raise error(f"{p}: {what} not found")
+    errors: list[E] = []
+    return validate(read_rows(p, what=what, error=error, on_error=errors.append), source=str(p), errors=errors)
 
 
 def _umask() -> int:

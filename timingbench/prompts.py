@@ -17,7 +17,7 @@ from typing import Any
 
 from timingbench.audio import AUDIO_EXTENSIONS
 from timingbench.errors import PromptError
-from timingbench.jsonio import read_rows
+from timingbench.jsonio import load_rows
 
 PROMPT_FAMILIES = ("single_event", "event_sequence", "tempo")
 EVENT_KINDS = (
@@ -250,12 +250,7 @@ def load_prompts(path: str | Path) -> PromptSet:
     PromptError
         If the file cannot be read at all.
     """
-    p = Path(path)
-    if not p.is_file():
-        raise PromptError(f"{p}: prompt file not found")
-    errors: list[PromptError] = []
-    rows = read_rows(p, what="prompt file", error=PromptError, on_error=errors.append)
-    return validate_prompt_rows(rows, source=str(p), errors=errors)
+    return load_rows(path, what="prompt file", error=PromptError, validate=validate_prompt_rows)
 
 
 @dataclass(frozen=True)

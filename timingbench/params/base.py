@@ -205,6 +205,11 @@ def _hints(cls: type) -> dict[str, Any]:
     return hints
 
 
+def constant_error(section: str, name: str, what: str, value: Any) -> ConfigError:
+    """``constant 'section.name' <what>, got <value>``: a constant that breaks its set's rule."""
+    return ConfigError(f"constant '{section}.{name}' {what}, got {value!r:.80}")
+
+
 def _params_type(tp: Any) -> type[Params] | None:
     return tp if isinstance(tp, type) and issubclass(tp, Params) else None
 

@@ -9,13 +9,13 @@ from typing import Any
 import numpy as np
 import pytest
 import soundfile as sf
-from mgbench_audio_check import OnsetCheck, check_clip_onsets
 
 from timingbench.cli import main
 from timingbench.config import Config
 from timingbench.errors import ParameterError
 from timingbench.jsonio import iter_jsonl, write_jsonl
 from timingbench.mgbench_gen import three_note, two_bar, two_bar_qa
+from timingbench.mgbench_gen.audio_check import check_split
 from timingbench.mgbench_gen.baseline import HeardNote, answer, estimate_harmony
 from timingbench.mgbench_gen.batch_render import render_batch, slot_period_s
 from timingbench.mgbench_gen.dataset import (
@@ -166,13 +166,6 @@ def test_files_follow_the_scorer_format_and_midi_truth(splits: dict[str, Path]) 
             assert sr == SR and len(x) == round(row["duration_s"] * SR)
             assert 20 * np.log10(np.max(np.abs(x))) == pytest.approx(-1.0, abs=0.01)
             assert not np.any(x[: int(row["notes"][0]["onset_s"] * SR) - 64])  # silent before the first note
-
-
-def check_split(out_dir: Path, cfg: Config) -> list[OnsetCheck]:
-    """check_clip_onsets on every clip of a generated split (``notes.jsonl``)."""
-    rows = [r for _, r in iter_jsonl(out_dir / "notes.jsonl")]
-    return [check_clip_onsets(out_dir / r["audio_path"], [n["onset_s"] for n in r["notes"]], cfg, clip=r["clip"])
-            for r in rows]
 
 
 def test_every_annotated_onset_is_on_the_audio_onset_curve(splits: dict[str, Path], config: Config) -> None:

@@ -144,4 +144,4 @@ def stricter(constant: str) -> int:
 
 def own_sections() -> set[str]:
     """The sections that are some detector's own."""
-    return {r[0] for r in DETECTOR_READS.values()}
+    return {s for s in map(own_section, DETECTOR_READS) if s is not None}

@@ -1,4 +1,4 @@
-"""Test helper: generated note annotations against the rendered audio's onset curve.
+"""Check generated note annotations against the rendered audio's onset curve.
 
 For every annotated onset, the full-band spectral-flux onset curve of the feature bank
 (:mod:`timingbench.features.bank`) must peak within ``mgbench_gen.onset_check_frames``
@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -17,6 +18,7 @@ from timingbench.audio import load_clip
 from timingbench.config import Config
 from timingbench.convert import frame_rate_hz
 from timingbench.features.bank import compute_bank
+from timingbench.jsonio import iter_jsonl
 
 #: Half-width of the peak search around an annotated onset, frames (bounded by neighbours).
 SEARCH_FRAMES = 8
@@ -80,3 +82,27 @@ def check_clip_onsets(audio: Path, onsets_s: list[float], cfg: Config, *, clip: 
         if abs(d) > tol + 1e-9:
             failures.append(k)
     return OnsetCheck(clip, offsets, failures)
+
+
+def check_split(out_dir: str | Path, cfg: Config, *, limit: int | None = None) -> list[OnsetCheck]:
+    """Run :func:`check_clip_onsets` on the clips of a generated split (``notes.jsonl``).
+
+    Parameters
+    ----------
+    out_dir : str or Path
+        A folder written by ``timingbench mgbench generate``.
+    cfg : Config
+    limit : int, optional
+        Check only the first ``limit`` clips.
+
+    Returns
+    -------
+    checks : list of OnsetCheck
+    """
+    base = Path(out_dir)
+    out: list[OnsetCheck] = []
+    rows: list[Any] = [r for _, r in iter_jsonl(base / "notes.jsonl")]
+    for row in rows[:limit]:
+        out.append(check_clip_onsets(base / row["audio_path"], [n["onset_s"] for n in row["notes"]], cfg,
+                                     clip=row["clip"]))
+    return out

@@ -11,7 +11,7 @@ import pytest
 from timingbench.audio import load_clip
 from timingbench.config import Config
 from timingbench.controls.beats import track_beats
-from timingbench.controls.score import score_controls
+from timingbench.controls.score import ControlSections, score_controls
 from timingbench.features import compute_bank
 from timingbench.prompts import parse_prompt
 
@@ -36,7 +36,7 @@ def _score(rc: Any, controls_of: Any, config: Config, audio: Path | None = None)
     path = rc.audio_path if audio is None else audio
     bank = compute_bank(load_clip(path, config), config, separation="dsp")
     p = parse_prompt(controls_of.prompt)
-    return score_controls(bank, p.controls, config, span_s=p.duration_s, key=path.name)
+    return score_controls(bank, p.controls, ControlSections.of(config), span_s=p.duration_s, key=path.name)
 
 
 def test_a_rendered_lead_scored_against_its_own_melody(renders: list[Any], config: Config):

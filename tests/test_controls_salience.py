@@ -14,7 +14,7 @@ from timingbench.controls import salience as sal
 from timingbench.controls.frames import pool, spectral_frames
 from timingbench.controls.melody import melody_accuracy, produced_pitch_class
 from timingbench.controls.schema import Controls
-from timingbench.controls.score import score_controls
+from timingbench.controls.score import ControlSections, score_controls
 from timingbench.errors import ParameterError
 from timingbench.features import compute_bank
 from timingbench.features.spectral import stft_magnitude
@@ -114,7 +114,8 @@ def test_score_controls_reports_both_measures_with_chance(config: Config, rng: n
     clip = Clip(path=Path("lead.wav"), samples=y, sr=SR, duration_s=y.size / SR, source_sr=SR,
                 source_channels=1, content_hash=hashlib.sha256(y.tobytes()).hexdigest()[:16])
     bank = compute_bank(clip, config, separation="dsp")
-    m = score_controls(bank, Controls(melody_hop_s=HOP_S, melody_midi=midi), config, span_s=y.size / SR,
+    m = score_controls(bank, Controls(melody_hop_s=HOP_S, melody_midi=midi), ControlSections.of(config),
+                       span_s=y.size / SR,
                        key="lead.wav")["melody"]
     s = m["salience"]
     assert s["accuracy"] >= 0.9 and s["accuracy"] > m["accuracy"]

@@ -100,3 +100,14 @@ def test_the_cache_check_sees_each_form(tmp_path: Path, source: str) -> None:
     p = tmp_path / "m.py"
     p.write_text(source, encoding="utf-8")
     assert _module_level_caches(p)
+
+
+def test_controls_take_their_own_sections() -> None:
+    import inspect
+
+    from timingbench.controls import score
+
+    src = inspect.getsource(score)
+    assert "config.params" not in src.replace("p = config.params", "")  # only ControlSections.of picks them
+    assert "bank.params" not in src
+    assert list(inspect.signature(score.score_controls).parameters)[:3] == ["bank", "controls", "sections"]

@@ -252,10 +252,12 @@ def score_decoded(clip: Clip, ref: ClipRef, prompt: Prompt, config: Config, opts
                                                        else config.params.tempo.tolerance_pct),
                                         tempo=config.params.tempo)
     if prompt.controls is not None:
-        from timingbench.controls.score import score_controls
+        from timingbench.controls.score import ControlSections, score_controls
 
-        clip_row["controls"] = score_controls(bank, prompt.controls, config, span_s=prompt.duration_s, key=ref.clip,
-                                              instructed_bpm=prompt.tempo_bpm, with_chance=opts.chance)
+        clip_row["controls"] = score_controls(
+            bank, prompt.controls, ControlSections.of(config), span_s=prompt.duration_s, key=ref.clip,
+            instructed_bpm=prompt.tempo_bpm, with_chance=opts.chance,
+            control_bank=lambda path: compute_bank(load_clip(path, config), config, separation="dsp"))
     notes = [n for n in (bank.separation_note,) if n]
     return {"events": events, "clip": clip_row, "notes": notes, "family_evidence": info}
 

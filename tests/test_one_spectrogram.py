@@ -16,6 +16,7 @@ from timingbench.detectors.tonal import harmonic_logmel
 from timingbench.features import bank as bank_mod
 from timingbench.features import spectral
 from timingbench.features.kernels import hpss_power
+from timingbench.memo import clear_process_caches, lru_table
 
 PKG = Path(__file__).resolve().parents[1] / "timingbench"
 
@@ -61,15 +62,14 @@ def test_a_bank_read_from_the_cache_computes_the_same_spectrogram_once(config: C
     clip = _clip(config, seed=4)
     fresh = bank_mod.compute_bank(clip, config, separation="none")
     bank_mod.get_bank(clip, config, separation="none", cache_dir=tmp_path)
-    bank_mod.clear_memory_cache()
+    fresh_spectra = (fresh.magnitude(), *fresh.hpss(), fresh.harmonic_logmel())
+    clear_process_caches()  # the banks and their spectrograms leave memory; the disk cache stays
     cached = bank_mod.get_bank(clip, config, separation="none", cache_dir=tmp_path)
-    assert not any(isinstance(k, str) and k.startswith("spectra:") for k in cached._memo)
+    assert cached is not fresh and cached.magnitude() is not fresh_spectra[0]
     p = config.params.features
-    np.testing.assert_array_equal(cached.magnitude(), fresh.magnitude())
-    assert cached.magnitude() is cached.magnitude()
-    for a, b in zip(cached.hpss(), fresh.hpss(), strict=True):
+    for a, b in zip((cached.magnitude(), *cached.hpss(), cached.harmonic_logmel()), fresh_spectra, strict=True):
         np.testing.assert_array_equal(a, b)
-    np.testing.assert_array_equal(cached.harmonic_logmel(), fresh.harmonic_logmel())
+    assert cached.magnitude() is cached.magnitude()
     # the bank's split is the HPSS of its own magnitude with the features section's kernels
     hp, pp = hpss_power(fresh.magnitude(), kernel_frames=p.hpss_kernel_frames, kernel_bins=p.hpss_kernel_bins,
                         power=p.hpss_mask_power)
@@ -84,3 +84,12 @@ def test_compute_bank_and_get_bank_build_the_same_bank(config: Config, tmp_path:
     for name in ("rms_db", "onset_full", "onset_harmonic", "onset_percussive", "novelty", "logmel"):
         np.testing.assert_array_equal(getattr(a, name), getattr(b, name))
     np.testing.assert_array_equal(a.stem("drums").onset, b.stem("drums").onset)
+
+
+def test_the_process_keeps_the_spectrograms_of_a_few_banks_only(config: Config) -> None:
+    clear_process_caches()
+    banks = [bank_mod.compute_bank(_clip(config, seed=10 + k), config, separation="none") for k in range(4)]
+    table = lru_table("bank-spectra", 0)
+    kept = {key for key, _kind in table._items}
+    assert kept == {b._key for b in banks[-bank_mod.SPECTRA_BANKS:]}
+    np.testing.assert_array_equal(banks[0].magnitude(), bank_mod.grid_magnitude(banks[0].samples, p=banks[0].params))

@@ -296,8 +296,16 @@ def stem_from_power(
 
 # ----------------------------------------------------------------------------- the bank
 
-#: Keys of the clip's spectrogram products in a bank's in-memory memo (never pickled or cached).
-_MAGNITUDE, _HPSS, _HARMONIC_LOGMEL = "spectra:magnitude", "spectra:hpss", "spectra:harmonic_logmel"
+#: Kinds of a clip's spectrogram products, kept in memory only (never pickled or cached).
+_MAGNITUDE, _HPSS, _HARMONIC_LOGMEL = "magnitude", "hpss", "harmonic_logmel"
+_KINDS = (_MAGNITUDE, _HPSS, _HARMONIC_LOGMEL)
+#: Banks whose spectrogram products the process keeps (a cache size, not a threshold):
+#: the bank being scored, and one more. About 40 MB each for a 35 s window at 44.1 kHz.
+SPECTRA_BANKS = 2
+
+
+def _spectra() -> LruTable[tuple[str, str], Any]:
+    return lru_table("bank-spectra", len(_KINDS) * SPECTRA_BANKS)
 
 _ARRAY_FIELDS = ("rms", "rms_db", "onset_full", "onset_harmonic", "onset_percussive",
                  "harmonic_rms_db", "percussive_rms_db", "novelty", "novelty_timbre",
@@ -423,8 +431,6 @@ class FeatureBank:
     def __reduce__(self) -> Any:
         state = {k: getattr(self, k) for k in self.__dataclass_fields__}
         state["bands_db"] = dict(self.bands_db)
-        # the spectrogram is recomputed on demand rather than shipped
-        state["_memo"] = {k: v for k, v in self._memo.items() if not (isinstance(k, str) and k.startswith("spectra:"))}
         return (_restore_bank, (state,))
 
     # -- grid helpers ------------------------------------------------------------------
@@ -444,36 +450,43 @@ class FeatureBank:
     def magnitude(self) -> npt.NDArray[np.float32]:
         """``|STFT|`` of the bank's samples on its grid, shape ``(n_fft // 2 + 1, n_frames)``.
 
-        Computed once per bank (kept from the build, or computed on first use for a bank
-        read from the cache) and held in memory only; every consumer reads this one.
+        Every consumer reads this one: kept from the build, or computed on first use, for
+        the :data:`SPECTRA_BANKS` most recently used banks of the process (in memory only).
         """
-        if _MAGNITUDE not in self._memo:
-            self._memo[_MAGNITUDE] = grid_magnitude(self.samples, p=self.params)
-        return self._memo[_MAGNITUDE]  # type: ignore[no-any-return]
+        return self._spectrum(_MAGNITUDE, lambda: grid_magnitude(self.samples, p=self.params))  # type: ignore[no-any-return]
 
     def hpss(self) -> tuple[npt.NDArray[np.floating], npt.NDArray[np.floating]]:
         """``(|H|**2, |P|**2)``: the median-filtering harmonic/percussive split of :meth:`magnitude`.
 
-        With the ``features.hpss_*`` kernels; computed once per bank, in memory only.
+        With the ``features.hpss_*`` kernels; kept as :meth:`magnitude` is.
         """
-        if _HPSS not in self._memo:
-            p = self.params
-            self._memo[_HPSS] = hpss_power(self.magnitude(), kernel_frames=p.hpss_kernel_frames,
-                                           kernel_bins=p.hpss_kernel_bins, power=p.hpss_mask_power)
-        return self._memo[_HPSS]  # type: ignore[no-any-return]
+        p = self.params
+        return self._spectrum(_HPSS, lambda: hpss_power(  # type: ignore[no-any-return]
+            self.magnitude(), kernel_frames=p.hpss_kernel_frames, kernel_bins=p.hpss_kernel_bins,
+            power=p.hpss_mask_power))
 
     def harmonic_logmel(self) -> npt.NDArray[np.float32]:
         """Log-mel of the harmonic part (:meth:`hpss`), shape ``(n_mels, n_frames)``, float32.
 
         dB relative to its own maximum in ``[-features.db_range, 0]``, as the harmonic onset
-        curve reads it; computed once per bank, in memory only.
+        curve reads it; kept as :meth:`magnitude` is.
         """
-        if _HARMONIC_LOGMEL not in self._memo:
+        def compute() -> npt.NDArray[np.float32]:
             p = self.params
             melfb = _sp.mel_basis(sr=self.sr, n_fft=p.n_fft, n_mels=p.n_mels)
-            db = _sp.log_mel_db(np.asarray(melfb @ self.hpss()[0]), db_range=p.db_range)
-            self._memo[_HARMONIC_LOGMEL] = db.astype(np.float32)
-        return self._memo[_HARMONIC_LOGMEL]  # type: ignore[no-any-return]
+            return _sp.log_mel_db(np.asarray(melfb @ self.hpss()[0]), db_range=p.db_range).astype(np.float32)
+
+        return self._spectrum(_HARMONIC_LOGMEL, compute)  # type: ignore[no-any-return]
+
+    def _spectrum(self, kind: str, compute: Callable[[], Any]) -> Any:
+        # keyed by the bank's cache key (audio content and analysis constants): equal for
+        # every bank of the same clip and constants, so a stale hit cannot exist
+        table = _spectra()
+        value = table.get((self._key, kind))
+        if value is None:
+            value = compute()
+            table.put((self._key, kind), value)
+        return value
 
     def memo(self, key: tuple[Any, ...], fn: Callable[[], T]) -> T:
         """Compute ``fn()`` once per bank and ``key``, in memory only (never written to the cache).
@@ -797,7 +810,8 @@ def _bank(clip: Clip, cfg: Config, *, resolution: _sep.Resolution, key: str, cac
             _cache.write_entry(path, key=key, payload={"core": core})
     bank = FeatureBank._build(core, clip=clip, cfg=cfg, p=p, resolution=resolution, cache_base=cache_base, key=key)
     if spectra is not None:
-        bank._memo.update(spectra)
+        for kind, value in spectra.items():
+            _spectra().put((key, kind), value)
         if bank.separation_backend == "dsp":
             bank._stem_group("dsp", "hpss")
     return bank

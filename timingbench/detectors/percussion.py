@@ -273,18 +273,25 @@ def _route_candidates(bank: FeatureBank, cur: PercussionCurves, ctx: EventContex
     rel = params.accent_rel_height
     end_s = bank.duration_s
     out: list[Candidate] = []
+
+    def candidate_at(f: int | None, c: int) -> Candidate | None:
+        """The candidate at accent frame ``f`` of the crossing at ``c``; None without one in the window."""
+        if f is None:
+            return None
+        t = grid.time(f)
+        if not ctx.window_lo_s <= t <= ctx.window_hi_s:
+            return None
+        return Candidate(t, stats={"crossing_s": round(grid.time(c), 4), "route": cur.route})
+
     if ctx.kind == "instrument_entry":
         quiet = params.snap_quiet_rel * cur.reference
         back = grid.frames(params.snap_lookback_s)
         for c in rising_crossings(cur.present, lo, min(hi + win, grid.n)):
             start = max(_train_start(cur.density, c - win, c, quiet) - back, c - win)
-            f = accent(cur.onset, start, c + 1, rel_height=rel, edges="open")
-            if f is None:
+            cand = candidate_at(accent(cur.onset, start, c + 1, rel_height=rel, edges="open"), c)
+            if cand is None:
                 continue
-            t = grid.time(f)
-            if not ctx.window_lo_s <= t <= ctx.window_hi_s:
-                continue
-            cand = Candidate(t, stats={"crossing_s": round(grid.time(c), 4), "route": cur.route})
+            t = cand.time_s
             cand.apply("absence_before", _absence_before(bank, cur, grid, t_s=t, params=params))
             cand.apply("persistence", persistence(cur.present, grid, t_s=grid.time(c), clip_end_s=end_s,
                                                   want_present=True, params=params.persistence))
@@ -293,13 +300,10 @@ def _route_candidates(bank: FeatureBank, cur: PercussionCurves, ctx: EventContex
     else:
         for c in falling_crossings(cur.present, lo, min(hi + win, grid.n)):
             # the density falls one window after the last hit: search that window for it
-            f = accent(cur.onset, c - win - 1, c, rel_height=rel, edges="interior", last=True)
-            if f is None:
+            cand = candidate_at(accent(cur.onset, c - win - 1, c, rel_height=rel, edges="interior", last=True), c)
+            if cand is None:
                 continue
-            t = grid.time(f)
-            if not ctx.window_lo_s <= t <= ctx.window_hi_s:
-                continue
-            cand = Candidate(t, stats={"crossing_s": round(grid.time(c), 4), "route": cur.route})
+            t = cand.time_s
             cand.apply("absence_after", absence_after(cur.envelope_db, grid, t_s=t, ref_db=cur.loud_level_db,
                                                       clip_end_s=end_s, params=params.absence))
             cand.apply("persistence", persistence(cur.present, grid, t_s=grid.time(c), clip_end_s=end_s,

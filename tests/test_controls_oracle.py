@@ -93,7 +93,8 @@ def test_808_kick_beats_on_its_half_second_grid(config: Config, realdata: Path):
 
     clip = load_clip(realdata / "beatnet" / "808kick120bpm.mp3", config)
     bank = compute_bank(clip, config, separation="dsp")
-    kicks = bank_drum_onsets(bank, percussion=config.params.percussion, controls=config.params.controls)
+    kicks = bank_drum_onsets(bank, percussion=config.params.percussion, controls=config.params.controls,
+                             features=config.params.features)
     grid = np.arange(kicks[0], clip.duration_s - 0.25, 0.5)
     beats, _ = track_beats(clip.samples, sr=clip.sr, tempo=config.params.tempo, audio=config.params.audio,
                            controls=config.params.controls)

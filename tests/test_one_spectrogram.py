@@ -52,7 +52,7 @@ def test_every_consumer_reads_the_one_spectrogram(config: Config, monkeypatch: p
     monkeypatch.setattr(spectral, "stft_magnitude", counted_stft)
     monkeypatch.setattr(bank_mod, "hpss_power", counted_hpss)
     bank = bank_mod.compute_bank(_clip(config), config, separation="dsp")
-    route_curves(bank, config.params.percussion, "high")
+    route_curves(bank, config.params.percussion, "high", features=config.params.features)
     harmonic_logmel(bank)
     bank_frames(bank, highpass_hz=config.params.controls.melody_highpass_hz, salience=config.params.controls)
     assert counts == {"stft": 1, "hpss": 1}

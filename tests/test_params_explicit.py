@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from timingbench.config import Config
-from timingbench.errors import ConfigError
+from timingbench.errors import ConfigError, ParameterError
 from timingbench.scoring import DetectorParams
 
 PKG = Path(__file__).resolve().parents[1] / "timingbench"
@@ -111,3 +111,23 @@ def test_controls_take_their_own_sections() -> None:
     assert "config.params" not in src.replace("p = config.params", "")  # only ControlSections.of picks them
     assert "bank.params" not in src
     assert list(inspect.signature(score.score_controls).parameters)[:3] == ["bank", "controls", "sections"]
+
+
+def test_the_percussion_detector_is_handed_the_features_it_reads(config: Config) -> None:
+    import inspect
+
+    import numpy as np
+
+    from timingbench.audio import clip_from_array
+    from timingbench.detectors import percussion
+    from timingbench.features import compute_bank
+
+    # the bank's own constants are only compared with those handed over, never read instead of them
+    assert inspect.getsource(percussion).count("bank.params") == 1
+    assert DetectorParams.of(config).features is config.params.features
+    y = (0.1 * np.random.default_rng(1).standard_normal(44100 * 4)).astype(np.float32)
+    bank = compute_bank(clip_from_array(y, 44100, config=config), config, separation="dsp")
+    other = config.with_value("features.db_range", config.constants["features.db_range"].value + 10).params.features
+    with pytest.raises(ParameterError, match="features constants"):
+        percussion.route_curves(bank, config.params.percussion, "high", features=other)
+    assert percussion.route_curves(bank, config.params.percussion, "high", features=config.params.features).route

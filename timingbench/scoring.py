@@ -32,6 +32,7 @@ from timingbench.detectors.stem import detect_stem
 from timingbench.detectors.tonal import detect_tonal
 from timingbench.gates import IdentityParams
 from timingbench.memo import object_table
+from timingbench.params.analysis import FeaturesParams
 from timingbench.params.detectors import (
     ChanceParams,
     EnergyParams,
@@ -104,6 +105,8 @@ class DetectorParams:
     mix: MixParams
     energy: EnergyParams
     identity: IdentityParams
+    #: The bank's own analysis constants, for the detectors that read its grid (the percussion routes).
+    features: FeaturesParams
 
     @classmethod
     def of(cls, config: Config) -> DetectorParams:
@@ -147,7 +150,8 @@ class DetectorParams:
                    tonal=config.params.tonal, mix=config.params.mix,
                    energy=config.params.energy,
                    identity=IdentityParams(semantic=config.params.semantic,
-                                           evidence_params=config.params.evidence))
+                                           evidence_params=config.params.evidence),
+                   features=config.params.features)
 
 
 T = TypeVar("T")
@@ -202,7 +206,7 @@ def run_detector(
         use_sem = params.percussion.semantic_with_dsp and (
             bank.stem("drums").backend != "demucs"
         )
-        return detect_percussion(bank, ctx, params.percussion, identity=params.identity,
+        return detect_percussion(bank, ctx, params.percussion, features=params.features, identity=params.identity,
                                  family_evidence=family_evidence, use_semantic=use_sem)
     if name == "stem":
         return detect_stem(bank, ctx, params.stem, identity=params.identity, family_evidence=family_evidence)

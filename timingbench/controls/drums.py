@@ -17,6 +17,7 @@ import numpy.typing as npt
 
 from timingbench.curves import local_peaks, strongest_apart
 from timingbench.memo import memoised
+from timingbench.params.analysis import FeaturesParams
 from timingbench.params.controls import ControlsParams
 from timingbench.params.detectors import PercussionParams
 
@@ -56,12 +57,13 @@ def pick_onsets(onset: npt.ArrayLike, times_s: npt.ArrayLike, *, rel: float, min
     return t[np.asarray(kept, dtype=np.int64)] if kept else np.empty(0)
 
 
-def bank_drum_onsets(bank: FeatureBank, *, percussion: PercussionParams, controls: ControlsParams) -> F64:
+def bank_drum_onsets(bank: FeatureBank, *, percussion: PercussionParams, controls: ControlsParams,
+                     features: FeaturesParams) -> F64:
     """Drum onsets of a clip from its bank's percussion route (memoised per bank, the route's
     curves shared with the percussion detector)."""
     from timingbench.detectors.percussion import curves_key, route_curves
 
-    cur = route_curves(bank, percussion, "high")
+    cur = route_curves(bank, percussion, "high", features=features)
     return memoised(bank, "controls-drums", controls, ("drum_onset_rel", "drum_min_ioi_s"),
                     lambda c: pick_onsets(cur.onset, bank.times, rel=c.drum_onset_rel, min_ioi_s=c.drum_min_ioi_s),
                     curves_key(percussion, "high"))

@@ -101,7 +101,7 @@ def control_drum_onsets(controls: Controls, sections: ControlSections,
     if control_bank is None:
         raise ParameterError(f"{controls.drums_path}: no way to analyse the control audio was given (control_bank)")
     return _drums.bank_drum_onsets(control_bank(controls.drums_path), percussion=sections.percussion,
-                                   controls=sections.controls)
+                                   controls=sections.controls, features=sections.features)
 
 
 def score_controls(bank: FeatureBank, controls: Controls, sections: ControlSections, *, span_s: float, key: str,
@@ -193,7 +193,7 @@ def score_controls(bank: FeatureBank, controls: Controls, sections: ControlSecti
         out["melody"] = row
     if controls.names().count("drums_s"):
         dref = control_drum_onsets(controls, sections, control_bank)
-        est = _drums.bank_drum_onsets(bank, percussion=sections.percussion, controls=c)
+        est = _drums.bank_drum_onsets(bank, percussion=sections.percussion, controls=c, features=sections.features)
         row = _drums.onset_scores(dref, est, window_s=c.onset_window_s)
         row["source"] = "audio" if controls.drums_path is not None else "times"
         row["chance"] = _chance.chance_stats(row["f_measure"], shifts("drums_s"), lambda s: _drums.onset_scores(

@@ -54,7 +54,8 @@ def test_every_consumer_reads_the_one_spectrogram(config: Config, monkeypatch: p
     bank = bank_mod.compute_bank(_clip(config), config, separation="dsp")
     route_curves(bank, config.params.percussion, "high", features=config.params.features)
     harmonic_logmel(bank)
-    bank_frames(bank, highpass_hz=config.params.controls.melody_highpass_hz, salience=config.params.controls)
+    bank_frames(bank, features=config.params.features, highpass_hz=config.params.controls.melody_highpass_hz,
+                salience=config.params.controls)
     assert counts == {"stft": 1, "hpss": 1}
 
 

@@ -119,15 +119,18 @@ def test_the_percussion_detector_is_handed_the_features_it_reads(config: Config)
     import numpy as np
 
     from timingbench.audio import clip_from_array
+    from timingbench.controls import frames
     from timingbench.detectors import percussion
     from timingbench.features import compute_bank
 
-    # the bank's own constants are only compared with those handed over, never read instead of them
-    assert inspect.getsource(percussion).count("bank.params") == 1
+    for module in (percussion, frames):
+        assert "bank.params" not in inspect.getsource(module)
     assert DetectorParams.of(config).features is config.params.features
     y = (0.1 * np.random.default_rng(1).standard_normal(44100 * 4)).astype(np.float32)
     bank = compute_bank(clip_from_array(y, 44100, config=config), config, separation="dsp")
     other = config.with_value("features.db_range", config.constants["features.db_range"].value + 10).params.features
     with pytest.raises(ParameterError, match="features constants"):
         percussion.route_curves(bank, config.params.percussion, "high", features=other)
+    with pytest.raises(ParameterError, match="features constants"):
+        frames.bank_frames(bank, features=other, highpass_hz=config.params.controls.melody_highpass_hz)
     assert percussion.route_curves(bank, config.params.percussion, "high", features=config.params.features).route

@@ -25,6 +25,7 @@ from timingbench.controls.salience import semitone_salience
 from timingbench.convert import frame_period_s
 from timingbench.errors import ParameterError
 from timingbench.features import spectral as sp
+from timingbench.params.analysis import FeaturesParams
 from timingbench.params.controls import ControlsParams
 
 if TYPE_CHECKING:
@@ -87,9 +88,14 @@ def spectral_frames(mag: npt.NDArray[np.floating], *, sr: int, n_fft: int, hop: 
     return out
 
 
-def bank_frames(bank: FeatureBank, *, highpass_hz: float, salience: ControlsParams | None = None) -> dict[str, Any]:
-    """:func:`spectral_frames` of a feature bank's clip, computed once per bank and kept with it."""
-    p = bank.params
+def bank_frames(bank: FeatureBank, *, features: FeaturesParams, highpass_hz: float,
+                salience: ControlsParams | None = None) -> dict[str, Any]:
+    """:func:`spectral_frames` of a feature bank's clip, computed once per bank and kept with it.
+
+    ``features`` are the bank's own constants (its STFT grid and chroma tuning); other ones raise.
+    """
+    bank.require_params(features, reader="controls")
+    p = features
     key = f"controls-frames-{p.n_fft}-{p.hop}-{p.chroma_tuning}-{highpass_hz}"
     if salience is not None:
         c = salience

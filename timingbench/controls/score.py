@@ -162,7 +162,7 @@ def score_controls(bank: FeatureBank, controls: Controls, sections: ControlSecti
                                 "chance": _chance.chance_stats(f, shifts("downbeats_s"), lambda s: _beats.f_measure(
                                     wrap(dref, s), downbeats, window_s=c.beat_window_s))}
     if controls.dynamics_db is not None or controls.melody_midi is not None:
-        fr = _frames.bank_frames(bank, highpass_hz=c.melody_highpass_hz,
+        fr = _frames.bank_frames(bank, features=sections.features, highpass_hz=c.melody_highpass_hz,
                                  salience=c if controls.melody_midi is not None else None)
     if controls.dynamics_db is not None and controls.dynamics_hop_s is not None:
         req, hop = controls.dynamics_db, controls.dynamics_hop_s

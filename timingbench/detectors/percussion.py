@@ -30,7 +30,7 @@ import numpy.typing as npt
 
 from timingbench.convert import seconds_to_frame_count
 from timingbench.curves import Grid, accent, falling_crossings, moving_average, rising_crossings
-from timingbench.errors import ConfigError, ParameterError
+from timingbench.errors import ConfigError
 from timingbench.features.kernels import hysteresis, rectified_onset_density
 from timingbench.gates import (
     IdentityParams,
@@ -97,8 +97,7 @@ class PercussionCurves:
 
 def _routed_stem(bank: FeatureBank, params: PercussionParams, route: str,
                  features: FeaturesParams) -> tuple[F64, F64, float, str]:
-    if features != bank.params:
-        raise ParameterError("percussion: the features constants given differ from those the bank was built with")
+    bank.require_params(features, reader="percussion")
     if bank.separation_backend != "dsp":
         stem = bank.stem("drums")
         return (np.asarray(stem.onset, dtype=np.float64), np.asarray(stem.envelope_db, dtype=np.float64),

@@ -447,6 +447,17 @@ class FeatureBank:
         """The validated ``features`` parameters the bank was computed with."""
         return self._config.params.features
 
+    def require_params(self, features: FeaturesParams, *, reader: str) -> None:
+        """Check that ``features``, handed to ``reader``, are the constants the bank was built with.
+
+        Raises
+        ------
+        ParameterError
+            If they differ (the bank's grid and levels would not be those ``reader`` assumes).
+        """
+        if features != self.params:
+            raise ParameterError(f"{reader}: the features constants given differ from those the bank was built with")
+
     def magnitude(self) -> npt.NDArray[np.float32]:
         """``|STFT|`` of the bank's samples on its grid, shape ``(n_fft // 2 + 1, n_frames)``.
 

@@ -15,7 +15,8 @@ tree, exactly as a user runs it (``--separation dsp``, chance credit on, one job
 Each tree runs in its own interpreter (two versions of one package), alternately
 (baseline, this tree, baseline, this tree), and the lower of each tree's two figures is
 kept. Reported: process CPU seconds (user + system of the command and its children) per
-clip, and the ratio this tree / baseline.
+clip, the ratio this tree / baseline, and whether the two trees wrote the same
+``events.jsonl`` and ``clips.jsonl`` bytes (the rows that differ are listed).
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ import tempfile
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
+ROW_FILES = ("events.jsonl", "clips.jsonl")
 
 
 def _subset(corpus: Path, n: int, out: Path) -> tuple[Path, Path, int]:
@@ -61,9 +63,26 @@ def _run(tree: Path, clips: Path, prompts: Path, work: Path) -> tuple[float, flo
     cmd = [sys.executable, "-m", "timingbench.cli", "score", str(clips), "--prompts", str(prompts),
            "--out", str(out), "--separation", "dsp", "--jobs", "1", "--cache", str(cache)]
     cold = _cpu_of(cmd, env)
+    for name in ROW_FILES:
+        shutil.copyfile(out / name, work / name)
     shutil.rmtree(out)
     warm = _cpu_of(cmd, env)
+    for name in ROW_FILES:
+        if (out / name).read_bytes() != (work / name).read_bytes():
+            print(f"warning: {tree}: the warm run wrote other {name} rows than the cold run")
     return cold, warm
+
+
+def _row_differences(a: Path, b: Path) -> list[str]:
+    """The lines of the row files that differ between two runs' folders."""
+    out = []
+    for name in ROW_FILES:
+        la, lb = (p.read_text(encoding="utf-8").splitlines() for p in (a / name, b / name))
+        if len(la) != len(lb):
+            out.append(f"{name}: {len(la)} rows against {len(lb)}")
+        out.extend(f"{name}:{i}: {x}\n{' ' * (len(name) + len(str(i)) + 3)}{y}"
+                   for i, (x, y) in enumerate(zip(la, lb, strict=False), start=1) if x != y)
+    return out
 
 
 def main() -> int:
@@ -81,12 +100,16 @@ def main() -> int:
                 cold, warm = _run(tree, clips, prompts, Path(tmp) / name.replace(" ", "-"))
                 b = best.setdefault(name, [cold, warm])
                 best[name] = [min(b[0], cold), min(b[1], warm)]
-    print(f"{n} clips of {args.corpus}, CPU s per clip (lower of two alternating runs)")
-    print(f"{'tree':<10} {'cold':>8} {'warm':>8}")
-    for name, (cold, warm) in best.items():
-        print(f"{name:<10} {cold / n:>8.3f} {warm / n:>8.3f}")
-    (bc, bw), (tc, tw) = best["baseline"], best["this tree"]
-    print(f"{'ratio':<10} {tc / bc:>7.2f}x {tw / bw:>7.2f}x")
+        print(f"{n} clips of {args.corpus}, CPU s per clip (lower of two alternating runs)")
+        print(f"{'tree':<10} {'cold':>8} {'warm':>8}")
+        for name, (cold, warm) in best.items():
+            print(f"{name:<10} {cold / n:>8.3f} {warm / n:>8.3f}")
+        (bc, bw), (tc, tw) = best["baseline"], best["this tree"]
+        print(f"{'ratio':<10} {tc / bc:>7.2f}x {tw / bw:>7.2f}x")
+        diff = _row_differences(Path(tmp) / "baseline", Path(tmp) / "this-tree")
+        print("rows: identical" if not diff else f"rows: {len(diff)} differ")
+        for line in diff:
+            print(line)
     return 0
 
 

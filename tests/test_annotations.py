@@ -8,10 +8,8 @@ from pathlib import Path
 import pytest
 
 from timingbench.annotation_io import (
-    AnnotationSet,
     Layer1Row,
     Layer2Row,
-    annotations_text,
     audacity_labels_text,
     export_audacity_labels,
     format_label,
@@ -20,9 +18,9 @@ from timingbench.annotation_io import (
     load_annotations,
     parse_annotation,
     require_dev_only,
-    write_annotations,
 )
 from timingbench.errors import AnnotationError
+from timingbench.jsonio import write_jsonl
 
 DATA = Path(__file__).resolve().parent / "data"
 MIXED = DATA / "annotations_mixed.jsonl"
@@ -48,7 +46,7 @@ def test_mixed_file_loads_valid_rows_and_names_each_bad_row() -> None:
 def test_unknown_keys_survive_a_round_trip(tmp_path: Path) -> None:
     ann = load_annotations(MIXED)
     out = tmp_path / "a.jsonl"
-    write_annotations(out, ann.rows())
+    write_jsonl(out, [r.to_dict() for r in ann.rows()])
     again = load_annotations(out)
     assert again.errors == []
     assert again.rows() == ann.rows()
@@ -201,13 +199,6 @@ def test_audacity_export_refuses_two_clips(tmp_path: Path) -> None:
             Layer2Row("b.wav", "x", "bass", 1.0, 1, "n", "dev")]
     with pytest.raises(AnnotationError, match="one clip"):
         export_audacity_labels(tmp_path / "x.txt", rows)
-
-
-def test_annotation_set_text_is_jsonl() -> None:
-    s = AnnotationSet(layer2=[Layer2Row("a.wav", "x", "bass", 1.5, 2, "n", "dev", id="k")])
-    line = annotations_text(s.rows()).strip()
-    assert json.loads(line) == {"clip": "a.wav", "source": "x", "family": "bass", "onset_s": 1.5,
-                                "salience": 2, "annotator": "n", "split": "dev", "id": "k"}
 
 
 def test_rendered_truth_rows_load_as_they_are(tmp_path: Path) -> None:

@@ -27,7 +27,7 @@ from timingbench.controls.frames import a_weighting_db, pool
 from timingbench.controls.melody import melody_accuracy, produced_pitch_class
 from timingbench.controls.report import summarise_controls
 from timingbench.controls.schema import Chord
-from timingbench.controls.score import score_controls
+from timingbench.controls.score import ControlSections, score_controls
 from timingbench.features import compute_bank
 from timingbench.prompts import validate_prompt_rows
 
@@ -190,7 +190,8 @@ def test_melody_oracle_on_a_known_line_and_at_chance_shuffled(config: Config, rn
     bank = compute_bank(clip, config, separation="dsp")
     from timingbench.controls.schema import Controls
 
-    row = score_controls(bank, Controls(melody_hop_s=0.05, melody_midi=midi), config, span_s=12.0, key="m.wav")
+    row = score_controls(bank, Controls(melody_hop_s=0.05, melody_midi=midi), ControlSections.of(config), span_s=12.0,
+                         key="m.wav")
     m = row["melody"]
     assert m["accuracy"] >= 0.9
     # the shuffled control and the time-shifted chance both sit near 1/12 per pitch-class spread

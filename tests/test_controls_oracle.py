@@ -11,7 +11,7 @@ import pytest
 from timingbench.audio import load_clip
 from timingbench.config import Config
 from timingbench.controls.beats import track_beats
-from timingbench.controls.score import score_controls
+from timingbench.controls.score import ControlSections, score_controls
 from timingbench.features import compute_bank
 from timingbench.prompts import parse_prompt
 
@@ -36,7 +36,7 @@ def _score(rc: Any, controls_of: Any, config: Config, audio: Path | None = None)
     path = rc.audio_path if audio is None else audio
     bank = compute_bank(load_clip(path, config), config, separation="dsp")
     p = parse_prompt(controls_of.prompt)
-    return score_controls(bank, p.controls, config, span_s=p.duration_s, key=path.name)
+    return score_controls(bank, p.controls, ControlSections.of(config), span_s=p.duration_s, key=path.name)
 
 
 def test_a_rendered_lead_scored_against_its_own_melody(renders: list[Any], config: Config):
@@ -93,7 +93,8 @@ def test_808_kick_beats_on_its_half_second_grid(config: Config, realdata: Path):
 
     clip = load_clip(realdata / "beatnet" / "808kick120bpm.mp3", config)
     bank = compute_bank(clip, config, separation="dsp")
-    kicks = bank_drum_onsets(bank, percussion=config.params.percussion, controls=config.params.controls)
+    kicks = bank_drum_onsets(bank, percussion=config.params.percussion, controls=config.params.controls,
+                             features=config.params.features)
     grid = np.arange(kicks[0], clip.duration_s - 0.25, 0.5)
     beats, _ = track_beats(clip.samples, sr=clip.sr, tempo=config.params.tempo, audio=config.params.audio,
                            controls=config.params.controls)

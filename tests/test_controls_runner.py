@@ -13,7 +13,7 @@ import soundfile as sf
 from timingbench.audio import load_clip
 from timingbench.config import Config
 from timingbench.controls.schema import Controls
-from timingbench.controls.score import score_controls
+from timingbench.controls.score import ControlSections, score_controls
 from timingbench.features import compute_bank
 from timingbench.runner import ScoreOptions, score_folder
 from timingbench.summary import format_table
@@ -104,7 +104,9 @@ def test_drum_control_from_an_audio_file(config: Config, realdata: Path):
     kick = realdata / "beatnet" / "808kick120bpm.mp3"
     clip = load_clip(kick, config)
     bank = compute_bank(clip, config, separation="dsp")
-    row = score_controls(bank, Controls(drums_path=kick), config, span_s=clip.duration_s, key="kick")
+    row = score_controls(bank, Controls(drums_path=kick), ControlSections.of(config), span_s=clip.duration_s,
+                         key="kick",
+                         control_bank=lambda p: compute_bank(load_clip(p, config), config, separation="dsp"))
     d = row["drums"]
     assert d["source"] == "audio" and d["n_requested"] >= 10
     assert d["f_measure"] == pytest.approx(1.0)

@@ -14,9 +14,10 @@ from timingbench.controls import salience as sal
 from timingbench.controls.frames import pool, spectral_frames
 from timingbench.controls.melody import melody_accuracy, produced_pitch_class
 from timingbench.controls.schema import Controls
-from timingbench.controls.score import score_controls
+from timingbench.controls.score import ControlSections, score_controls
 from timingbench.errors import ParameterError
 from timingbench.features import compute_bank
+from timingbench.features.spectral import stft_magnitude
 
 SR = 44100
 HOP_S = 0.05
@@ -47,7 +48,8 @@ def _line(rng: np.random.Generator, n_notes: int = 40) -> tuple[np.ndarray, np.n
 def _both(y: np.ndarray, midi: np.ndarray, config: Config) -> tuple[float, float]:
     """(chroma argmax accuracy, salience accuracy) of ``y`` against ``midi``."""
     c = config.params.controls
-    fr = spectral_frames(y.astype(np.float32), sr=SR, n_fft=2048, hop=512, tuning=0.0,
+    mag = stft_magnitude(y.astype(np.float32), n_fft=2048, hop=512)
+    fr = spectral_frames(mag, sr=SR, n_fft=2048, hop=512, tuning=0.0,
                          highpass_hz=c.melody_highpass_hz, salience=c)
     pc = produced_pitch_class(pool(fr["chroma"], frame_hop_s=fr["hop_s"], hop_s=HOP_S, n=midi.size))
     prior = sal.range_prior(centre_midi=c.melody_prior_centre_midi, width_semitones=c.melody_prior_width_semitones)
@@ -93,7 +95,8 @@ def test_rests_are_not_scored_and_requested_silence_is_wrong(config: Config, rng
     req = midi.copy()
     req[5 * per:6 * per] = np.nan  # ... and the sixth in the request
     c = config.params.controls
-    fr = spectral_frames(y.astype(np.float32), sr=SR, n_fft=2048, hop=512, tuning=0.0,
+    mag = stft_magnitude(y.astype(np.float32), n_fft=2048, hop=512)
+    fr = spectral_frames(mag, sr=SR, n_fft=2048, hop=512, tuning=0.0,
                          highpass_hz=c.melody_highpass_hz, salience=c)
     pooled = pool(fr["salience"], frame_hop_s=fr["hop_s"], hop_s=HOP_S, n=req.size)
     spc = sal.predominant_pitch_class(pooled, sal.range_prior(centre_midi=72.0, width_semitones=12.0))
@@ -111,7 +114,8 @@ def test_score_controls_reports_both_measures_with_chance(config: Config, rng: n
     clip = Clip(path=Path("lead.wav"), samples=y, sr=SR, duration_s=y.size / SR, source_sr=SR,
                 source_channels=1, content_hash=hashlib.sha256(y.tobytes()).hexdigest()[:16])
     bank = compute_bank(clip, config, separation="dsp")
-    m = score_controls(bank, Controls(melody_hop_s=HOP_S, melody_midi=midi), config, span_s=y.size / SR,
+    m = score_controls(bank, Controls(melody_hop_s=HOP_S, melody_midi=midi), ControlSections.of(config),
+                       span_s=y.size / SR,
                        key="lead.wav")["melody"]
     s = m["salience"]
     assert s["accuracy"] >= 0.9 and s["accuracy"] > m["accuracy"]

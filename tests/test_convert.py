@@ -10,7 +10,6 @@ from timingbench.convert import (
     round_time,
     seconds_to_frame_count,
     time_to_frames,
-    time_to_samples,
 )
 from timingbench.errors import ParameterError
 
@@ -44,5 +43,4 @@ def test_non_finite_times():
 def test_frame_count_and_samples():
     assert seconds_to_frame_count(1.0, sr=44100, hop=512) == 86
     assert seconds_to_frame_count(0.0, sr=44100, hop=512) == 1
-    assert time_to_samples([1.5], sr=44100)[0] == 66150
     assert round_time(0.1 + 0.2) == 0.3

@@ -16,7 +16,7 @@ LAYERS = {
     "timingbench.verdicts": 0, "timingbench.errors": 0, "timingbench.version": 0,
     "timingbench.choices": 0, "timingbench.packaged": 0, "timingbench.convert": 0,
     # typed constants and plain helpers
-    "timingbench.params": 1, "timingbench.jsonio": 1, "timingbench.curves": 1,
+    "timingbench.params": 1, "timingbench.jsonio": 1, "timingbench.curves": 1, "timingbench.result_types": 1,
     "timingbench.runlock": 1, "timingbench.executors": 1, "timingbench.intervals": 1, "timingbench.memo": 1,
     "timingbench.config": 2, "timingbench.families": 2,  # the configuration and its family registry
     "timingbench.audio": 3,

@@ -41,7 +41,7 @@ from pathlib import Path
 from typing import Any
 
 from timingbench.errors import AnnotationError
-from timingbench.jsonio import atomic_write_text, dumps_row, iter_jsonl
+from timingbench.jsonio import atomic_write_text, load_rows
 from timingbench.prompts import EVENT_FAMILIES
 
 SPLITS = ("dev", "validation")
@@ -372,13 +372,17 @@ def parse_annotation(row: Any, *, where: str = "") -> AnnotationRow:
     return Layer2Row(clip, source, str(family), onset2, salience, annotator, split, rid, extra, loc)
 
 
-def validate_annotation_rows(rows: Iterable[tuple[int, Any]], *, source: str) -> AnnotationSet:
+def validate_annotation_rows(
+    rows: Iterable[tuple[int, Any]], *, source: str, errors: list[AnnotationError] | None = None
+) -> AnnotationSet:
     """Validate ``(line_number, row)`` pairs; see :func:`load_annotations`.
 
     A second Layer-1 row with the same ``(annotator, clip, event_id)``, or a second
     Layer-2 row with the same ``(annotator, clip, id)``, is an error (the first is kept).
+    ``errors``, when given, becomes the set's error list, so that errors the row source
+    reports while it is read stay in file order among the others.
     """
-    out = AnnotationSet(source=source)
+    out = AnnotationSet(source=source, errors=[] if errors is None else errors)
     seen1: set[tuple[str, str, str]] = set()
     seen2: set[tuple[str, str, str]] = set()
     for line, row in rows:
@@ -430,23 +434,7 @@ def load_annotations(path: str | Path) -> AnnotationSet:
     AnnotationError
         If the file does not exist or cannot be read.
     """
-    p = Path(path)
-    if not p.is_file():
-        raise AnnotationError(f"{p}: annotation file not found")
-    try:
-        return validate_annotation_rows(iter_jsonl(p), source=str(p))
-    except (OSError, UnicodeDecodeError) as exc:
-        raise AnnotationError(f"{p}: cannot read annotation file ({exc})") from None
-
-
-def annotations_text(rows: Iterable[AnnotationRow]) -> str:
-    """JSONL text of rows (one strict-JSON object per line)."""
-    return "".join(dumps_row(r.to_dict()) + "\n" for r in rows)
-
-
-def write_annotations(path: str | Path, rows: Iterable[AnnotationRow]) -> None:
-    """Write rows as formats §5 JSONL atomically (temp file + rename)."""
-    atomic_write_text(path, annotations_text(rows))
+    return load_rows(path, what="annotation file", error=AnnotationError, validate=validate_annotation_rows)
 
 
 def require_dev_only(annotations: AnnotationSet | Iterable[AnnotationRow], *, command: str) -> None:

@@ -8,6 +8,8 @@ tool, which the set-up installs. Resampling uses ``soxr`` (VHQ).
 from __future__ import annotations
 
 import hashlib
+import math
+import numbers
 import shutil
 import subprocess
 import tempfile
@@ -20,7 +22,7 @@ import soundfile as sf
 import soxr
 
 from timingbench.config import Config
-from timingbench.errors import ClipError
+from timingbench.errors import ClipError, ParameterError
 from timingbench.params.analysis import AudioParams
 
 AUDIO_EXTENSIONS = (".wav", ".flac", ".ogg", ".mp3", ".m4a", ".aac", ".opus", ".aiff", ".aif")
@@ -357,3 +359,82 @@ def level_normalised(
         return x
     gain = 10 ** (loud_dbfs / 20) / np.sqrt(loud_ms)
     return (x * np.float32(gain)).astype(np.float32)
+
+
+#: Channels a 2-D ``samples`` array may have; more means the axes are probably swapped.
+MAX_CHANNELS = 64
+
+
+def clip_from_array(samples: npt.ArrayLike, sr: int, *, config: Config, name: str = "<memory>") -> Clip:
+    """Turn an array into the :class:`~timingbench.audio.Clip` that decoding a file of it gives.
+
+    Checks the array as :func:`timingbench.audio.load_clip` checks a file, then hands its
+    leading frames (as float32, what decoding gives) to the same
+    :func:`timingbench.audio.clip_from_frames`, so that the array read back from a file
+    scores exactly as the file does.
+
+    Parameters
+    ----------
+    samples : array_like of float, shape (n,) or (n, channels)
+        Audio in [-1, 1] full scale; 2-D arrays are frame-major, as ``soundfile.read``
+        returns them (transpose a librosa-style ``(channels, n)`` array).
+    sr : int
+        Sample rate of ``samples`` in Hz.
+    config : Config
+        Reads the ``audio`` section.
+    name : str
+        Shown in error messages and used as the clip's path.
+
+    Returns
+    -------
+    clip : Clip
+
+    Raises
+    ------
+    ParameterError
+        ``samples`` is not a 1-D or 2-D real array, or ``sr`` is not a whole number of Hz
+        at or above ``audio.min_sample_rate_hz``.
+    ClipError
+        ``samples`` is empty, shorter than ``audio.min_duration_s`` or holds NaN or inf
+        (silence is a clip: it is scored, nothing delivered).
+    """
+
+    ap = config.params.audio
+    if isinstance(sr, bool) or not isinstance(sr, numbers.Integral | float) or isinstance(sr, float) and (
+            not math.isfinite(sr) or sr != int(sr)):
+        raise ParameterError(f"sr: expected a whole number of Hz, got {sr!r}")
+    rate = int(sr)
+    if rate < ap.min_sample_rate_hz:
+        raise ParameterError(f"sr: {rate} Hz is below audio.min_sample_rate_hz ({ap.min_sample_rate_hz} Hz); "
+                             "did you pass the rate in kHz?")
+    try:
+        arr = np.asarray(samples)
+    except (TypeError, ValueError) as exc:
+        raise ParameterError(f"samples: not an array of numbers ({exc})") from None
+    if arr.dtype == object or not (np.issubdtype(arr.dtype, np.floating) or np.issubdtype(arr.dtype, np.integer)):
+        raise ParameterError(f"samples: expected real numbers, got dtype {arr.dtype}")
+    if np.issubdtype(arr.dtype, np.integer):
+        raise ParameterError(f"samples: expected floats in [-1, 1], got integer dtype {arr.dtype}; "
+                             "divide by the full-scale value (e.g. 32768 for int16) first")
+    if arr.ndim == 1:
+        arr = arr[:, None]
+    if arr.ndim != 2:
+        raise ParameterError(f"samples: expected shape (n,) or (n, channels), got {arr.shape}")
+    if arr.shape[0] == 0 or arr.shape[1] == 0:
+        raise ClipError(f"samples: empty array (shape {arr.shape}); nothing to score")
+    if arr.shape[1] > MAX_CHANNELS and arr.shape[1] > arr.shape[0]:
+        raise ParameterError(f"samples: shape {arr.shape} looks like (channels, n); pass samples.T "
+                             "(the layout is (n, channels), as soundfile.read returns)")
+    n_frames, channels = arr.shape
+    check_duration(n_frames, rate, ap, label="samples")
+    finite = np.isfinite(arr)
+    if not finite.all():
+        bad = int(np.count_nonzero(~finite))
+        first = int(np.argmin(finite.all(axis=1)))
+        raise ClipError(f"samples: {bad} non-finite values (NaN or inf), the first at frame {first} "
+                        f"({first / rate:.3f} s)")
+    head = np.asarray(arr[:head_length(rate, ap)], dtype=np.float32)
+    digest = hashlib.sha256(np.ascontiguousarray(head).tobytes())
+    digest.update(f"{rate}:{channels}:{n_frames}".encode())
+    return clip_from_frames(head, rate, n_frames=n_frames, path=Path(name), content_hash=digest.hexdigest()[:16],
+                            audio=ap, label="samples", allow_silent=True)

@@ -30,6 +30,7 @@ from typing import Any
 import yaml
 
 from timingbench.errors import ConfigError
+from timingbench.memo import process_cache
 from timingbench.packaged import data_path
 from timingbench.params.sets import ParamSet
 
@@ -140,16 +141,6 @@ class Config:
         old = consts[key]
         consts[key] = Constant(key, old.value, old.provenance, old.why, old.loosening, True)
         return _build(self.version, consts, self.source)
-
-    def section_hash(self, *sections: str) -> str:
-        """SHA-256 (first 16 hex digits) of the named sections only.
-
-        Caches of intermediate results key on the sections they depend on (the feature
-        bank on ``audio``, ``features`` and ``separation``), so that changing a detector
-        constant does not invalidate them.
-        """
-        full = self.to_dict()
-        return digest({s: full["constants"].get(s) for s in sorted(sections)})
 
     def to_dict(self) -> dict[str, Any]:
         """Canonical nested mapping (the YAML layout)."""
@@ -276,7 +267,8 @@ def load_config(path: str | Path | None = None) -> Config:
     Parameters
     ----------
     path : str or Path, optional
-        YAML file; the packaged ``timingbench-v1.yaml`` when omitted.
+        YAML file (SPEC section 4); the packaged ``timingbench-v1.yaml`` when omitted
+        (read once per process while the file is unchanged: a :class:`Config` is immutable).
 
     Returns
     -------
@@ -285,9 +277,19 @@ def load_config(path: str | Path | None = None) -> Config:
     Raises
     ------
     ConfigError
-        If the file is missing, is not YAML, or breaks the schema.
+        If the file is missing, is not YAML, or breaks the schema (names the key).
     """
-    p = Path(path) if path is not None else DEFAULT_CONFIG_PATH
+    if path is None:
+        return _packaged_config(DEFAULT_CONFIG_PATH.stat().st_mtime_ns)
+    return _read_config(Path(path))
+
+
+@process_cache(maxsize=2)
+def _packaged_config(mtime_ns: int) -> Config:
+    return _read_config(DEFAULT_CONFIG_PATH)
+
+
+def _read_config(p: Path) -> Config:
     try:
         raw = p.read_bytes()
     except OSError as exc:

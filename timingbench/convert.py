@@ -85,44 +85,6 @@ def time_to_frames(
     return np.round(np.round(t * (float(sr) / hop), TIME_DECIMALS)).astype(np.int64)
 
 
-def time_to_samples(times: npt.ArrayLike, *, sr: float) -> npt.NDArray[np.int64]:
-    """Convert seconds to the nearest sample index.
-
-    Parameters
-    ----------
-    times : array_like of float
-        Times in seconds.
-    sr : float
-        Sample rate in Hz.
-
-    Returns
-    -------
-    samples : np.ndarray of int64
-        Sample indices.
-    """
-    _check_grid(sr, 1)
-    return np.round(np.asarray(times, dtype=np.float64) * float(sr)).astype(np.int64)
-
-
-def samples_to_time(samples: npt.ArrayLike, *, sr: float) -> npt.NDArray[np.float64]:
-    """Convert sample indices to seconds.
-
-    Parameters
-    ----------
-    samples : array_like of int
-        Sample indices.
-    sr : float
-        Sample rate in Hz.
-
-    Returns
-    -------
-    times : np.ndarray of float64
-        Times in seconds.
-    """
-    _check_grid(sr, 1)
-    return np.asarray(samples, dtype=np.float64) / float(sr)
-
-
 def seconds_to_frame_count(duration_s: float, *, sr: float, hop: int) -> int:
     """Number of frames (at least 1) that span ``duration_s`` seconds on the grid.
 

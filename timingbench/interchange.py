@@ -37,9 +37,9 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import numpy.typing as npt
 
-from timingbench.api import ClipResult, EventResult, FolderResult
 from timingbench.errors import ParameterError, TimingbenchError
 from timingbench.jsonio import atomic_write_text, iter_jsonl, read_json
+from timingbench.result_types import ClipResult, EventResult, FolderResult
 
 if TYPE_CHECKING:
     from timingbench.config import Config
@@ -311,7 +311,8 @@ def beats_for_mir_eval(
     ParameterError, ClipError
         As :func:`timingbench.score_audio` for bad ``samples`` or ``sr``.
     """
-    from timingbench.api import _config, clip_from_array
+    from timingbench.api import _config
+    from timingbench.audio import clip_from_array
     from timingbench.detectors.tempo import estimate_tempo
 
     cfg = _config(config)

@@ -11,9 +11,9 @@ import json
 import math
 import os
 import tempfile
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from timingbench.errors import TimingbenchError
 
@@ -38,6 +38,43 @@ def _clean(obj: Any) -> Any:
     if hasattr(obj, "tolist"):
         return _clean(obj.tolist())
     return obj
+
+
+def json_values(obj: Any) -> Any:
+    """``obj`` as reading back its JSON line gives it, without writing and parsing one.
+
+    Non-finite floats become None, numpy values plain numbers and lists, tuples lists,
+    paths strings and dict keys strings (bool, int and float keys as ``json`` writes them).
+
+    Parameters
+    ----------
+    obj : JSON-like value
+        A row or summary as the runner builds it.
+
+    Returns
+    -------
+    value : JSON-like value
+        Fresh containers; leaves are shared.
+    """
+    if isinstance(obj, bool) or obj is None or isinstance(obj, str | int):
+        return obj
+    if isinstance(obj, float):
+        return obj if math.isfinite(obj) else None
+    if isinstance(obj, dict):
+        return {_json_key(k): json_values(v) for k, v in obj.items()}
+    if isinstance(obj, list | tuple):
+        return [json_values(v) for v in obj]
+    if isinstance(obj, Path):
+        return str(obj)
+    if hasattr(obj, "tolist"):
+        return json_values(obj.tolist())
+    raise TypeError(f"cannot serialise {type(obj).__name__}")
+
+
+def _json_key(k: Any) -> str:
+    if isinstance(k, str):
+        return k
+    return json.dumps(k) if isinstance(k, bool | int | float) or k is None else str(k)
 
 
 def dumps_row(row: dict[str, Any]) -> str:
@@ -76,6 +113,102 @@ def iter_jsonl(path: str | Path) -> Iterator[tuple[int, Any]]:
                 yield i, TimingbenchError(f"{p}:{i}: not valid JSON ({exc.msg})")
             except (ValueError, RecursionError) as exc:  # over-long integer literal, absurd nesting
                 yield i, TimingbenchError(f"{p}:{i}: not valid JSON ({type(exc).__name__}: {str(exc)[:80]})")
+
+
+E = TypeVar("E", bound=TimingbenchError)
+R = TypeVar("R")
+
+
+def field_error(where: str, field: str, rule: str, *, error: type[E]) -> E:
+    """The error for one bad field of one row: ``file:line: field 'name': rule``.
+
+    Parameters
+    ----------
+    where : str
+        ``file:line`` (optionally followed by an id), without a trailing colon.
+    field : str
+        The field's name (dotted for a nested one).
+    rule : str
+        What the value must be, and what it was.
+    error : type
+        The :class:`TimingbenchError` subclass to build.
+    """
+    return error(f"{where}: field '{field}': {rule}")
+
+
+def read_rows(
+    path: str | Path,
+    *,
+    what: str,
+    error: type[E],
+    on_error: Callable[[E], object] | None = None,
+) -> Iterator[tuple[int, dict[str, Any]]]:
+    """Yield ``(line_number, row)`` for each JSON-object row of a JSONL file.
+
+    This is the one reading loop of every JSONL reader: a line that is not UTF-8, not
+    JSON or not a JSON object gives one ``file:line: ...`` error; with ``on_error`` it is
+    passed there (as an ``error`` instance) and the other rows still come, without it the
+    first one is raised.
+
+    Parameters
+    ----------
+    path : str or Path
+        The JSONL file.
+    what : str
+        What the file holds, for the message when it cannot be read ("ground truth").
+    on_error : callable, optional
+        Called with each bad line's error (``errors.append``); ``None`` raises the first.
+    error : type
+        The :class:`TimingbenchError` subclass of the errors built.
+
+    Yields
+    ------
+    line_number : int
+        1-based, as an editor shows it.
+    row : dict
+        The parsed object.
+
+    Raises
+    ------
+    TimingbenchError
+        ``error``: if the file cannot be read, or (without ``on_error``) on the first bad line.
+    """
+    p = Path(path)
+    try:
+        rows = list(iter_jsonl(p))
+    except OSError as exc:
+        raise error(f"{p}: cannot read {what} ({exc.strerror})") from None
+    for line, row in rows:
+        bad: E | None = None
+        if isinstance(row, TimingbenchError):
+            bad = row if isinstance(row, error) else error(str(row))
+        elif not isinstance(row, dict):
+            bad = error(f"{p}:{line}: row must be a JSON object, got {type(row).__name__}")
+        if bad is None:
+            yield line, row
+        elif on_error is None:
+            raise bad
+        else:
+            on_error(bad)
+
+
+def load_rows(path: str | Path, *, what: str, error: type[E], validate: Callable[..., R]) -> R:
+    """Read a JSONL file through :func:`read_rows` and hand its rows to a validator.
+
+    ``validate(rows, source=str(path), errors=errors)`` receives the ``(line, row)`` pairs
+    lazily and the list that bad lines are appended to while it reads, so that its own
+    errors and those of the reading stay in file order.
+
+    Raises
+    ------
+    TimingbenchError
+        ``error``: if the file does not exist (``<path>: <what> not found``) or cannot be read.
+    """
+    p = Path(path)
+    if not p.is_file():
+        raise error(f"{p}: {what} not found")
+    errors: list[E] = []
+    return validate(read_rows(p, what=what, error=error, on_error=errors.append), source=str(p), errors=errors)
 
 
 def _umask() -> int:

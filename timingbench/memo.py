@@ -1,4 +1,5 @@
-"""Per-clip memoisation whose keys are built from the constants the computation reads.
+"""Per-clip memoisation whose keys are built from the constants the computation reads, and
+every process-level cache of the package.
 
 The detectors and the identity rules measure intermediate statistics that re-scoring (the
 sensitivity sweep, the chance control, ``explain``) asks for again and again on the same
@@ -8,19 +9,31 @@ computation's name, its declared ``reads`` of the parameter set with their value
 non-constant inputs. The computation receives the parameters through a :class:`ParamsView`
 that refuses every other field, so a computation that reads a constant its key lacks fails
 at once (:class:`~timingbench.errors.MemoKeyError`) instead of returning a stale value.
+
+Process-level caches (loaded models, filter banks, recently used feature banks, the
+parameter sets built per configuration) live here too, and nowhere else:
+:func:`process_cache` (a function's results), :func:`object_table` (values per live
+object) and :func:`lru_table` (a bounded table); :func:`clear_process_caches` empties
+them all.
 """
 
 from __future__ import annotations
 
 import contextlib
+import functools
 import hashlib
+import threading
+import weakref
+from collections import OrderedDict
 from collections.abc import Callable, Hashable, Iterable, Iterator
-from typing import Any, TypeVar, cast
+from typing import Any, Generic, TypeVar, cast
 
 from timingbench.errors import MemoKeyError
 
 P = TypeVar("P")
 T = TypeVar("T")
+K = TypeVar("K")
+V = TypeVar("V")
 
 #: Whether in-memory memos keep values (switched off only to time the un-memoised path).
 _MEMO_ON = [True]
@@ -161,3 +174,82 @@ def persisted(owner: Any, name: str, params: P, reads: Iterable[str], compute: C
     digest = hashlib.sha256(repr(memo_key(name, params, fields, inputs)).encode()).hexdigest()[:16]
     view = cast(P, ParamsView(params, fields, name))
     return cast(T, owner.derived(f"{name}-{digest}", lambda _owner: compute(view)))
+
+
+# ----------------------------------------------------------------------------- process-level caches
+
+_FUNCTION_CACHES: list[Any] = []
+_OBJECT_TABLES: dict[str, weakref.WeakKeyDictionary[Any, Any]] = {}
+_LRU_TABLES: dict[str, LruTable[Any, Any]] = {}
+_TABLES_LOCK = threading.Lock()
+
+
+def process_cache(maxsize: int) -> Callable[[Callable[..., T]], functools._lru_cache_wrapper[T]]:
+    """``functools.lru_cache(maxsize)``, registered so that :func:`clear_process_caches` empties it.
+
+    For what does not change within a process: loaded models, filter banks of a grid.
+    """
+    def wrap(fn: Callable[..., T]) -> functools._lru_cache_wrapper[T]:
+        cached = functools.lru_cache(maxsize=maxsize)(fn)
+        _FUNCTION_CACHES.append(cached)
+        return cached
+    return wrap
+
+
+def object_table(name: str) -> weakref.WeakKeyDictionary[Any, Any]:
+    """The process's table ``name`` of values per live object (an entry goes with its key)."""
+    with _TABLES_LOCK:
+        return _OBJECT_TABLES.setdefault(name, weakref.WeakKeyDictionary())
+
+
+class LruTable(Generic[K, V]):
+    """A thread-safe table that keeps the ``size`` most recently used entries.
+
+    Parameters
+    ----------
+    size : int
+        Entries kept (a cache size, not a threshold).
+    """
+
+    def __init__(self, size: int) -> None:
+        self._size = size
+        self._items: OrderedDict[K, V] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def get(self, key: K) -> V | None:
+        """The entry of ``key`` (now the most recently used), or None."""
+        with self._lock:
+            hit = self._items.get(key)
+            if hit is not None:
+                self._items.move_to_end(key)
+            return hit
+
+    def put(self, key: K, value: V) -> None:
+        """Keep ``value`` under ``key``, dropping the least recently used entries beyond the size."""
+        with self._lock:
+            self._items[key] = value
+            self._items.move_to_end(key)
+            while len(self._items) > self._size:
+                self._items.popitem(last=False)
+
+    def clear(self) -> None:
+        """Forget every entry."""
+        with self._lock:
+            self._items.clear()
+
+
+def lru_table(name: str, size: int) -> LruTable[Any, Any]:
+    """The process's bounded table ``name`` (made with ``size`` entries on first use)."""
+    with _TABLES_LOCK:
+        return _LRU_TABLES.setdefault(name, LruTable(size))
+
+
+def clear_process_caches() -> None:
+    """Empty every process-level cache (models are loaded again, banks rebuilt or re-read)."""
+    for fn in _FUNCTION_CACHES:
+        fn.cache_clear()
+    with _TABLES_LOCK:
+        for table in _OBJECT_TABLES.values():
+            table.clear()
+        for lru in _LRU_TABLES.values():
+            lru.clear()

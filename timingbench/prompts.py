@@ -18,7 +18,7 @@ from typing import Any
 import timingbench.families as _families
 from timingbench.audio import AUDIO_EXTENSIONS
 from timingbench.errors import PromptError
-from timingbench.jsonio import iter_jsonl
+from timingbench.jsonio import load_rows
 
 #: ``controls``: a prompt with neither a timed event nor a tempo, only time-varying controls
 #: (a rhythm, melody or chord request); valid only with a ``controls`` object.
@@ -216,12 +216,16 @@ class PromptSet:
     source: str = "<memory>"
 
 
-def validate_prompt_rows(rows: Iterable[tuple[int, Any]], *, source: str) -> PromptSet:
+def validate_prompt_rows(
+    rows: Iterable[tuple[int, Any]], *, source: str, errors: list[PromptError] | None = None
+) -> PromptSet:
     """Validate ``(line_number, row)`` pairs; see :func:`load_prompts` (relative control
-    audio paths are resolved against the folder of ``source``)."""
+    audio paths are resolved against the folder of ``source``). ``errors``, when given,
+    becomes the set's error list, so that errors the row source reports while it is read
+    stay in file order among the others."""
     base_dir = Path(source).parent
     prompts: dict[str, Prompt] = {}
-    errors: list[PromptError] = []
+    errors = [] if errors is None else errors
     event_ids: set[str] = set()
     for line, row in rows:
         where = f"{source}:{line}: "
@@ -263,10 +267,7 @@ def load_prompts(path: str | Path) -> PromptSet:
     PromptError
         If the file cannot be read at all.
     """
-    p = Path(path)
-    if not p.is_file():
-        raise PromptError(f"{p}: prompt file not found")
-    return validate_prompt_rows(iter_jsonl(p), source=str(p))
+    return load_rows(path, what="prompt file", error=PromptError, validate=validate_prompt_rows)
 
 
 @dataclass(frozen=True)

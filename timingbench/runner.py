@@ -77,6 +77,8 @@ class RunResult:
     notes: list[str] = field(default_factory=list)
     #: Clips whose finished part a resumed run found and reused (not scored again).
     reused: int = 0
+    #: One part per clip (what :func:`score_clip` made), in the order of ``clips``.
+    parts: list[dict[str, Any]] = field(default_factory=list)
 
 
 def _r(x: float | None) -> float | None:
@@ -260,10 +262,12 @@ def score_decoded(clip: Clip, ref: ClipRef, prompt: Prompt, config: Config, opts
                                                        else config.params.tempo.tolerance_pct),
                                         tempo=config.params.tempo)
     if prompt.controls is not None:
-        from timingbench.controls.score import score_controls
+        from timingbench.controls.score import ControlSections, score_controls
 
-        clip_row["controls"] = score_controls(bank, prompt.controls, config, span_s=prompt.duration_s, key=ref.clip,
-                                              instructed_bpm=prompt.tempo_bpm, with_chance=opts.chance)
+        clip_row["controls"] = score_controls(
+            bank, prompt.controls, ControlSections.of(config), span_s=prompt.duration_s, key=ref.clip,
+            instructed_bpm=prompt.tempo_bpm, with_chance=opts.chance,
+            control_bank=lambda path: compute_bank(load_clip(path, config), config, separation="dsp"))
     notes = [n for n in (bank.separation_note,) if n]
     return {"events": events, "clip": clip_row, "notes": notes, "family_evidence": info}
 
@@ -461,10 +465,6 @@ def part_key(ref: ClipRef, prompt: Prompt, config: Config, opts: ScoreOptions) -
     return json.dumps(payload, sort_keys=True)
 
 
-def _part_path(out: Path, clip: str) -> Path:
-    return out / PARTS / f"{clip}.json"
-
-
 def _work(args: tuple[ClipRef, Prompt, Config, ScoreOptions]) -> dict[str, Any]:
     ref, prompt, config, opts = args
     return score_clip(ref, prompt, config, opts)
@@ -531,15 +531,57 @@ def _score_folder_locked(
 ) -> RunResult:
     """:func:`score_folder` once the results folder is locked."""
     registry(config)  # a configuration that changes the family list is refused before any clip
-    """:func:`score_folder` once the inputs are read and the results folder is locked."""
-    opts = opts or ScoreOptions()
     out = Path(out_dir)
-    (out / PARTS).mkdir(parents=True, exist_ok=True)
+    result = score_matched(clips_dir, ps, config, opts=opts, executor=executor or LocalExecutor(jobs),
+                           progress=progress, parts_dir=out / PARTS, prompts_path=str(prompts_path), out_dir=out)
+    write_jsonl(out / "events.jsonl", result.events)
+    write_jsonl(out / "clips.jsonl", result.clips)
+    write_json(out / "summary.json", result.summary)
+    result.out_dir = out
+    return result
+
+
+def score_matched(
+    clips_dir: str | Path, prompt_set: PromptSet, config: Config, *, opts: ScoreOptions | None,
+    executor: Executor, progress: Callable[[int, int, str], None] | None = None, parts_dir: Path | None = None,
+    prompts_path: str | None = None, out_dir: Path | None = None,
+) -> RunResult:
+    """The folder loop: match the folder's clips to the prompts, score each, assemble the rows.
+
+    Parameters
+    ----------
+    clips_dir : str or Path
+        Folder of clips.
+    prompt_set : PromptSet
+    config : Config
+    opts : ScoreOptions, optional
+    executor : Executor
+        Where clips run.
+    progress : callable, optional
+        Called as ``progress(done, total, clip)`` after each clip.
+    parts_dir : Path, optional
+        Resumable per-clip parts: a part there whose key still matches is reused, and each
+        finished part is written there. Without it nothing is read or written.
+    prompts_path : str, optional
+        Recorded in the summary (default: the prompt set's source).
+    out_dir : Path, optional
+        The results folder the rows will be written to: the summary records the clips folder
+        relative to it.
+
+    Returns
+    -------
+    result : RunResult
+        The rows, the summary and the parts (one per matched clip, in row order); no
+        ``out_dir``.
+    """
+    opts = opts or ScoreOptions()
+    ps = prompt_set
+    match = match_clips(clips_dir, ps.prompts)
     parts: dict[str, dict[str, Any]] = {}
     todo: list[ClipRef] = []
     for ref in match.clips:
-        pp = _part_path(out, ref.clip)
-        if pp.is_file():
+        pp = None if parts_dir is None else parts_dir / f"{ref.clip}.json"
+        if pp is not None and pp.is_file():
             try:
                 part = read_json(pp)
                 if part.get("key") == part_key(ref, ps.prompts[ref.prompt_id], config, opts):
@@ -553,19 +595,19 @@ def _score_folder_locked(
     if progress:
         progress(done, total, "")
     items = [(ref, ps.prompts[ref.prompt_id]) for ref in todo]
-    for i, part, finished in score_refs(items, config, opts, executor or LocalExecutor(jobs)):
+    if parts_dir is not None:
+        parts_dir.mkdir(parents=True, exist_ok=True)
+    for i, part, finished in score_refs(items, config, opts, executor):
         ref = todo[i]
-        if finished:
-            atomic_write_text(_part_path(out, ref.clip), json.dumps(part))
+        if finished and parts_dir is not None:
+            atomic_write_text(parts_dir / f"{ref.clip}.json", json.dumps(part))
         parts[ref.clip] = part
         done += 1
         if progress:
             progress(done, total, ref.clip)
     ordered = [parts[r.clip] for r in match.clips]
-    events, clips, summary = assemble(ordered, match, ps, config, opts, prompts_path=str(prompts_path),
-                                      clips_dir=str(clips_dir), out_dir=out)
-    write_jsonl(out / "events.jsonl", events)
-    write_jsonl(out / "clips.jsonl", clips)
-    write_json(out / "summary.json", summary)
-    return RunResult(events, clips, summary, out, reused=reused)
+    events, clips, summary = assemble(ordered, match, ps, config, opts,
+                                      prompts_path=ps.source if prompts_path is None else prompts_path,
+                                      clips_dir=str(clips_dir), out_dir=out_dir)
+    return RunResult(events, clips, summary, None, parts=ordered, reused=reused)
 

@@ -17,10 +17,9 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
-import weakref
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import numpy as np
 
@@ -34,6 +33,8 @@ from timingbench.detectors.stem import detect_stem
 from timingbench.detectors.tonal import detect_tonal
 from timingbench.families import STEM_FAMILIES, TONAL_FAMILIES
 from timingbench.gates import IdentityParams
+from timingbench.memo import object_table
+from timingbench.params.analysis import FeaturesParams
 from timingbench.params.detectors import (
     ChanceParams,
     EnergyParams,
@@ -107,6 +108,8 @@ class DetectorParams:
     mix: MixParams
     energy: EnergyParams
     identity: IdentityParams
+    #: The bank's own analysis constants, for the detectors that read its grid (the percussion routes).
+    features: FeaturesParams
 
     @classmethod
     def of(cls, config: Config) -> DetectorParams:
@@ -117,11 +120,12 @@ class DetectorParams:
         ConfigError
             If a section's constants are missing, mistyped or out of range.
         """
-        built = _BUILT.get(config.params)
+        built_table, adopted = object_table("detector-params"), object_table("adopted-variants")
+        built: DetectorParams | None = built_table.get(config.params)
         if built is None:
-            pending = _ADOPTED.pop(config.params, None)
-            built = _BUILT[config.params] = (cls._build(config) if pending is None
-                                             else pending[0]._with(config, pending[1]))
+            pending = adopted.pop(config.params, None)
+            built = built_table[config.params] = (cls._build(config) if pending is None
+                                                  else pending[0]._with(config, pending[1]))
         return built
 
     def adopt(self, variant: Config, section: str) -> None:
@@ -131,18 +135,16 @@ class DetectorParams:
         the others from these parameters (the sweep builds hundreds of such variants); a
         section that fails to build raises then, as a full build would.
         """
-        _ADOPTED[variant.params] = (self, section)
+        object_table("adopted-variants")[variant.params] = (self, section)
 
     def _with(self, variant: Config, section: str) -> DetectorParams:
-        if section in ("semantic", "evidence"):
-            ident = dataclasses.replace(self.identity, **{"semantic" if section == "semantic" else "evidence_params":
-                                                           getattr(variant.params, section)})
-            built = dataclasses.replace(self, identity=ident)
-        elif section in {f.name for f in dataclasses.fields(self)} - {"identity"}:
-            built = dataclasses.replace(self, **{section: getattr(variant.params, section)})
-        else:
-            built = self
-        return built
+        """These parameters with ``variant``'s ``section`` put where this set holds that section.
+
+        The place is found by the section's type, in a field or in a field of a nested set
+        (``identity.evidence_params``); a section no detector reads leaves the set as it is.
+        """
+        new = getattr(variant.params, section)
+        return _replaced(self, type(new), new)
 
     @classmethod
     def _build(cls, config: Config) -> DetectorParams:
@@ -151,13 +153,25 @@ class DetectorParams:
                    tonal=config.params.tonal, mix=config.params.mix,
                    energy=config.params.energy,
                    identity=IdentityParams(semantic=config.params.semantic,
-                                           evidence_params=config.params.evidence))
+                                           evidence_params=config.params.evidence),
+                   features=config.params.features)
 
 
-#: DetectorParams of each live configuration (keyed by its parameter sets, which it outlives with).
-_BUILT: weakref.WeakKeyDictionary[Any, DetectorParams] = weakref.WeakKeyDictionary()
-#: Configurations declared to differ from a built one in one section (see DetectorParams.adopt).
-_ADOPTED: weakref.WeakKeyDictionary[Any, tuple[DetectorParams, str]] = weakref.WeakKeyDictionary()
+T = TypeVar("T")
+
+
+def _replaced(obj: T, kind: type, new: Any) -> T:
+    """``obj`` (a frozen dataclass) with every field of type ``kind`` (at any depth) set to ``new``."""
+    changes: dict[str, Any] = {}
+    for f in dataclasses.fields(obj):  # type: ignore[arg-type]
+        value = getattr(obj, f.name)
+        if type(value) is kind:
+            changes[f.name] = new
+        elif dataclasses.is_dataclass(value) and not isinstance(value, type):
+            inner = _replaced(value, kind, new)
+            if inner is not value:
+                changes[f.name] = inner
+    return dataclasses.replace(obj, **changes) if changes else obj  # type: ignore[type-var]
 
 
 def search_window(
@@ -195,7 +209,7 @@ def run_detector(
         use_sem = params.percussion.semantic_with_dsp and (
             bank.stem("drums").backend != "demucs"
         )
-        return detect_percussion(bank, ctx, params.percussion, identity=params.identity,
+        return detect_percussion(bank, ctx, params.percussion, features=params.features, identity=params.identity,
                                  family_evidence=family_evidence, use_semantic=use_sem)
     if name == "stem":
         return detect_stem(bank, ctx, params.stem, identity=params.identity, family_evidence=family_evidence)

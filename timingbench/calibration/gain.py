@@ -11,6 +11,7 @@ import numpy as np
 from timingbench.audio import load_clip
 from timingbench.calibration.evaluate import Corpus
 from timingbench.config import Config
+from timingbench.convert import frame_period_s
 from timingbench.executors import Executor, LocalExecutor, TaskFailure
 from timingbench.prompts import ClipRef, Prompt
 from timingbench.runner import ScoreOptions, family_evidence_for
@@ -77,7 +78,7 @@ def gain_check(
             continue
         prompt = corpus.prompts[ref.prompt_id]
         base_bank = corpus.banks[ref.clip]
-        hop_s = base_bank.hop / base_bank.sr
+        hop_s = frame_period_s(sr=base_bank.sr, hop=base_bank.hop)
         base = [score_event(base_bank, prompt, k, config, family_evidence=corpus.evidence.get(ref.clip),
                             clip=ref.clip, with_chance=False)[0] for k in range(len(prompt.events))]
         n += len(base)

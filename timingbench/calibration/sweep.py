@@ -21,21 +21,15 @@ from timingbench.calibration.evaluate import (
 )
 from timingbench.config import Config
 from timingbench.errors import ConfigError
+from timingbench.params.bounds import section_readers
 from timingbench.params.sets import field_value
 from timingbench.scoring import DetectorParams
 
 FACTORS = (0.8, 0.9, 1.1, 1.2)
-#: Detectors that read each configuration section; a variant of a constant re-scores only
-#: their events (the others keep their baseline rows). Sections not listed affect all.
-SECTION_READERS = {
-    "percussion": ("percussion",),
-    "stem": ("stem",),
-    "tonal": ("tonal",),
-    "mix": ("mix.start", "mix.stop", "energy"),  # energy reads the mix silence line
-    "energy": ("energy",),
-    "semantic": ("percussion", "stem", "tonal"),
-    "evidence": ("percussion", "stem", "tonal"),
-}
+#: Detectors that read each configuration section (declared in timingbench.params.bounds); a
+#: variant of a constant re-scores only their events (the others keep their baseline rows).
+#: Sections not listed affect all.
+SECTION_READERS = section_readers()
 #: Sections whose constants are reported, not used in decisions.
 NOT_SWEPT = ("families",)
 #: Sections the event detectors and scoring read; a variant of any other section's constant

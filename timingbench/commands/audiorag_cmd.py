@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 import argparse
-import functools
 import sys
 from pathlib import Path
 from typing import Any
 
 from timingbench.commands.judge_options import add_judge_options, client_from_args
+from timingbench.commands.scorer_command import add_scorer_command, provenance, write_scored
 from timingbench.config import Config, load_config
-from timingbench.jsonio import write_json, write_jsonl
 from timingbench.suites.audiorag import (
     LlmRagJudge,
     OfflineRagJudge,
@@ -22,38 +21,27 @@ from timingbench.suites.audiorag import (
     score_audiorag,
 )
 from timingbench.suites.judge import verdict_words
-from timingbench.version import __version__
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     """Add the ``audiorag`` subcommand with its ``score`` action."""
-    p = sub.add_parser("audiorag", help="score AudioRAG answers (judged accuracy over runs)")
-    acts = p.add_subparsers(dest="audiorag_action", metavar="ACTION")
-    s = acts.add_parser(
-        "score",
-        help="judge answers against metadata.jsonl",
-        description=(
+    s, _ = add_scorer_command(
+        sub, "audiorag", help="score AudioRAG answers (judged accuracy over runs)",
+        score_help="judge answers against metadata.jsonl",
+        score_description=(
             "Judge each answer against the AudioRAG ground truth, average accuracy over runs, "
             "break it down per data source and count error types (a reasoning, b audio "
             "processing, c knowledge, d invalid answer)."
         ),
+        gt_help="the release's metadata/metadata.jsonl",
+        pred_help="answers JSONL: id (row index or audio_path), answer, run",
+        out_help="output folder",
     )
-    s.add_argument("--gt", required=True, help="the release's metadata/metadata.jsonl")
-    s.add_argument("--pred", required=True, help="answers JSONL: id (row index or audio_path), answer, run")
-    s.add_argument("--out", required=True, help="output folder")
     add_judge_options(s, judge_help="'offline' (default: normalised exact/containment match) or the URL "
                       "of an OpenAI-compatible server, e.g. http://127.0.0.1:8000/v1")
     s.add_argument("--audio-root", default=None,
                    help="folder audio_path is relative to (default: <release>/data when present)")
-    s.add_argument("--config", default=None, help="configuration YAML (default: packaged timingbench-v1)")
     s.set_defaults(func=run_score)
-    p.set_defaults(func=functools.partial(_print_help, p))
-
-
-def _print_help(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
-    """``timingbench audiorag`` without an action: show the help, exit status 2."""
-    parser.print_help()
-    return 2
 
 
 def build_judge(args: argparse.Namespace, cfg: Config) -> RagJudge:
@@ -131,15 +119,9 @@ def run_score(args: argparse.Namespace) -> int:
         "errors": errors,
         "gt": str(gt),
         "pred": str(args.pred),
-        "config_version": cfg.version,
-        "config_hash": cfg.content_hash,
-        "timingbench_version": __version__,
+        **provenance(cfg),
     }
-    out = Path(args.out)
-    write_jsonl(out / "answers.jsonl", rows)
-    write_json(out / "summary.json", full)
-    for e in errors:
-        print(f"error: {e}", file=sys.stderr)
+    write_scored(Path(args.out), "answers.jsonl", rows, full, errors)
     unjudged = [r for r in rows if r.get("correct") is None and r.get("judge_note")]
     if unjudged:
         print(f"error: {len(unjudged)} answers could not be judged and count in no accuracy "

@@ -3,16 +3,14 @@
 from __future__ import annotations
 
 import argparse
-import functools
-import sys
 from pathlib import Path
 from typing import Any
 
 from timingbench.commands.judge_options import add_judge_options, client_from_args
 from timingbench.commands.mgbench_gen_cmd import register_actions
+from timingbench.commands.scorer_command import add_scorer_command, provenance, write_scored
 from timingbench.config import load_config
 from timingbench.errors import ParameterError
-from timingbench.jsonio import write_json, write_jsonl
 from timingbench.suites.judge import verdict_words
 from timingbench.suites.mgbench import (
     LlmSpanExtractor,
@@ -25,24 +23,21 @@ from timingbench.suites.mgbench import (
     load_responses,
     score_mgbench,
 )
-from timingbench.version import __version__
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     """Add the ``mgbench`` subcommand: ``score``, and ``generate`` / ``stats`` / ``baseline``."""
-    p = sub.add_parser("mgbench", help="generate MGBench splits, score grounding and understanding responses")
-    acts = p.add_subparsers(dest="mgbench_action", metavar="ACTION")
-    s = acts.add_parser(
-        "score",
-        help="score responses against MGBench ground truth",
-        description=(
+    s, acts = add_scorer_command(
+        sub, "mgbench", help="generate MGBench splits, score grounding and understanding responses",
+        score_help="score responses against MGBench ground truth",
+        score_description=(
             "Grounding: IFR, MergedIoU, span P/R/F1 and onset/offset MAE under greedy matching "
             "at IoU 0.5 and 0.7. Understanding: IFR, global and per-concept accuracy through a judge."
         ),
+        gt_help="MGBench ground truth JSONL",
+        pred_help="responses JSONL: id, response (text) or intervals",
+        out_help="output folder",
     )
-    s.add_argument("--gt", required=True, help="MGBench ground truth JSONL")
-    s.add_argument("--pred", required=True, help="responses JSONL: id, response (text) or intervals")
-    s.add_argument("--out", required=True, help="output folder")
     add_judge_options(s, judge_help="understanding judge: 'offline' (default: normalised "
                       "exact/containment match) or the URL of an OpenAI-compatible server")
     s.add_argument(
@@ -51,16 +46,8 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
         default="regex",
         help="span extractor for free-text responses: regex (trained models) or llm (through --judge)",
     )
-    s.add_argument("--config", default=None, help="configuration YAML (default: packaged timingbench-v1)")
     s.set_defaults(func=run_score)
     register_actions(acts)
-    p.set_defaults(func=functools.partial(_print_help, p))
-
-
-def _print_help(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
-    """``timingbench mgbench`` without an action: show the help, exit status 2."""
-    parser.print_help()
-    return 2
 
 
 def _num(v: float | None, fmt: str = ".4f") -> str:
@@ -151,15 +138,9 @@ def run_score(args: argparse.Namespace) -> int:
         "errors": errors,
         "gt": str(args.gt),
         "pred": str(args.pred),
-        "config_version": cfg.version,
-        "config_hash": cfg.content_hash,
-        "timingbench_version": __version__,
+        **provenance(cfg),
     }
-    out = Path(args.out)
-    write_jsonl(out / "questions.jsonl", rows)
-    write_json(out / "summary.json", full)
-    for e in errors:
-        print(f"error: {e}", file=sys.stderr)
+    write_scored(Path(args.out), "questions.jsonl", rows, full, errors)
     print(format_table(full))
     unjudged = sum(u["unjudged"] for u in summary["understanding"].values())
     return 1 if errors or unjudged else 0

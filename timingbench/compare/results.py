@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from timingbench.errors import TimingbenchError
-from timingbench.jsonio import iter_jsonl, read_json
+from timingbench.jsonio import field_error, read_json, read_rows
 from timingbench.prompts import EVENT_FAMILIES, EVENT_KINDS
 
 OUTCOMES = ("on_time", "off_time", "none")
@@ -91,12 +91,10 @@ def _is_number(v: Any) -> bool:
 
 
 def _bad(path: Path, line: int, fld: str, rule: str) -> TimingbenchError:
-    return TimingbenchError(f"{path}:{line}: field '{fld}': {rule}")
+    return field_error(f"{path}:{line}", fld, rule, error=TimingbenchError)
 
 
-def _check_event(row: Any, path: Path, line: int) -> dict[str, Any]:
-    if not isinstance(row, dict):
-        raise TimingbenchError(f"{path}:{line}: an events row must be a JSON object")
+def _check_event(row: dict[str, Any], path: Path, line: int) -> dict[str, Any]:
     for key, types in _EVENT_FIELDS.items():
         v = row.get(key)
         ok = isinstance(v, types) and not isinstance(v, bool)
@@ -127,9 +125,7 @@ def _check_event(row: Any, path: Path, line: int) -> dict[str, Any]:
     return row
 
 
-def _check_clip(row: Any, path: Path, line: int) -> dict[str, Any]:
-    if not isinstance(row, dict):
-        raise TimingbenchError(f"{path}:{line}: a clips row must be a JSON object")
+def _check_clip(row: dict[str, Any], path: Path, line: int) -> dict[str, Any]:
     for key, types in (("clip", (str,)), ("prompt_id", (str,)), ("sample", (int,))):
         v = row.get(key)
         if not isinstance(v, types) or isinstance(v, bool):
@@ -154,12 +150,7 @@ def _read_rows(path: Path, check: Any) -> list[dict[str, Any]]:
     if not path.is_file():
         raise TimingbenchError(f"{path}: not found; a results folder holds events.jsonl, clips.jsonl "
                                "and summary.json written by `timingbench score`")
-    rows = []
-    for line, row in iter_jsonl(path):
-        if isinstance(row, Exception):
-            raise TimingbenchError(str(row))
-        rows.append(check(row, path, line))
-    return rows
+    return [check(row, path, line) for line, row in read_rows(path, what="results", error=TimingbenchError)]
 
 
 def _str_or_none(v: Any) -> str | None:

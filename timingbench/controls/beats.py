@@ -11,7 +11,6 @@ the requested tempo scores low CMLt but high AMLt).
 
 from __future__ import annotations
 
-import functools
 import warnings
 from typing import Any
 
@@ -21,6 +20,7 @@ import soxr
 
 from timingbench.audio import MADMOM_SR, level_normalised
 from timingbench.errors import ParameterError
+from timingbench.memo import process_cache
 from timingbench.params.analysis import AudioParams
 from timingbench.params.controls import ControlsParams
 from timingbench.params.detectors import TempoParams
@@ -28,7 +28,7 @@ from timingbench.params.detectors import TempoParams
 F64 = npt.NDArray[np.float64]
 
 
-@functools.lru_cache(maxsize=2)
+@process_cache(maxsize=2)
 def _rnn(fps: int, intra_op_num_threads: int) -> Any:
     try:
         import onnxruntime
@@ -41,7 +41,7 @@ def _rnn(fps: int, intra_op_num_threads: int) -> Any:
     return RNNDownBeatProcessor(fps=fps, num_threads=1, intra_op_num_threads=intra_op_num_threads)
 
 
-@functools.lru_cache(maxsize=4)
+@process_cache(maxsize=4)
 def _dbn(beats_per_bar: tuple[int, ...], fps: int, min_bpm: float, max_bpm: float,
          transition_lambda: float, observation_lambda: int, correct: bool) -> Any:
     from madmom.features.downbeats import DBNDownBeatTrackingProcessor

@@ -9,7 +9,6 @@ chords outside major/minor, e.g. diminished, are left out of the comparison).
 
 from __future__ import annotations
 
-import functools
 import warnings
 from collections.abc import Sequence
 from typing import Any
@@ -20,11 +19,12 @@ import soxr
 
 from timingbench.audio import MADMOM_SR
 from timingbench.controls.schema import Chord
+from timingbench.memo import process_cache
 
 F64 = npt.NDArray[np.float64]
 
 
-@functools.lru_cache(maxsize=1)
+@process_cache(maxsize=1)
 def _processors() -> tuple[Any, Any]:
     from madmom.audio.chroma import DeepChromaProcessor
     from madmom.features.chords import DeepChromaChordRecognitionProcessor

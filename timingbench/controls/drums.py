@@ -15,7 +15,9 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import numpy.typing as npt
 
+from timingbench.curves import local_peaks, strongest_apart
 from timingbench.memo import memoised
+from timingbench.params.analysis import FeaturesParams
 from timingbench.params.controls import ControlsParams
 from timingbench.params.detectors import PercussionParams
 
@@ -50,21 +52,18 @@ def pick_onsets(onset: npt.ArrayLike, times_s: npt.ArrayLike, *, rel: float, min
     top = float(np.percentile(x, 99.0))
     if top <= 0:
         return np.empty(0)
-    inner = (x[1:-1] > x[:-2]) & (x[1:-1] >= x[2:]) & (x[1:-1] >= rel * top)
-    idx = np.flatnonzero(inner) + 1
-    kept: list[int] = []
-    for i in idx[np.argsort(-x[idx], kind="stable")]:
-        if all(abs(t[i] - t[j]) >= min_ioi_s for j in kept):
-            kept.append(int(i))
-    return np.sort(t[np.asarray(kept, dtype=np.int64)]) if kept else np.empty(0)
+    idx = local_peaks(x, 0, x.size, edges="interior", strict_left=True, min_value=rel * top)
+    kept = strongest_apart(x, idx, separation=min_ioi_s, positions=t)
+    return t[np.asarray(kept, dtype=np.int64)] if kept else np.empty(0)
 
 
-def bank_drum_onsets(bank: FeatureBank, *, percussion: PercussionParams, controls: ControlsParams) -> F64:
+def bank_drum_onsets(bank: FeatureBank, *, percussion: PercussionParams, controls: ControlsParams,
+                     features: FeaturesParams) -> F64:
     """Drum onsets of a clip from its bank's percussion route (memoised per bank, the route's
     curves shared with the percussion detector)."""
     from timingbench.detectors.percussion import curves_key, route_curves
 
-    cur = route_curves(bank, percussion, "high")
+    cur = route_curves(bank, percussion, "high", features=features)
     return memoised(bank, "controls-drums", controls, ("drum_onset_rel", "drum_min_ioi_s"),
                     lambda c: pick_onsets(cur.onset, bank.times, rel=c.drum_onset_rel, min_ioi_s=c.drum_min_ioi_s),
                     curves_key(percussion, "high"))

@@ -22,8 +22,10 @@ import numpy as np
 import numpy.typing as npt
 
 from timingbench.controls.salience import semitone_salience
+from timingbench.convert import frame_period_s
 from timingbench.errors import ParameterError
 from timingbench.features import spectral as sp
+from timingbench.params.analysis import FeaturesParams
 from timingbench.params.controls import ControlsParams
 
 if TYPE_CHECKING:
@@ -41,14 +43,15 @@ def a_weighting_db(freqs_hz: npt.ArrayLike) -> F64:
         return 20.0 * np.log10(np.where(num > 0, num / den, 0.0)) + 2.0
 
 
-def spectral_frames(samples: npt.NDArray[np.floating], *, sr: int, n_fft: int, hop: int, tuning: float,
+def spectral_frames(mag: npt.NDArray[np.floating], *, sr: int, n_fft: int, hop: int, tuning: float,
                     highpass_hz: float, salience: ControlsParams | None = None) -> dict[str, Any]:
     """A-weighted mean square and high-passed chroma of every STFT frame.
 
     Parameters
     ----------
-    samples : np.ndarray, shape (n,)
-        Mono signal.
+    mag : np.ndarray, shape (n_fft // 2 + 1, m)
+        ``|STFT|`` of a mono signal (a bank's :meth:`~timingbench.features.FeatureBank.magnitude`,
+        or :func:`~timingbench.features.bank.grid_magnitude` of other audio).
     sr : int
         Sample rate, Hz.
     n_fft, hop : int
@@ -69,14 +72,13 @@ def spectral_frames(samples: npt.NDArray[np.floating], *, sr: int, n_fft: int, h
         with ``salience``, ``salience`` (np.ndarray of float32, shape (60, m): semitone
         salience, MIDI 33 upwards).
     """
-    mag = sp.stft_magnitude(np.asarray(samples, dtype=np.float32), n_fft=n_fft, hop=hop)
     power = mag.astype(np.float64) ** 2
     freqs = np.arange(power.shape[0]) * (sr / n_fft)
     a_gain = 10.0 ** (a_weighting_db(freqs) / 10.0)
     a_ms = sp.spectral_mean_square(power * a_gain[:, None], n_fft=n_fft)
     hp = freqs**4 / (freqs**4 + float(highpass_hz) ** 4)
     chroma = np.asarray(sp.chroma_basis(sr=sr, n_fft=n_fft, tuning=tuning), dtype=np.float64) @ (power * hp[:, None])
-    out: dict[str, Any] = {"a_ms": a_ms, "chroma": chroma, "hop_s": hop / float(sr)}
+    out: dict[str, Any] = {"a_ms": a_ms, "chroma": chroma, "hop_s": frame_period_s(sr=sr, hop=hop)}
     if salience is not None:
         c = salience
         out["salience"] = semitone_salience(mag, sr=sr, n_fft=n_fft, n_harmonics=c.melody_salience_harmonics,
@@ -86,15 +88,20 @@ def spectral_frames(samples: npt.NDArray[np.floating], *, sr: int, n_fft: int, h
     return out
 
 
-def bank_frames(bank: FeatureBank, *, highpass_hz: float, salience: ControlsParams | None = None) -> dict[str, Any]:
-    """:func:`spectral_frames` of a feature bank's clip, computed once per bank and kept with it."""
-    p = bank.params
+def bank_frames(bank: FeatureBank, *, features: FeaturesParams, highpass_hz: float,
+                salience: ControlsParams | None = None) -> dict[str, Any]:
+    """:func:`spectral_frames` of a feature bank's clip, computed once per bank and kept with it.
+
+    ``features`` are the bank's own constants (its STFT grid and chroma tuning); other ones raise.
+    """
+    bank.require_params(features, reader="controls")
+    p = features
     key = f"controls-frames-{p.n_fft}-{p.hop}-{p.chroma_tuning}-{highpass_hz}"
     if salience is not None:
         c = salience
         key += (f"-salience-{c.melody_salience_harmonics}-{c.melody_salience_alpha}-{c.melody_salience_beta}-"
                 f"{c.melody_salience_peak_range_db}-{c.melody_salience_max_hz}")
-    return bank.derived(key, lambda bk: spectral_frames(bk.samples, sr=bk.sr, n_fft=p.n_fft, hop=p.hop,
+    return bank.derived(key, lambda bk: spectral_frames(bk.magnitude(), sr=bk.sr, n_fft=p.n_fft, hop=p.hop,
                                                         tuning=p.chroma_tuning, highpass_hz=highpass_hz,
                                                         salience=salience))
 

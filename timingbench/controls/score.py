@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import zlib
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -19,6 +22,9 @@ from timingbench.controls.melody import melody_accuracy, melody_scores, produced
 from timingbench.controls.salience import predominant_pitch_class, range_prior
 from timingbench.controls.schema import Controls
 from timingbench.errors import ParameterError
+from timingbench.params.analysis import AudioParams, FeaturesParams
+from timingbench.params.controls import ControlsParams
+from timingbench.params.detectors import PercussionParams, TempoParams
 
 if TYPE_CHECKING:
     from timingbench.features.bank import FeatureBank
@@ -35,13 +41,44 @@ def _rounded(d: dict[str, Any]) -> dict[str, Any]:
     return {k: (_rounded(v) if isinstance(v, dict) else _r(v) if isinstance(v, float) else v) for k, v in d.items()}
 
 
-def tracked_beats(bank: FeatureBank, config: Config) -> tuple[F64, F64]:
+@dataclass(frozen=True)
+class ControlSections:
+    """The configuration sections the controls read, each handed on explicitly.
+
+    Attributes
+    ----------
+    controls : ControlsParams
+        Scoring windows, chance draws, melody and drum constants.
+    tempo : TempoParams
+        The beat tracker's constants (beats and downbeats).
+    audio : AudioParams
+        Decoding constants the beat tracker's input level reads.
+    percussion : PercussionParams
+        The percussion route the drum onsets are picked on.
+    features : FeaturesParams
+        The bank's level range (the produced level curve).
+    """
+
+    controls: ControlsParams
+    tempo: TempoParams
+    audio: AudioParams
+    percussion: PercussionParams
+    features: FeaturesParams
+
+    @classmethod
+    def of(cls, config: Config) -> ControlSections:
+        """The sections of ``config``."""
+        p = config.params
+        return cls(controls=p.controls, tempo=p.tempo, audio=p.audio, percussion=p.percussion, features=p.features)
+
+
+def tracked_beats(bank: FeatureBank, *, tempo: TempoParams, audio: AudioParams,
+                  controls: ControlsParams) -> tuple[F64, F64]:
     """Tracked beats and downbeats of a clip, computed once per bank and kept with it."""
-    c = config.params.controls
-    t = config.params.tempo
+    c, t = controls, tempo
     key = (f"controls-beats-{t.beat_fps}-{t.min_bpm}-{t.max_bpm}-{t.dbn_transition_lambda}-"
            f"{t.dbn_observation_lambda}-{t.dbn_correct}-{t.input_loud_level_dbfs}-{list(c.beats_per_bar)}")
-    return bank.derived(key, lambda bk: _beats.track_beats(bk.samples, sr=bk.sr, tempo=t, audio=config.params.audio,
+    return bank.derived(key, lambda bk: _beats.track_beats(bk.samples, sr=bk.sr, tempo=t, audio=audio,
                                                              controls=c))  # type: ignore[no-any-return]
 
 
@@ -51,22 +88,25 @@ def produced_chords(bank: FeatureBank) -> list[Any]:
                         lambda bk: _chords.recognise_chords(bk.samples, sr=bk.sr))
 
 
-def control_drum_onsets(controls: Controls, config: Config) -> F64:
-    """The requested drum onsets: given times, or the onsets extracted from the control audio file."""
+def control_drum_onsets(controls: Controls, sections: ControlSections,
+                        control_bank: Callable[[Path], FeatureBank] | None) -> F64:
+    """The requested drum onsets: given times, or the onsets extracted from the control audio file.
+
+    ``control_bank(path)`` gives the feature bank of the control audio file.
+    """
     if controls.drums_s is not None:
         return controls.drums_s
-    from timingbench.audio import load_clip
-    from timingbench.features import compute_bank
-
     if controls.drums_path is None:
         raise ParameterError("controls carry no drum request (neither drums_s times nor a control audio file)")
-    bank = compute_bank(load_clip(controls.drums_path, config), config, separation="dsp")
-    return _drums.bank_drum_onsets(bank, percussion=config.params.percussion,
-                                   controls=config.params.controls)
+    if control_bank is None:
+        raise ParameterError(f"{controls.drums_path}: no way to analyse the control audio was given (control_bank)")
+    return _drums.bank_drum_onsets(control_bank(controls.drums_path), percussion=sections.percussion,
+                                   controls=sections.controls, features=sections.features)
 
 
-def score_controls(bank: FeatureBank, controls: Controls, config: Config, *, span_s: float, key: str,
-                   instructed_bpm: float | None = None, with_chance: bool = True) -> dict[str, Any]:
+def score_controls(bank: FeatureBank, controls: Controls, sections: ControlSections, *, span_s: float, key: str,
+                   instructed_bpm: float | None = None, with_chance: bool = True,
+                   control_bank: Callable[[Path], FeatureBank] | None = None) -> dict[str, Any]:
     """Score every control given, with its chance control.
 
     Parameters
@@ -75,7 +115,8 @@ def score_controls(bank: FeatureBank, controls: Controls, config: Config, *, spa
         The clip's feature bank.
     controls : Controls
         The prompt's validated controls.
-    config : Config
+    sections : ControlSections
+        The configuration sections the controls read.
     span_s : float
         The instructed duration in seconds: the span shifts wrap around.
     key : str
@@ -84,13 +125,15 @@ def score_controls(bank: FeatureBank, controls: Controls, config: Config, *, spa
         The prompt's tempo target, reported beside the tempo the beats imply.
     with_chance : bool
         Run the chance re-scorings.
+    control_bank : callable, optional
+        ``control_bank(path)``: the feature bank of a control audio file (``drums_path``).
 
     Returns
     -------
     row : dict
         Control name -> its scores and ``chance`` (``mean``, ``p_chance``, ``draws``).
     """
-    c = config.params.controls
+    c = sections.controls
     out: dict[str, Any] = {}
 
     def shifts(name: str) -> F64:
@@ -103,7 +146,7 @@ def score_controls(bank: FeatureBank, controls: Controls, config: Config, *, spa
         return _chance.shift_times(t, s, span_s=span_s)
 
     if controls.beats_s is not None or controls.downbeats_s is not None:
-        beats, downbeats = tracked_beats(bank, config)
+        beats, downbeats = tracked_beats(bank, tempo=sections.tempo, audio=sections.audio, controls=c)
         if controls.beats_s is not None:
             ref = controls.beats_s
             row = _beats.beat_scores(ref, beats, controls=c)
@@ -119,12 +162,12 @@ def score_controls(bank: FeatureBank, controls: Controls, config: Config, *, spa
                                 "chance": _chance.chance_stats(f, shifts("downbeats_s"), lambda s: _beats.f_measure(
                                     wrap(dref, s), downbeats, window_s=c.beat_window_s))}
     if controls.dynamics_db is not None or controls.melody_midi is not None:
-        fr = _frames.bank_frames(bank, highpass_hz=c.melody_highpass_hz,
+        fr = _frames.bank_frames(bank, features=sections.features, highpass_hz=c.melody_highpass_hz,
                                  salience=c if controls.melody_midi is not None else None)
     if controls.dynamics_db is not None and controls.dynamics_hop_s is not None:
         req, hop = controls.dynamics_db, controls.dynamics_hop_s
         prod = _frames.level_curve_db(fr["a_ms"], frame_hop_s=fr["hop_s"], hop_s=hop, n=req.size,
-                                      range_db=bank.params.level_range_db)
+                                      range_db=sections.features.level_range_db)
         row = dynamics_scores(req, prod)
         row["hop_s"] = hop
         row["chance"] = _chance.chance_stats(row["pearson_r"], shifts("dynamics"), lambda s: dynamics_scores(
@@ -149,8 +192,8 @@ def score_controls(bank: FeatureBank, controls: Controls, config: Config, *, spa
         row["salience"] = sal
         out["melody"] = row
     if controls.names().count("drums_s"):
-        dref = control_drum_onsets(controls, config)
-        est = _drums.bank_drum_onsets(bank, percussion=config.params.percussion, controls=c)
+        dref = control_drum_onsets(controls, sections, control_bank)
+        est = _drums.bank_drum_onsets(bank, percussion=sections.percussion, controls=c, features=sections.features)
         row = _drums.onset_scores(dref, est, window_s=c.onset_window_s)
         row["source"] = "audio" if controls.drums_path is not None else "times"
         row["chance"] = _chance.chance_stats(row["f_measure"], shifts("drums_s"), lambda s: _drums.onset_scores(

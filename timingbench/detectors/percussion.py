@@ -31,7 +31,7 @@ import numpy.typing as npt
 from timingbench.convert import seconds_to_frame_count
 from timingbench.curves import Grid, accent, falling_crossings, moving_average, rising_crossings
 from timingbench.errors import ConfigError
-from timingbench.features.kernels import hpss_power, hysteresis, rectified_onset_density
+from timingbench.features.kernels import hysteresis, rectified_onset_density
 from timingbench.gates import (
     IdentityParams,
     absence_after,
@@ -43,6 +43,7 @@ from timingbench.gates import (
 )
 from timingbench.identity import judges, tagger_family_fall, trained_candidates, trained_gates
 from timingbench.memo import memo_key, memoised, persisted
+from timingbench.params.analysis import FeaturesParams
 from timingbench.params.detectors import PercussionParams
 from timingbench.verdicts import EXEMPT, FAIL, PASS, Candidate, EventContext, GateVerdict
 
@@ -94,7 +95,9 @@ class PercussionCurves:
     route: str
 
 
-def _routed_stem(bank: FeatureBank, params: PercussionParams, route: str) -> tuple[F64, F64, float, str]:
+def _routed_stem(bank: FeatureBank, params: PercussionParams, route: str,
+                 features: FeaturesParams) -> tuple[F64, F64, float, str]:
+    bank.require_params(features, reader="percussion")
     if bank.separation_backend != "dsp":
         stem = bank.stem("drums")
         return (np.asarray(stem.onset, dtype=np.float64), np.asarray(stem.envelope_db, dtype=np.float64),
@@ -110,10 +113,8 @@ def _routed_stem(bank: FeatureBank, params: PercussionParams, route: str) -> tup
             a, b = params.route_low_hz, params.route_low_top_hz
         else:
             a, b = params.route_sub_hz, params.route_high_hz
-        bk, p, margin = bank, bank.params, params.route_margin
-        mag = sp.stft_magnitude(np.asarray(bk.samples), n_fft=p.n_fft, hop=p.hop)
-        hp, pp = hpss_power(mag, kernel_frames=p.hpss_kernel_frames, kernel_bins=p.hpss_kernel_bins,
-                            power=p.hpss_mask_power)
+        bk, p, margin = bank, features, params.route_margin
+        hp, pp = bk.hpss()
         basis = sp.mel_basis(sr=bk.sr, n_fft=p.n_fft, n_mels=p.n_mels)
         if route == "low":
             routed = route_percussion_low(hp, pp, sr=bk.sr, n_fft=p.n_fft, margin=margin, lo_hz=a, hi_hz=b)
@@ -170,7 +171,8 @@ def percussion_routes(bank: FeatureBank, params: PercussionParams) -> tuple[str,
     return ("high", "low") if params.route_low_hz is not None else ("high",)
 
 
-def percussion_curves(bank: FeatureBank, params: PercussionParams, route: str = "high") -> PercussionCurves:
+def percussion_curves(bank: FeatureBank, params: PercussionParams, route: str = "high", *,
+                      features: FeaturesParams) -> PercussionCurves:
     """Routed onset, envelope, rectified density and presence of a clip's percussion.
 
     Parameters
@@ -182,6 +184,8 @@ def percussion_curves(bank: FeatureBank, params: PercussionParams, route: str = 
     route : str
         ``high`` (sub/high bands) or ``low`` (low band) with the dsp fallback; ignored
         with a separated drum stem.
+    features : FeaturesParams
+        The ``features`` section the bank was built with.
 
     Returns
     -------
@@ -191,9 +195,11 @@ def percussion_curves(bank: FeatureBank, params: PercussionParams, route: str = 
     ------
     ConfigError
         If the low route is asked for while ``route_low_top_hz`` is switched off.
+    ParameterError
+        If ``features`` are not the bank's.
     """
     grid = bank.grid
-    onset, env, loud, name = _routed_stem(bank, params, route)
+    onset, env, loud, name = _routed_stem(bank, params, route, features)
     floor = float(np.percentile(onset, params.floor_percentile))
     dens = rectified_onset_density(onset, window_frames=grid.frames(params.density_window_s), floor=floor)
     ref = float(np.percentile(dens, params.reference_percentile))
@@ -203,10 +209,14 @@ def percussion_curves(bank: FeatureBank, params: PercussionParams, route: str = 
     return PercussionCurves(onset, env, loud, dens, ref, present, name)
 
 
-def route_curves(bank: FeatureBank, params: PercussionParams, route: str = "high") -> PercussionCurves:
-    """:func:`percussion_curves`, memoised per bank under the constants it reads (:data:`CURVE_READS`)."""
-    return memoised(bank, "percussion-curves", params, CURVE_READS, partial(percussion_curves, bank, route=route),
-                    route)
+def route_curves(bank: FeatureBank, params: PercussionParams, route: str = "high", *,
+                 features: FeaturesParams) -> PercussionCurves:
+    """:func:`percussion_curves`, memoised per bank under the constants it reads (:data:`CURVE_READS`).
+
+    ``features`` are the bank's own (its identity, so not part of the key); other ones raise.
+    """
+    return memoised(bank, "percussion-curves", params, CURVE_READS,
+                    partial(percussion_curves, bank, route=route, features=features), route)
 
 
 def curves_key(params: PercussionParams, route: str) -> tuple[Hashable, ...]:
@@ -215,8 +225,8 @@ def curves_key(params: PercussionParams, route: str) -> tuple[Hashable, ...]:
 
 
 def detect_percussion(
-    bank: FeatureBank, ctx: EventContext, params: PercussionParams, *, identity: IdentityParams,
-    family_evidence: FamilyEvidence | None = None, use_semantic: bool = False,
+    bank: FeatureBank, ctx: EventContext, params: PercussionParams, *, features: FeaturesParams,
+    identity: IdentityParams, family_evidence: FamilyEvidence | None = None, use_semantic: bool = False,
 ) -> list[Candidate]:
     """Candidates for a percussion ``instrument_entry`` or ``instrument_exit``.
 
@@ -228,6 +238,9 @@ def detect_percussion(
         The instructed event and its search window.
     params : PercussionParams
         The ``percussion`` section (gate constants under ``percussion.*``).
+    features : FeaturesParams
+        The ``features`` section the bank was built with (the routes' STFT grid, mel bands
+        and level range).
     identity : IdentityParams
         Constants of the semantic family gate and of the trained evidence.
     family_evidence : FamilyEvidence, optional
@@ -247,7 +260,7 @@ def detect_percussion(
     end_s = float(bank.duration_s)
     first: PercussionCurves | None = None
     for route in percussion_routes(bank, params):
-        cur = route_curves(bank, params, route)
+        cur = route_curves(bank, params, route, features=features)
         first = first or cur
         for cand in _route_candidates(bank, cur, ctx, params):
             if trained and family_evidence is not None:
@@ -275,18 +288,25 @@ def _route_candidates(bank: FeatureBank, cur: PercussionCurves, ctx: EventContex
     rel = params.accent_rel_height
     end_s = bank.duration_s
     out: list[Candidate] = []
+
+    def candidate_at(f: int | None, c: int) -> Candidate | None:
+        """The candidate at accent frame ``f`` of the crossing at ``c``; None without one in the window."""
+        if f is None:
+            return None
+        t = grid.time(f)
+        if not ctx.window_lo_s <= t <= ctx.window_hi_s:
+            return None
+        return Candidate(t, stats={"crossing_s": round(grid.time(c), 4), "route": cur.route})
+
     if ctx.kind == "instrument_entry":
         quiet = params.snap_quiet_rel * cur.reference
         back = grid.frames(params.snap_lookback_s)
         for c in rising_crossings(cur.present, lo, min(hi + win, grid.n)):
             start = max(_train_start(cur.density, c - win, c, quiet) - back, c - win)
-            f = accent(cur.onset, start, c + 1, rel_height=rel, edges="open")
-            if f is None:
+            cand = candidate_at(accent(cur.onset, start, c + 1, rel_height=rel, edges="open"), c)
+            if cand is None:
                 continue
-            t = grid.time(f)
-            if not ctx.window_lo_s <= t <= ctx.window_hi_s:
-                continue
-            cand = Candidate(t, stats={"crossing_s": round(grid.time(c), 4), "route": cur.route})
+            t = cand.time_s
             cand.apply("absence_before", _absence_before(bank, cur, grid, t_s=t, params=params))
             cand.apply("persistence", persistence(cur.present, grid, t_s=grid.time(c), clip_end_s=end_s,
                                                   want_present=True, params=params.persistence))
@@ -295,13 +315,10 @@ def _route_candidates(bank: FeatureBank, cur: PercussionCurves, ctx: EventContex
     else:
         for c in falling_crossings(cur.present, lo, min(hi + win, grid.n)):
             # the density falls one window after the last hit: search that window for it
-            f = accent(cur.onset, c - win - 1, c, rel_height=rel, edges="interior", last=True)
-            if f is None:
+            cand = candidate_at(accent(cur.onset, c - win - 1, c, rel_height=rel, edges="interior", last=True), c)
+            if cand is None:
                 continue
-            t = grid.time(f)
-            if not ctx.window_lo_s <= t <= ctx.window_hi_s:
-                continue
-            cand = Candidate(t, stats={"crossing_s": round(grid.time(c), 4), "route": cur.route})
+            t = cand.time_s
             cand.apply("absence_after", absence_after(cur.envelope_db, grid, t_s=t, ref_db=cur.loud_level_db,
                                                       clip_end_s=end_s, params=params.absence))
             cand.apply("persistence", persistence(cur.present, grid, t_s=grid.time(c), clip_end_s=end_s,

@@ -24,7 +24,6 @@ functions on plain arrays in seconds), :func:`estimate_tempo` (evaluate a clip) 
 
 from __future__ import annotations
 
-import functools
 import math
 import warnings
 from dataclasses import dataclass, field
@@ -37,6 +36,7 @@ import soxr
 from timingbench.audio import MADMOM_SR, level_normalised
 from timingbench.convert import frames_to_time
 from timingbench.errors import ParameterError
+from timingbench.memo import process_cache
 from timingbench.params.analysis import AudioParams
 from timingbench.params.detectors import TempoParams
 
@@ -80,7 +80,7 @@ class TempoEstimate:
     precise_bpm: float | None = None
 
 
-@functools.lru_cache(maxsize=4)
+@process_cache(maxsize=4)
 def _rnn_processor(fps: int, num_threads: int, intra_op_num_threads: int) -> Any:
     from madmom.features.beats import RNNBeatProcessor
 
@@ -89,7 +89,7 @@ def _rnn_processor(fps: int, num_threads: int, intra_op_num_threads: int) -> Any
     )
 
 
-@functools.lru_cache(maxsize=8)
+@process_cache(maxsize=8)
 def _dbn_processor(
     fps: int,
     min_bpm: float,

@@ -89,15 +89,7 @@ def harmonic_logmel(bank: FeatureBank) -> npt.NDArray[np.float32]:
         On the same frames as ``bank.logmel``; sustained partials keep their level while
         drum transients, which raise every register at once, are removed.
     """
-    from timingbench.features import spectral as sp
-    from timingbench.features.kernels import hpss_power
-
-    p = bank.params
-    mag = sp.stft_magnitude(np.asarray(bank.samples), n_fft=p.n_fft, hop=p.hop)
-    hp, _ = hpss_power(mag, kernel_frames=p.hpss_kernel_frames, kernel_bins=p.hpss_kernel_bins,
-                       power=p.hpss_mask_power)
-    melfb = sp.mel_basis(sr=int(bank.sr), n_fft=p.n_fft, n_mels=p.n_mels)
-    return sp.log_mel_db(np.asarray(melfb @ hp), db_range=p.db_range).astype(np.float32)
+    return bank.harmonic_logmel()
 
 
 def _register_source(bank: FeatureBank, source: str) -> npt.NDArray[np.floating[Any]]:

@@ -21,88 +21,23 @@ from typing import Any
 from timingbench.choices import CHANGE_BACKENDS
 from timingbench.config import Config
 from timingbench.convert import TIME_DECIMALS
+from timingbench.params.bounds import BOUNDS, DESCRIPTIVE, DETECTOR_READS, Bound
 from timingbench.params.sets import field_value
 
 #: Configuration section of each detector (``events.jsonl`` ``detector`` field).
-DETECTOR_SECTIONS = {"percussion": "percussion", "stem": "stem", "tonal": "tonal", "mix.start": "mix",
-                     "mix.stop": "mix", "energy": "energy"}
+DETECTOR_SECTIONS = {d: reads[0] for d, reads in DETECTOR_READS.items()}
 #: Event kinds whose change is a rise (everything else is a fall).
 RISING_KINDS = ("instrument_entry", "music_start_after_silence", "mix_energy_increase")
 #: Evidence fields that describe rather than measure (``backend`` is shown in the header;
 #: a ``reason`` is kept only when there is one).
-DESCRIPTIVE_KEYS = ("backend", "reason")
+DESCRIPTIVE_KEYS = DESCRIPTIVE
 #: Slack of the ``meets`` comparison (values are rounded to at most 4 decimals).
 SLACK = 10.0 ** -TIME_DECIMALS
 
 
-@dataclass(frozen=True)
-class Rule:
-    """How one measured statistic is judged.
-
-    Attributes
-    ----------
-    key : str
-        Statistic name in the gate's evidence.
-    constant : str
-        Dotted constant name; ``{section}`` is the detector's section.
-    op : str
-        ``<=`` or ``>=``: the statistic passes when ``value op threshold``.
-    negate : bool
-        The threshold is minus the constant (levels "N dB under" a reference).
-    gate : str or None
-        Only for this gate (None: any gate).
-    direction : str or None
-        Only for ``rise`` or ``fall`` events.
-    trained : bool or None
-        Only with (True) or without (False) the trained family evidence.
-    """
-
-    key: str
-    constant: str
-    op: str
-    negate: bool = False
-    gate: str | None = None
-    direction: str | None = None
-    trained: bool | None = None
-
-
-RULES: tuple[Rule, ...] = (
-    # level gates (timingbench.gates) on a stem or routed envelope, in dB re its own reference
-    Rule("strict_db", "{section}.absence_strict_below_ref_db", "<=", negate=True),
-    Rule("whole_db", "{section}.absence_whole_below_ref_db", "<=", negate=True),
-    Rule("after_db", "{section}.absence_strict_below_ref_db", "<=", negate=True),
-    Rule("strict_density_rel", "{section}.absence_density_max_rel", "<="),
-    Rule("whole_density_rel", "{section}.absence_density_max_rel", "<="),
-    Rule("held_fraction", "{section}.persistence_min_fraction", ">="),
-    Rule("change_db", "{section}.level_min_change_db", ">=", direction="rise"),
-    Rule("change_db", "{section}.level_min_change_db", "<=", negate=True, direction="fall"),
-    # presence of the trained family evidence (absence gates of evidence-driven candidates)
-    Rule("strict", "evidence.quiet_max", "<="),
-    Rule("whole", "evidence.quiet_max", "<="),
-    Rule("rise", "evidence.min_logit_rise", ">=", gate="absence_before"),
-    Rule("rise", "evidence.min_logit_rise", ">=", gate="absence_after"),
-    Rule("whole_rise", "evidence.min_logit_rise", ">="),
-    Rule("confident_change", "evidence.confident_change", ">=", gate="persistence"),
-    # whole-mix detectors
-    Rule("quiet_strict", "mix.quiet_min_fraction", ">="),
-    Rule("quiet_prefix", "mix.start_prefix_min_fraction", ">="),
-    Rule("gone_after_s", "mix.decay_budget_s", "<="),
-    Rule("quiet_fraction", "mix.quiet_min_fraction", ">="),
-    Rule("sounding_fraction", "energy.min_music_before_fraction", ">="),
-    Rule("onset_ratio", "energy.min_density_ratio", ">="),
-    Rule("rise_db", "energy.min_rise_db", ">=", gate="level_change"),
-    # tonal registers (statistics kept at the top level of the candidate's evidence)
-    Rule("register_change_db", "tonal.min_rise_db", ">=", gate="tonal_change", direction="rise"),
-    Rule("register_change_db", "tonal.min_fall_db", "<=", negate=True, gate="tonal_change", direction="fall"),
-    Rule("whole_rise_db", "tonal.whole_rise_db", ">=", gate="register_absent_before"),
-    Rule("after_drop_db", "tonal.absent_after_db", ">=", gate="register_absent_after"),
-    # family identity: the trained change head and presence, or a tagger's log-odds rise
-    Rule("change", "evidence.entry_min_prob", ">=", gate="semantic_family", direction="rise", trained=True),
-    Rule("change", "evidence.exit_min_prob", ">=", gate="semantic_family", direction="fall", trained=True),
-    Rule("rise", "semantic.min_logit_rise", ">=", gate="semantic_family", trained=False),
-    Rule("before", "semantic.quiet_max", "<=", gate="semantic_family", direction="rise", trained=False),
-    Rule("fall", "percussion.identity_min_logit_fall", ">=", gate="semantic_family"),
-)
+#: How each statistic is judged: the declaration in :mod:`timingbench.params.bounds`.
+Rule = Bound
+RULES: tuple[Rule, ...] = BOUNDS
 
 
 @dataclass(frozen=True)

@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import dataclasses
 import threading
-from collections import OrderedDict
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -42,7 +41,7 @@ from timingbench.features import cache as _cache
 from timingbench.features import separation as _sep
 from timingbench.features import spectral as _sp
 from timingbench.features.kernels import checkerboard_novelty, hpss_power, weighted_row_sums
-from timingbench.memo import memo_on
+from timingbench.memo import LruTable, lru_table, memo_on
 from timingbench.params.analysis import FeaturesParams
 from timingbench.version import __version__
 
@@ -155,8 +154,25 @@ def log_mel(samples: npt.ArrayLike, *, sr: int, p: FeaturesParams) -> npt.NDArra
     logmel : np.ndarray of float32, shape (n_mels, n_frames)
         dB relative to the maximum, in ``[-p.db_range, 0]``.
     """
-    mag = _sp.stft_magnitude(np.asarray(samples, dtype=np.float32), n_fft=p.n_fft, hop=p.hop)
+    mag = grid_magnitude(samples, p=p)
     return _mel_and_db(mag * mag, sr=sr, p=p)[1]
+
+
+def grid_magnitude(samples: npt.ArrayLike, *, p: FeaturesParams) -> npt.NDArray[np.float32]:
+    """``|STFT|`` of mono samples on the bank's grid, as :meth:`FeatureBank.magnitude` holds it.
+
+    Parameters
+    ----------
+    samples : array_like
+        Mono audio (converted to float32, as a decoded clip is).
+    p : FeaturesParams
+        ``n_fft`` and ``hop`` of the ``features`` section.
+
+    Returns
+    -------
+    magnitude : np.ndarray of float32, shape (n_fft // 2 + 1, n_frames)
+    """
+    return _sp.stft_magnitude(np.asarray(samples, dtype=np.float32), n_fft=p.n_fft, hop=p.hop)
 
 
 def _core_features(samples: npt.NDArray[np.float32], *, sr: int, p: FeaturesParams) -> dict[str, Any]:
@@ -176,7 +192,8 @@ def _core_features(samples: npt.NDArray[np.float32], *, sr: int, p: FeaturesPara
 
     hp, pp = hpss_power(mag, kernel_frames=p.hpss_kernel_frames, kernel_bins=p.hpss_kernel_bins,
                         power=p.hpss_mask_power)
-    onset_h = _sp.onset_from_log_mel(_sp.log_mel_db(np.asarray(melfb @ hp), db_range=p.db_range))
+    harmonic_db = _sp.log_mel_db(np.asarray(melfb @ hp), db_range=p.db_range)
+    onset_h = _sp.onset_from_log_mel(harmonic_db)
     onset_p = _sp.onset_from_log_mel(_sp.log_mel_db(np.asarray(melfb @ pp), db_range=p.db_range))
     h_db = _sp.level_db(_sp.spectral_mean_square(hp, n_fft=p.n_fft), ref_ms=ms_ref, range_db=p.level_range_db)
     p_db = _sp.level_db(_sp.spectral_mean_square(pp, n_fft=p.n_fft), ref_ms=ms_ref, range_db=p.level_range_db)
@@ -198,7 +215,7 @@ def _core_features(samples: npt.NDArray[np.float32], *, sr: int, p: FeaturesPara
         peak_db=float(np.max(rms_db)),
     )
     return {
-        "_hpss": (hp, pp),
+        "_spectra": {_MAGNITUDE: mag, _HPSS: (hp, pp), _HARMONIC_LOGMEL: harmonic_db.astype(np.float32)},
         "n_frames": n, "rms": rms, "rms_db": rms_db, "onset_full": onset_full,
         "onset_harmonic": onset_h, "onset_percussive": onset_p,
         "harmonic_rms_db": h_db, "percussive_rms_db": p_db, "bands_db": bands,
@@ -278,6 +295,17 @@ def stem_from_power(
 
 
 # ----------------------------------------------------------------------------- the bank
+
+#: Kinds of a clip's spectrogram products, kept in memory only (never pickled or cached).
+_MAGNITUDE, _HPSS, _HARMONIC_LOGMEL = "magnitude", "hpss", "harmonic_logmel"
+_KINDS = (_MAGNITUDE, _HPSS, _HARMONIC_LOGMEL)
+#: Banks whose spectrogram products the process keeps (a cache size, not a threshold):
+#: the bank being scored, and one more. About 40 MB each for a 35 s window at 44.1 kHz.
+SPECTRA_BANKS = 2
+
+
+def _spectra() -> LruTable[tuple[str, str], Any]:
+    return lru_table("bank-spectra", len(_KINDS) * SPECTRA_BANKS)
 
 _ARRAY_FIELDS = ("rms", "rms_db", "onset_full", "onset_harmonic", "onset_percussive",
                  "harmonic_rms_db", "percussive_rms_db", "novelty", "novelty_timbre",
@@ -418,6 +446,58 @@ class FeatureBank:
     def params(self) -> FeaturesParams:
         """The validated ``features`` parameters the bank was computed with."""
         return self._config.params.features
+
+    def require_params(self, features: FeaturesParams, *, reader: str) -> None:
+        """Check that ``features``, handed to ``reader``, are the constants the bank was built with.
+
+        Raises
+        ------
+        ParameterError
+            If they differ (the bank's grid and levels would not be those ``reader`` assumes).
+        """
+        if features != self.params:
+            raise ParameterError(f"{reader}: the features constants given differ from those the bank was built with")
+
+    def magnitude(self) -> npt.NDArray[np.float32]:
+        """``|STFT|`` of the bank's samples on its grid, shape ``(n_fft // 2 + 1, n_frames)``.
+
+        Every consumer reads this one: kept from the build, or computed on first use, for
+        the :data:`SPECTRA_BANKS` most recently used banks of the process (in memory only).
+        """
+        return self._spectrum(_MAGNITUDE, lambda: grid_magnitude(self.samples, p=self.params))  # type: ignore[no-any-return]
+
+    def hpss(self) -> tuple[npt.NDArray[np.floating], npt.NDArray[np.floating]]:
+        """``(|H|**2, |P|**2)``: the median-filtering harmonic/percussive split of :meth:`magnitude`.
+
+        With the ``features.hpss_*`` kernels; kept as :meth:`magnitude` is.
+        """
+        p = self.params
+        return self._spectrum(_HPSS, lambda: hpss_power(  # type: ignore[no-any-return]
+            self.magnitude(), kernel_frames=p.hpss_kernel_frames, kernel_bins=p.hpss_kernel_bins,
+            power=p.hpss_mask_power))
+
+    def harmonic_logmel(self) -> npt.NDArray[np.float32]:
+        """Log-mel of the harmonic part (:meth:`hpss`), shape ``(n_mels, n_frames)``, float32.
+
+        dB relative to its own maximum in ``[-features.db_range, 0]``, as the harmonic onset
+        curve reads it; kept as :meth:`magnitude` is.
+        """
+        def compute() -> npt.NDArray[np.float32]:
+            p = self.params
+            melfb = _sp.mel_basis(sr=self.sr, n_fft=p.n_fft, n_mels=p.n_mels)
+            return _sp.log_mel_db(np.asarray(melfb @ self.hpss()[0]), db_range=p.db_range).astype(np.float32)
+
+        return self._spectrum(_HARMONIC_LOGMEL, compute)  # type: ignore[no-any-return]
+
+    def _spectrum(self, kind: str, compute: Callable[[], Any]) -> Any:
+        # keyed by the bank's cache key (audio content and analysis constants): equal for
+        # every bank of the same clip and constants, so a stale hit cannot exist
+        table = _spectra()
+        value = table.get((self._key, kind))
+        if value is None:
+            value = compute()
+            table.put((self._key, kind), value)
+        return value
 
     def memo(self, key: tuple[Any, ...], fn: Callable[[], T]) -> T:
         """Compute ``fn()`` once per bank and ``key``, in memory only (never written to the cache).
@@ -561,13 +641,7 @@ class FeatureBank:
                                    mel_ref=self.mel_ref, backend=backend, model=model_name)
 
         if backend == "dsp":
-            hpss = self._memo.pop("_hpss", None)
-            if hpss is not None:
-                hp, pp = hpss
-            else:
-                mag = _sp.stft_magnitude(samples, n_fft=p.n_fft, hop=p.hop)
-                hp, pp = hpss_power(mag, kernel_frames=p.hpss_kernel_frames,
-                                    kernel_bins=p.hpss_kernel_bins, power=p.hpss_mask_power)
+            hp, pp = self.hpss()
             powers = _sep.separate_dsp(hp, pp, sr=self.sr, n_fft=p.n_fft,
                                        bass_cutoff_hz=self._config.params.separation.dsp_bass_cutoff_hz)
             return {k: make(k, v, "dsp") for k, v in powers.items()}
@@ -605,10 +679,12 @@ def _restore_bank(state: dict[str, Any]) -> FeatureBank:
 
 # ----------------------------------------------------------------------------- entry points
 
-_MEMORY: OrderedDict[tuple[str, str, str, str, str], FeatureBank] = OrderedDict()
-_MEMORY_SIZE = 8  # banks kept in memory per process (a cache size, not a threshold)
+#: Banks kept in memory per process (a cache size, not a threshold).
+_MEMORY_SIZE = 8
 #: Configuration sections the bank's content depends on (its cache key hashes only these).
 BANK_SECTIONS = ("audio", "features", "separation")
+
+
 def bank_params_digest(cfg: Config) -> str:
     """Digest of the parameter sets a bank depends on (``audio``, ``features``, ``separation``).
 
@@ -616,13 +692,15 @@ def bank_params_digest(cfg: Config) -> str:
     while any analysis constant does.
     """
     return digest({s: dataclasses.asdict(getattr(cfg.params, s)) for s in BANK_SECTIONS})
-_MEMORY_LOCK = threading.Lock()
+
+
+def _memory() -> LruTable[tuple[str, str, str, str, str], FeatureBank]:
+    return lru_table("feature-banks", _MEMORY_SIZE)
 
 
 def clear_memory_cache() -> None:
     """Forget the banks :func:`get_bank` keeps in memory (the disk cache stays)."""
-    with _MEMORY_LOCK:
-        _MEMORY.clear()
+    _memory().clear()
 
 
 def _check_clip(clip: Clip, p: FeaturesParams) -> None:
@@ -661,28 +739,8 @@ def compute_bank(
     ModelUnavailableError
         If ``separation="demucs"`` and no local weights exist.
     """
-    global _BUILDS
-    p = cfg.params.features
-    _check_clip(clip, p)
-    resolution = _sep.resolve(separation, cfg=cfg, demucs_repo=demucs_repo)
-    core = _core_features(clip.samples, sr=int(clip.sr), p=p)
-    hpss = core.pop("_hpss")
-    with _BUILD_LOCK:
-        _BUILDS += 1
-    key = _cache.bank_key(clip_hash=clip.content_hash, config_hash=bank_params_digest(cfg),
-                          package_version=__version__)
-    bank = FeatureBank._build(core, clip=clip, cfg=cfg, p=p, resolution=resolution,
-                              cache_base=None, key=key)
-    _prime_dsp_stems(bank, hpss)
-    return bank
-
-
-def _prime_dsp_stems(bank: FeatureBank, hpss: Any) -> None:
-    """Separate the dsp stems now from the HPSS the core already computed (not twice)."""
-    if bank.separation_backend == "dsp":
-        bank._memo["_hpss"] = hpss
-        bank._stem_group("dsp", "hpss")
-        bank._memo.pop("_hpss", None)
+    resolution, key = _identity(clip, cfg, separation=separation, demucs_repo=demucs_repo)
+    return _bank(clip, cfg, resolution=resolution, key=key, cache_base=None)
 
 
 def get_bank(
@@ -717,39 +775,54 @@ def get_bank(
     ParameterError, ConfigError, ModelUnavailableError
         As :func:`compute_bank`.
     """
-    resolution = _sep.resolve(separation, cfg=cfg, demucs_repo=demucs_repo)
+    resolution, key = _identity(clip, cfg, separation=separation, demucs_repo=demucs_repo)
     root = Path(cache_dir) if cache_dir is not None else _cache.default_cache_dir()
     base = root / "banks"
-    key = _cache.bank_key(clip_hash=clip.content_hash, config_hash=bank_params_digest(cfg),
-                          package_version=__version__)
     mem_key = (key, str(base), resolution.requested, resolution.backend, str(resolution.demucs_repo))
-    with _MEMORY_LOCK:
-        hit = _MEMORY.get(mem_key)
-        if hit is not None:
-            _MEMORY.move_to_end(mem_key)
+    hit = _memory().get(mem_key)
     if hit is not None and hit.samples.size == clip.samples.size:
         return hit
+    bank = _bank(clip, cfg, resolution=resolution, key=key, cache_base=base)
+    _memory().put(mem_key, bank)
+    return bank
+
+
+def _identity(clip: Clip, cfg: Config, *, separation: str,
+              demucs_repo: str | Path | None) -> tuple[_sep.Resolution, str]:
+    """The separation backend a bank of ``clip`` uses, and the bank's cache key."""
+    resolution = _sep.resolve(separation, cfg=cfg, demucs_repo=demucs_repo)
+    key = _cache.bank_key(clip_hash=clip.content_hash, config_hash=bank_params_digest(cfg),
+                          package_version=__version__)
+    return resolution, key
+
+
+def _bank(clip: Clip, cfg: Config, *, resolution: _sep.Resolution, key: str, cache_base: Path | None) -> FeatureBank:
+    """The one bank builder of :func:`compute_bank` and :func:`get_bank`.
+
+    Reads the core from ``cache_base`` when it holds this clip's entry, else computes it
+    (and writes it there); a freshly computed bank keeps its spectrogram in memory and, on
+    the dsp backend, separates its stems from the same HPSS at once.
+    """
+    global _BUILDS
     p = cfg.params.features
-    path = base / f"{key}.pkl"
-    entry = _cache.read_entry(path, key=key)
-    hpss = None
+    path = None if cache_base is None else cache_base / f"{key}.pkl"
+    entry = None if path is None else _cache.read_entry(path, key=key)
+    spectra = None
     if entry is not None and entry["core"].get("n_samples") == clip.samples.size:
         core = entry["core"]
     else:
         _check_clip(clip, p)
         core = _core_features(clip.samples, sr=int(clip.sr), p=p)
-        hpss = core.pop("_hpss")
-        global _BUILDS
+        spectra = core.pop("_spectra")
         with _BUILD_LOCK:
             _BUILDS += 1
         core["n_samples"] = int(clip.samples.size)
-        _cache.write_entry(path, key=key, payload={"core": core})
-    bank = FeatureBank._build(core, clip=clip, cfg=cfg, p=p, resolution=resolution,
-                              cache_base=base, key=key)
-    if hpss is not None:
-        _prime_dsp_stems(bank, hpss)
-    with _MEMORY_LOCK:
-        _MEMORY[mem_key] = bank
-        while len(_MEMORY) > _MEMORY_SIZE:
-            _MEMORY.popitem(last=False)
+        if path is not None:
+            _cache.write_entry(path, key=key, payload={"core": core})
+    bank = FeatureBank._build(core, clip=clip, cfg=cfg, p=p, resolution=resolution, cache_base=cache_base, key=key)
+    if spectra is not None:
+        for kind, value in spectra.items():
+            _spectra().put((key, kind), value)
+        if bank.separation_backend == "dsp":
+            bank._stem_group("dsp", "hpss")
     return bank

@@ -33,7 +33,6 @@ so they live here and not in the configuration.
 
 from __future__ import annotations
 
-import functools
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -42,6 +41,7 @@ import numpy as np
 import numpy.typing as npt
 
 from timingbench.errors import ModelUnavailableError, ParameterError
+from timingbench.memo import process_cache
 
 if TYPE_CHECKING:
     import torch
@@ -67,7 +67,7 @@ _PADS = ((3, 3), (3, 3), (63, 64), (31, 32), (15, 16))
 WEIGHTS_PATH = Path(__file__).resolve().parent.parent / "data" / "musicnn" / "mtt_musicnn.npz"
 
 
-@functools.lru_cache(maxsize=1)
+@process_cache(maxsize=1)
 def _mel_basis() -> npt.NDArray[np.float32]:
     import librosa
 
@@ -377,7 +377,7 @@ class MusicnnTagger:
         return (1.0 / (1.0 + np.exp(-z))).astype(np.float32)
 
 
-@functools.lru_cache(maxsize=2)
+@process_cache(maxsize=2)
 def load_musicnn(path: Path | None = None) -> MusicnnTagger:
     """Load the embedded MTT_musicnn weights (memoised).
 

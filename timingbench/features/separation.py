@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import threading
 from dataclasses import dataclass
-from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -36,6 +35,7 @@ import yaml
 from timingbench.choices import SEPARATIONS
 from timingbench.config import Config
 from timingbench.errors import ConfigError, ModelUnavailableError, ParameterError
+from timingbench.memo import process_cache
 
 STEMS_4 = ("drums", "bass", "vocals", "other")
 STEMS_6_EXTRA = ("piano", "guitar")
@@ -193,7 +193,7 @@ def resolve(choice: str, *, cfg: Config, demucs_repo: str | Path | None = None) 
 _MODEL_LOCK = threading.Lock()
 
 
-@lru_cache(maxsize=4)
+@process_cache(maxsize=4)
 def _load_cached(name: str, repo: str | None) -> Any:
     from demucs.pretrained import REMOTE_ROOT, _parse_remote_files
     from demucs.repo import AnyModelRepo, BagOnlyRepo, LocalRepo, RemoteRepo

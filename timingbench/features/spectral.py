@@ -14,8 +14,6 @@ reference level, so a gain change shifts every dB curve by the same constant.
 
 from __future__ import annotations
 
-from functools import lru_cache
-
 import numpy as np
 import numpy.typing as npt
 import scipy.fft
@@ -23,9 +21,10 @@ import scipy.sparse
 
 from timingbench.errors import ParameterError
 from timingbench.features.kernels import weighted_row_sums
+from timingbench.memo import process_cache
 
 
-@lru_cache(maxsize=8)
+@process_cache(maxsize=8)
 def hann_window(n_fft: int) -> npt.NDArray[np.float32]:
     """Periodic Hann window of ``n_fft`` samples (librosa/scipy ``fftbins=True``)."""
     k = np.arange(n_fft, dtype=np.float64)
@@ -129,24 +128,80 @@ def bin_weights(n_bins: int) -> npt.NDArray[np.float64]:
     return w
 
 
-@lru_cache(maxsize=8)
+@process_cache(maxsize=8)
 def mel_basis(*, sr: int, n_fft: int, n_mels: int) -> scipy.sparse.csr_matrix:
-    """Slaney mel filterbank (``librosa.filters.mel`` defaults) as a sparse matrix (n_mels, n_bins)."""
-    import librosa
+    """Slaney mel filterbank (``librosa.filters.mel`` defaults) as a sparse matrix (n_mels, n_bins).
 
-    fb = librosa.filters.mel(sr=sr, n_fft=n_fft, n_mels=n_mels)
-    return scipy.sparse.csr_matrix(fb.astype(np.float32))
+    Computed here with librosa's own operations, in its order (equal to the last bit; a test
+    holds it to librosa), so that scoring never imports librosa.
+    """
+    fftfreqs = np.fft.rfftfreq(n=n_fft, d=1.0 / sr)
+    mel_f = _mel_to_hz(np.linspace(_hz_to_mel(np.asanyarray(0.0)), _hz_to_mel(np.asanyarray(float(sr) / 2)),
+                                   n_mels + 2))
+    weights = np.zeros((n_mels, int(1 + n_fft // 2)), dtype=np.float32)
+    fdiff = np.diff(mel_f)
+    ramps = np.subtract.outer(mel_f, fftfreqs)
+    for i in range(n_mels):
+        lower = -ramps[i] / fdiff[i]
+        upper = ramps[i + 2] / fdiff[i + 1]
+        weights[i] = np.maximum(0, np.minimum(lower, upper))
+    weights *= (2.0 / (mel_f[2:n_mels + 2] - mel_f[:n_mels]))[:, np.newaxis]
+    return scipy.sparse.csr_matrix(weights.astype(np.float32))
 
 
-@lru_cache(maxsize=8)
+#: Slaney's mel scale: linear below 1 kHz (200/3 Hz per mel), logarithmic above.
+_MEL_F_SP, _MEL_MIN_LOG_HZ = 200.0 / 3, 1000.0
+
+
+def _hz_to_mel(frequencies: np.ndarray) -> np.ndarray:
+    mels = (frequencies - 0.0) / _MEL_F_SP
+    min_log_mel = (_MEL_MIN_LOG_HZ - 0.0) / _MEL_F_SP
+    logstep = np.log(6.4) / 27.0
+    if frequencies.ndim:
+        log_t = frequencies >= _MEL_MIN_LOG_HZ
+        mels[log_t] = min_log_mel + np.log(frequencies[log_t] / _MEL_MIN_LOG_HZ) / logstep
+    elif frequencies >= _MEL_MIN_LOG_HZ:
+        mels = min_log_mel + np.log(frequencies / _MEL_MIN_LOG_HZ) / logstep
+    return mels  # type: ignore[no-any-return]
+
+
+def _mel_to_hz(mels: np.ndarray) -> np.ndarray:
+    freqs = 0.0 + _MEL_F_SP * mels
+    min_log_mel = (_MEL_MIN_LOG_HZ - 0.0) / _MEL_F_SP
+    logstep = np.log(6.4) / 27.0
+    log_t = mels >= min_log_mel
+    freqs[log_t] = _MEL_MIN_LOG_HZ * np.exp(logstep * (mels[log_t] - min_log_mel))
+    return freqs  # type: ignore[no-any-return]
+
+
+@process_cache(maxsize=8)
 def chroma_basis(*, sr: int, n_fft: int, tuning: float) -> npt.NDArray[np.float32]:
-    """Chroma filterbank (``librosa.filters.chroma``), shape (12, n_bins)."""
-    import librosa
+    """Chroma filterbank (``librosa.filters.chroma`` defaults), shape (12, n_bins).
 
-    return np.ascontiguousarray(librosa.filters.chroma(sr=sr, n_fft=n_fft, tuning=tuning), dtype=np.float32)
+    Computed here with librosa's own operations, in its order (equal to the last bit; a test
+    holds it to librosa), so that scoring never imports librosa.
+    """
+    n_chroma, ctroct, octwidth = 12, 5.0, 2.0
+    frequencies = np.linspace(0, sr, n_fft, endpoint=False)[1:]
+    a440 = 440.0 * 2.0 ** (tuning / n_chroma)
+    frqbins = n_chroma * np.log2(np.asanyarray(frequencies) / (float(a440) / 16))
+    frqbins = np.concatenate(([frqbins[0] - 1.5 * n_chroma], frqbins))
+    binwidthbins = np.concatenate((np.maximum(frqbins[1:] - frqbins[:-1], 1.0), [1]))
+    d = np.subtract.outer(frqbins, np.arange(0, n_chroma, dtype="d")).T
+    n_chroma2 = np.round(float(n_chroma) / 2)
+    d = np.remainder(d + n_chroma2 + 10 * n_chroma, n_chroma) - n_chroma2
+    wts = np.exp(-0.5 * (2 * d / np.tile(binwidthbins, (n_chroma, 1))) ** 2)
+    # unit L2 norm per column (librosa.util.normalize, norm=2: a vanishing column is left as is)
+    length = np.sum(np.abs(wts).astype(float) ** 2, axis=0, keepdims=True) ** (1.0 / 2)
+    length[length < np.finfo(wts.dtype).tiny] = 1.0
+    normed = np.empty_like(wts)
+    normed[:] = wts / length
+    normed *= np.tile(np.exp(-0.5 * (((frqbins / n_chroma - ctroct) / octwidth) ** 2)), (n_chroma, 1))
+    normed = np.roll(normed, -3 * (n_chroma // 12), axis=0)
+    return np.ascontiguousarray(normed[:, : int(1 + n_fft / 2)], dtype=np.float32)
 
 
-@lru_cache(maxsize=8)
+@process_cache(maxsize=8)
 def band_matrix(
     *, sr: int, n_fft: int, edges: tuple[tuple[str, float, float], ...]
 ) -> tuple[tuple[str, ...], npt.NDArray[np.float64]]:

@@ -1,17 +1,13 @@
 """The log-mel spectrogram shown on the labelling page.
 
 The feature bank (``timingbench.features``) computes the log-mel once per clip; this
-module takes it from there when the bank is importable and otherwise computes the same
-quantity with librosa on the same grid (``features.hop``, ``features.n_fft``,
-``features.n_mels``, ``features.db_range``), so the page's frame grid is always the
-analysis grid. For the browser the dB values are quantised to 8 bits over the clip's own
-range.
+module takes it from there, so the page's frame grid is always the analysis grid. For
+the browser the dB values are quantised to 8 bits over the clip's own range.
 """
 
 from __future__ import annotations
 
 import base64
-import importlib
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -42,7 +38,7 @@ class LogMel:
     fmax_hz : float
         Upper edge of the top mel band in Hz.
     source : str
-        ``"bank"`` when it came from the feature bank, ``"librosa"`` otherwise.
+        Where it came from: ``"bank"`` (the feature bank).
     """
 
     db: npt.NDArray[np.float32]
@@ -50,18 +46,6 @@ class LogMel:
     hop: int
     fmax_hz: float
     source: str
-
-
-def _from_bank(clip: Clip, cfg: Config) -> LogMel | None:
-    try:
-        features = importlib.import_module("timingbench.features")
-    except ImportError:
-        return None
-    get_bank = getattr(features, "get_bank", None)
-    if get_bank is None:
-        return None
-    # the page needs the mix spectrogram only: never start a source separation for it
-    return logmel_from_bank(get_bank(clip, cfg, separation="none"))
 
 
 def logmel_from_bank(bank: FeatureBank) -> LogMel:
@@ -80,31 +64,15 @@ def logmel_from_bank(bank: FeatureBank) -> LogMel:
     return LogMel(db, int(bank.sr), int(bank.hop), float(bank.sr) / 2.0, "bank")
 
 
-def _from_librosa(clip: Clip, cfg: Config) -> LogMel:
-    import librosa
-
-    feat = cfg.params.features
-    hop = int(feat.hop)
-    n_fft = int(feat.n_fft)
-    n_mels = int(feat.n_mels)
-    top_db = float(feat.db_range)
-    mel = librosa.feature.melspectrogram(
-        y=clip.samples, sr=clip.sr, n_fft=n_fft, hop_length=hop, n_mels=n_mels, center=True,
-        power=2.0,
-    )
-    db = librosa.power_to_db(mel, ref=np.max, top_db=top_db).astype(np.float32)
-    return LogMel(db, clip.sr, hop, clip.sr / 2.0, "librosa")
-
-
 def logmel_for_clip(clip: Clip, cfg: Config) -> LogMel:
-    """The clip's log-mel, from the feature bank when available.
+    """The clip's log-mel, from its feature bank (mix only: never a source separation).
 
     Parameters
     ----------
     clip : Clip
         The decoded clip.
     cfg : Config
-        Reads the ``features`` section (grid and dB range) for the fallback.
+        The configuration the bank is built (or read from the cache) with.
 
     Returns
     -------
@@ -115,7 +83,10 @@ def logmel_for_clip(clip: Clip, cfg: Config) -> LogMel:
     ClipError
         If the spectrogram is empty or not finite.
     """
-    lm = _from_bank(clip, cfg) or _from_librosa(clip, cfg)
+    from timingbench.features.bank import get_bank
+
+    # the page needs the mix spectrogram only: never start a source separation for it
+    lm = logmel_from_bank(get_bank(clip, cfg, separation="none"))
     if lm.db.ndim != 2 or lm.db.shape[1] == 0:
         raise ClipError(f"{clip.path}: empty spectrogram (shape {lm.db.shape})")
     if not np.all(np.isfinite(lm.db)):

@@ -22,7 +22,6 @@ the instruction, so IFR shows the coverage).
 
 from __future__ import annotations
 
-import functools
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -35,7 +34,9 @@ import numpy as np
 from timingbench.audio import load_clip
 from timingbench.config import Config
 from timingbench.convert import frames_to_time
+from timingbench.curves import local_peaks, strongest_apart
 from timingbench.features.bank import compute_bank
+from timingbench.memo import process_cache
 from timingbench.mgbench_gen.theory import (
     HARMONIC_PATTERN_NAMES,
     INTERVAL_NAMES,
@@ -73,13 +74,8 @@ def _peaks(curve: np.ndarray, *, threshold: float, min_gap: int) -> list[int]:
     top = float(np.max(curve)) if curve.size else 0.0
     if top <= 0.0:
         return []
-    cand = [k for k in range(1, curve.size - 1)
-            if curve[k] >= curve[k - 1] and curve[k] > curve[k + 1] and curve[k] >= threshold * top]
-    out: list[int] = []
-    for k in sorted(cand, key=lambda j: -curve[j]):
-        if all(abs(k - j) >= min_gap for j in out):
-            out.append(k)
-    return sorted(out)
+    cand = local_peaks(curve, 0, curve.size, edges="interior", strict_right=True, min_value=threshold * top)
+    return strongest_apart(curve, cand, separation=min_gap)
 
 
 def transcribe(audio: str | Path, cfg: Config) -> list[HeardNote]:
@@ -246,7 +242,7 @@ def estimate_harmony(notes: list[HeardNote]) -> tuple[int, str, dict[int, int]]:
     return best[1], best[2], best[3]
 
 
-@functools.lru_cache(maxsize=256)
+@process_cache(maxsize=256)
 def _tonal_cached(notes: tuple[HeardNote, ...]) -> tuple[int, str, tuple[tuple[int, int], ...]]:
     tonic, mode, chords = estimate_harmony(list(notes))
     return tonic, mode, tuple(sorted(chords.items()))

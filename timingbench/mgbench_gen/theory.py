@@ -42,11 +42,6 @@ def pitch_name(pitch: int) -> str:
     return f"{PITCH_CLASS_NAMES[pitch % 12]}{pitch // 12 - 1}"
 
 
-def interval_name(semitones: int) -> str:
-    """Name of an interval of ``|semitones|`` (at most an octave)."""
-    return INTERVAL_NAMES[abs(int(semitones))]
-
-
 def scale_of(mode: str) -> tuple[int, ...]:
     """Semitone offsets of the scale of ``mode`` (``major`` or ``minor``)."""
     return MAJOR_SCALE if mode == "major" else MINOR_SCALE

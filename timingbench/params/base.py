@@ -28,6 +28,7 @@ from collections.abc import Iterator, Mapping
 from typing import Any, ClassVar, Protocol, TypeVar
 
 from timingbench.errors import ConfigError
+from timingbench.memo import object_table
 
 P = TypeVar("P", bound="Params")
 
@@ -204,15 +205,18 @@ def register(cls: type[P]) -> type[P]:
     return cls
 
 
-_HINTS: dict[type, dict[str, Any]] = {}
-
-
 def _hints(cls: type) -> dict[str, Any]:
     """The resolved field annotations of a params class (resolved once per class)."""
-    hints = _HINTS.get(cls)
+    table = object_table("params-type-hints")
+    hints: dict[str, Any] | None = table.get(cls)
     if hints is None:
-        hints = _HINTS[cls] = typing.get_type_hints(cls)
+        hints = table[cls] = typing.get_type_hints(cls)
     return hints
+
+
+def constant_error(section: str, name: str, what: str, value: Any) -> ConfigError:
+    """``constant 'section.name' <what>, got <value>``: a constant that breaks its set's rule."""
+    return ConfigError(f"constant '{section}.{name}' {what}, got {value!r:.80}")
 
 
 def _params_type(tp: Any) -> type[Params] | None:

@@ -1,9 +1,6 @@
 """Parameter sets of the event detectors, the rejection gates and the scoring rules.
 
-Each field is the constant of the same name in the class's section of
-``configs/timingbench-v1.yaml``. The fields' docstring entries (the constant's ``why`` and
-provenance) are generated from it by ``tools/params_docs.py --write``;
-``tests/test_params_docs.py`` fails when they drift.
+(Fields and their generated docstrings: :mod:`timingbench.params`.)
 """
 
 from __future__ import annotations

@@ -1,9 +1,6 @@
 """Parameter sets of the renderers and generators (corpora, MGBench, prompt sets).
 
-Each field is the constant of the same name in the class's section of
-``configs/timingbench-v1.yaml``. The fields' docstring entries (the constant's ``why`` and
-provenance) are generated from it by ``tools/params_docs.py --write``;
-``tests/test_params_docs.py`` fails when they drift.
+(Fields and their generated docstrings: :mod:`timingbench.params`.)
 """
 
 from __future__ import annotations
@@ -12,12 +9,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from timingbench.errors import ConfigError
 from timingbench.params.base import Params, register
-
-
-def _fail(section: str, name: str, what: str, value: Any) -> ConfigError:
-    return ConfigError(f"constant '{section}.{name}' {what}, got {value!r:.80}")
+from timingbench.params.base import constant_error as _fail
 
 
 def _check_range(section: str, name: str, value: Sequence[float], *, lo: float | None = None) -> None:

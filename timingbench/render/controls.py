@@ -28,6 +28,7 @@ import numpy as np
 import numpy.typing as npt
 
 from timingbench.controls.frames import level_curve_db, spectral_frames
+from timingbench.features.bank import grid_magnitude
 from timingbench.params.analysis import FeaturesParams
 from timingbench.params.controls import ControlsParams
 from timingbench.render.arrangement import Grid, Harmony, Note, Part
@@ -100,7 +101,7 @@ def rendered_controls(*, parts: list[Part], notes: Mapping[str, list[Note]], gri
             out["downbeats_s"] = downs
     hop_d = float(controls.render_dynamics_hop_s)
     n_d = int(math.floor(prompt_s / hop_d + 1e-9))
-    fr = spectral_frames(np.asarray(mix, dtype=np.float32), sr=sr, n_fft=features.n_fft, hop=features.hop,
+    fr = spectral_frames(grid_magnitude(mix, p=features), sr=sr, n_fft=features.n_fft, hop=features.hop,
                          tuning=features.chroma_tuning, highpass_hz=controls.melody_highpass_hz)
     db = level_curve_db(fr["a_ms"], frame_hop_s=fr["hop_s"], hop_s=hop_d, n=n_d, range_db=features.level_range_db)
     out["dynamics"] = {"hop_s": hop_d, "db": [None if not np.isfinite(v) else round(float(v), 3) for v in db]}

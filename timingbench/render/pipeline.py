@@ -9,7 +9,6 @@ the clip to ``render.peak_dbfs`` plus the requested gain.
 
 from __future__ import annotations
 
-import functools
 import math
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -19,6 +18,7 @@ import numpy as np
 
 from timingbench.config import DEFAULT_CONFIG_PATH, Config, load_config
 from timingbench.errors import ParameterError
+from timingbench.memo import process_cache
 from timingbench.prompts import parse_prompt
 from timingbench.render.arrangement import humanize
 from timingbench.render.scenarios import (
@@ -83,7 +83,7 @@ class RenderedClip:
     observed: list[dict[str, Any]] = field(default_factory=list)
 
 
-@functools.lru_cache(maxsize=2)
+@process_cache(maxsize=2)
 def _packaged_config(mtime_ns: int) -> Config:
     """The packaged configuration, parsed once per process (and again when the file changes)."""
     return load_config(DEFAULT_CONFIG_PATH)

@@ -118,11 +118,6 @@ class RealSource:
     loop: bool = False
     phrase: str = ""
 
-    @property
-    def file_name(self) -> str:
-        """The recording's file name."""
-        return Path(self.path).name
-
 
 _LD = "librosa-data/"
 
@@ -1130,19 +1125,3 @@ def render_real_corpus(
     write_jsonl(out_dir / "observed.jsonl", [row for c in clips for row in c.observed])
     write_jsonl(out_dir / "manifest.jsonl", [c.manifest for c in clips])
     return clips
-
-
-def corpus_inventory(specs: Iterable[RealClipSpec] = REAL_CORPUS) -> dict[str, dict[str, int]]:
-    """Event counts per split, family, kind and scenario.
-
-    Returns
-    -------
-    counts : dict
-        ``{"split": {...}, "family": {...}, "kind": {...}, "scenario": {...}}``, each a
-        mapping from a value to its number of events (one event per clip).
-    """
-    out: dict[str, dict[str, int]] = {"split": {}, "family": {}, "kind": {}, "scenario": {}}
-    for s in specs:
-        for key, val in (("split", s.split), ("family", s.family), ("kind", s.kind), ("scenario", s.scenario)):
-            out[key][val] = out[key].get(val, 0) + 1
-    return out

@@ -19,9 +19,11 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from timingbench.convert import frames_to_time
 from timingbench.errors import TimingbenchError
 from timingbench.explain.event import RunInputs, clip_inputs, resolve_run
 from timingbench.explain.results import ResultsFolder
+from timingbench.memo import lru_table
 from timingbench.report.pages import ClipJob, page_name
 from timingbench.summary import row_identity_verified
 
@@ -30,15 +32,15 @@ AUDIO_MODES = ("none", "copy", "mp3")
 #: thousands of figures).
 PNG_COMPRESS_LEVEL = 1
 
-#: Run inputs per (results folder, clips, prompts, config), once per worker process.
-_RUNS: dict[tuple[str, ...], RunInputs] = {}
-
-
 def _run_inputs(job: ClipJob, folder: ResultsFolder) -> RunInputs:
+    """Run inputs per (results folder, clips, prompts, config), once per worker process."""
     key = (job.results, *(str(job.resolve.get(k)) for k in ("clips_dir", "prompts_path", "config_path")))
-    if key not in _RUNS:
-        _RUNS[key] = resolve_run(folder, **job.resolve)
-    return _RUNS[key]
+    runs = lru_table("report-run-inputs", 8)
+    got: RunInputs | None = runs.get(key)
+    if got is None:
+        got = resolve_run(folder, **job.resolve)
+        runs.put(key, got)
+    return got
 
 
 def copy_audio(src: Path, dest_stem: Path, mode: str) -> Path | None:
@@ -196,8 +198,9 @@ def _derive(job: ClipJob, folder: ResultsFolder, stem: str, views: list[dict[str
     lm = logmel_from_bank(bank)
     write_logmel_png(lm, out / "img" / f"{stem}.png", compress_level=PNG_COMPRESS_LEVEL)
     n_frames = int(lm.db.shape[1])
+    end_s = float(frames_to_time(n_frames, sr=lm.sr, hop=lm.hop))
     spec = {"src": f"../img/{stem}.png", "n_frames": n_frames, "n_mels": int(lm.db.shape[0]),
-            "sr": lm.sr, "hop": lm.hop, "end_s": n_frames * lm.hop / lm.sr, "fmax_hz": lm.fmax_hz}
+            "sr": lm.sr, "hop": lm.hop, "end_s": end_s, "fmax_hz": lm.fmax_hz}
     for k, row in enumerate(job.rows, start=1):
         eid = str(row["event_id"])
         try:

@@ -61,11 +61,11 @@ import re
 from bisect import bisect_left, bisect_right
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
-from functools import lru_cache
 from typing import Any
 
 from timingbench.convert import TIME_DECIMALS
 from timingbench.errors import ParameterError
+from timingbench.memo import process_cache
 from timingbench.suites.answer_scope import final_answer
 from timingbench.suites.answer_tables import rewrite_tables
 
@@ -577,13 +577,13 @@ _KEY_CAMEL = re.compile(r"([a-z0-9])([A-Z])")
 _KEY_SEP = re.compile(r"[^a-z0-9]+")
 
 
-@lru_cache(maxsize=4096)
+@process_cache(maxsize=4096)
 def _key_words(k: str) -> str:
     """A JSON key as lower-case words: ``"startTime"``, ``"start_time"``, ``"Start (s)"``."""
     return " ".join(_KEY_SEP.sub(" ", _KEY_CAMEL.sub(r"\1 \2", k[:64]).lower()).split())
 
 
-@lru_cache(maxsize=4096)
+@process_cache(maxsize=4096)
 def _ms_key(k: str) -> bool:
     words = _key_words(k).split()
     return bool(words) and words[-1] in ("ms", "milliseconds", "msec")

@@ -18,20 +18,9 @@ b) audio processing, c) knowledge, d) invalid answer. A missing or empty answer 
 decided without the judge: wrong, type d.
 """
 
-from timingbench.suites.audiorag.audio_files import (
-    AudioResolution,
-    default_audio_root,
-    resolve_audio,
-)
+from timingbench.suites.audiorag.audio_files import AudioResolution, default_audio_root, resolve_audio
 from timingbench.suites.audiorag.evaluate import score_audiorag
-from timingbench.suites.audiorag.io import (
-    DEFAULT_RUN,
-    RagAnswer,
-    RagItem,
-    RagMetadata,
-    load_answers,
-    load_metadata,
-)
+from timingbench.suites.audiorag.io import DEFAULT_RUN, RagAnswer, RagItem, RagMetadata, load_answers, load_metadata
 from timingbench.suites.audiorag.judges import Judgement, LlmRagJudge, OfflineRagJudge, RagJudge
 
 __all__ = [

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from timingbench.errors import ParameterError
-from timingbench.jsonio import iter_jsonl
+from timingbench.jsonio import read_rows
 
 __all__ = ["DEFAULT_RUN", "RagItem", "RagMetadata", "RagAnswer", "load_metadata", "load_answers"]
 
@@ -107,18 +107,16 @@ def load_metadata(path: str | Path) -> RagMetadata:
     """
     p = Path(path)
     meta = RagMetadata(source=str(p))
-    try:
-        rows = list(iter_jsonl(p))
-    except OSError as exc:
-        raise ParameterError(f"{p}: cannot read AudioRAG metadata ({exc.strerror})") from None
-    for index, (line, row) in enumerate(rows):
+    index = -1  # counts every non-blank line, bad ones too, as the answers' ids do
+
+    def bad_line(exc: ParameterError) -> None:
+        nonlocal index
+        index += 1
+        meta.errors.append(str(exc))
+
+    for line, row in read_rows(p, what="AudioRAG metadata", on_error=bad_line, error=ParameterError):
+        index += 1
         where = f"{p}:{line}"
-        if isinstance(row, Exception):
-            meta.errors.append(str(row))
-            continue
-        if not isinstance(row, dict):
-            meta.errors.append(f"{where}: row must be a JSON object")
-            continue
         try:
             audio_path = _req_str(row, "audio_path", where)
             question = _req_str(row, "question", where)
@@ -190,18 +188,8 @@ def load_answers(path: str | Path, meta: RagMetadata) -> tuple[list[RagAnswer], 
     answers: list[RagAnswer] = []
     errors: list[str] = []
     seen: dict[tuple[str, int], int] = {}
-    try:
-        rows = list(iter_jsonl(p))
-    except OSError as exc:
-        raise ParameterError(f"{p}: cannot read answers ({exc.strerror})") from None
-    for line, row in rows:
+    for line, row in read_rows(p, what="answers", on_error=lambda e: errors.append(str(e)), error=ParameterError):
         where = f"{p}:{line}"
-        if isinstance(row, Exception):
-            errors.append(str(row))
-            continue
-        if not isinstance(row, dict):
-            errors.append(f"{where}: row must be a JSON object")
-            continue
         rid = row.get("id")
         index: int | None = None
         if rid is None or (isinstance(rid, str) and not rid.strip()):

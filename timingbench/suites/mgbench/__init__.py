@@ -11,22 +11,9 @@ Ground truth rows (formats §7): ``id``, ``subset`` (``3N`` | ``2B``), ``task``
 (understanding, text). Response rows: ``id`` and ``response`` (free text) or
 ``intervals`` (already extracted spans).
 
-Grounding (paper Sec. 4.1), per subset and per category:
-
-- **IFR**: fraction of questions whose response parses into a grounding answer -- one or
-  more time spans, or an explicit empty answer ("there is no such note", ``[]``).
-  Missing responses and unparseable ones do not follow the instruction.
-- **MergedIoU**: IoU of the merged union of predicted spans with the merged union of
-  reference spans, averaged over all questions; a response that does not follow the
-  instruction scores 0, an empty answer to an empty-truth question scores 1
-  (:func:`timingbench.intervals.union_iou`).
-- **Span P/R/F1** at each IoU threshold (0.5, 0.7) from greedy one-to-one matching
-  (:func:`timingbench.intervals.match_greedy`, ``IoU >= threshold``): matched pairs are
-  true positives, unmatched predicted spans false positives, unmatched reference spans
-  false negatives, summed over questions.
-- **Onset / offset MAE** in milliseconds over matched pairs only (null without matches).
-- Empty-answer questions are counted explicitly: correct empty answers, false alarms
-  (spans given where none exist) and responses that do not follow the instruction.
+Grounding (paper Sec. 4.1), per subset and per category: IFR, MergedIoU, span P/R/F1 at
+each IoU threshold, onset/offset MAE and the empty-answer counts, as defined in
+:mod:`~timingbench.suites.mgbench.grounding`.
 
 Understanding (paper Sec. 4.2): a judge first decides whether the response answers the
 question (IFR), then its binary correctness. Global and per-concept accuracy are correct

@@ -19,7 +19,7 @@ import numpy as np
 
 from timingbench.errors import ParameterError
 from timingbench.intervals import validate_intervals
-from timingbench.jsonio import iter_jsonl
+from timingbench.jsonio import read_rows
 
 __all__ = ["SUBSETS", "TASKS", "MgQuestion", "MgResponse", "Loaded", "load_ground_truth", "load_responses"]
 
@@ -75,16 +75,20 @@ class Loaded:
 
     rows: dict[str, Any] = field(default_factory=dict)
     errors: list[str] = field(default_factory=list)
+    #: Line of each accepted row, by id (a later row with the same id is rejected).
+    lines: dict[str, int] = field(default_factory=dict, repr=False)
+
+    def accept(self, rid: str, line: int, row: Any) -> None:
+        """Keep ``row`` as the row of ``rid``, read on ``line``."""
+        self.lines[rid] = line
+        self.rows[rid] = row
 
 
-def _id_rows(
-    path: str | Path, out: Loaded, seen: Mapping[str, int], *, what: str
-) -> Iterator[tuple[int, str, str, dict[str, Any]]]:
+def _id_rows(path: str | Path, out: Loaded, *, what: str) -> Iterator[tuple[int, str, str, dict[str, Any]]]:
     """Yield ``(line, where, id, row)`` for each JSON-object row with a new id.
 
-    Rows that are not JSON objects, lack an id or repeat one already in ``seen`` are
-    reported in ``out.errors`` and skipped; the caller records an id in ``seen`` once its
-    row is accepted.
+    Rows that are not JSON objects, lack an id or repeat one ``out`` already accepted are
+    reported in ``out.errors`` and skipped; the caller keeps a row with ``out.accept``.
 
     Raises
     ------
@@ -92,24 +96,14 @@ def _id_rows(
         If the file cannot be read.
     """
     p = Path(path)
-    try:
-        rows = list(iter_jsonl(p))
-    except OSError as exc:
-        raise ParameterError(f"{p}: cannot read {what} ({exc.strerror})") from None
-    for line, row in rows:
+    for line, row in read_rows(p, what=what, on_error=lambda e: out.errors.append(str(e)), error=ParameterError):
         where = f"{p}:{line}"
-        if isinstance(row, Exception):
-            out.errors.append(str(row))
-            continue
-        if not isinstance(row, dict):
-            out.errors.append(f"{where}: row must be a JSON object")
-            continue
         rid = _row_id(row)
         if rid is None:
             out.errors.append(f"{where}: field 'id' is missing or not a string/integer")
             continue
-        if rid in seen:
-            out.errors.append(f"{where}: duplicate id {rid!r} (first at line {seen[rid]}); row ignored")
+        if rid in out.lines:
+            out.errors.append(f"{where}: duplicate id {rid!r} (first at line {out.lines[rid]}); row ignored")
             continue
         yield line, where, rid, row
 
@@ -175,8 +169,7 @@ def load_ground_truth(path: str | Path) -> Loaded:
         If the file cannot be read.
     """
     out = Loaded()
-    seen: dict[str, int] = {}
-    for line, where, rid, row in _id_rows(path, out, seen, what="MGBench ground truth"):
+    for line, where, rid, row in _id_rows(path, out, what="MGBench ground truth"):
         try:
             subset = _norm_subset(row.get("subset"))
             if subset is None:
@@ -201,8 +194,7 @@ def load_ground_truth(path: str | Path) -> Loaded:
         except ParameterError as exc:
             out.errors.append(str(exc))
             continue
-        seen[rid] = line
-        out.rows[rid] = MgQuestion(rid, line, subset, str(task), category, question.strip(), intervals, answer)
+        out.accept(rid, line, MgQuestion(rid, line, subset, str(task), category, question.strip(), intervals, answer))
     return out
 
 
@@ -228,8 +220,7 @@ def load_responses(path: str | Path, questions: Mapping[str, MgQuestion]) -> Loa
         If the file cannot be read.
     """
     out = Loaded()
-    seen: dict[str, int] = {}
-    for line, where, rid, row in _id_rows(path, out, seen, what="responses"):
+    for line, where, rid, row in _id_rows(path, out, what="responses"):
         if rid not in questions:
             out.errors.append(f"{where}: id {rid!r} is not a valid question of the ground truth")
             continue
@@ -247,6 +238,5 @@ def load_responses(path: str | Path, questions: Mapping[str, MgQuestion]) -> Loa
         if text is None and spans is None:
             out.errors.append(f"{where}: row has neither 'response' text nor 'intervals'")
             continue
-        seen[rid] = line
-        out.rows[rid] = MgResponse(rid, line, text, spans)
+        out.accept(rid, line, MgResponse(rid, line, text, spans))
     return out

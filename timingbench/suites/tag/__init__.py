@@ -25,12 +25,7 @@ Groups: ``overall``, ``one_to_one`` (one ground-truth interval), ``one_to_many``
 (``tag.one_to_many_min_intervals`` or more) and one group per subset.
 """
 
-from timingbench.suites.tag.answers import (
-    SENTINEL,
-    parse_interval_list,
-    parse_response,
-    parse_responses,
-)
+from timingbench.suites.tag.answers import SENTINEL, parse_interval_list, parse_response, parse_responses
 from timingbench.suites.tag.io import TagPrediction, TagQuery, load_ground_truth, load_predictions
 from timingbench.suites.tag.metrics import TagScores, score_queries, summarize
 from timingbench.suites.tag.report import TagReport, evaluate, format_table

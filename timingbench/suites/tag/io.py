@@ -21,7 +21,7 @@ import numpy.typing as npt
 
 from timingbench.errors import ParameterError, TimingbenchError
 from timingbench.intervals import validate_intervals
-from timingbench.jsonio import iter_jsonl
+from timingbench.jsonio import read_rows
 from timingbench.suites.span_parse import ParseResult
 from timingbench.suites.tag.answers import FAILED, parse_interval_list, parse_responses
 
@@ -96,6 +96,22 @@ def _where(path: Path, line: int, rid: Any = None) -> str:
     return f"{path}:{line}" + (f" (id {rid!r})" if rid is not None else "")
 
 
+def _new_id(path: Path, line: int, row: dict[str, Any], seen: dict[str, int], errors: list[str],
+            fate: str) -> str | None:
+    """The row's id as a string, recorded in ``seen``; ``None`` (and one error) when it is
+    missing or repeats an earlier row's (``fate`` says what happens to the repeat)."""
+    rid = row.get("id")
+    if not isinstance(rid, str | int) or isinstance(rid, bool) or str(rid) == "":
+        errors.append(f"{_where(path, line)}: field 'id' missing or not a non-empty string")
+        return None
+    rid = str(rid)
+    if rid in seen:
+        errors.append(f"{_where(path, line, rid)}: duplicate id (first on line {seen[rid]}); row {fate}")
+        return None
+    seen[rid] = line
+    return rid
+
+
 @gc_paused()
 def load_ground_truth(path: str | Path) -> tuple[list[TagQuery], list[str]]:
     """Read a TAG-Bench ground-truth JSONL file (formats §7).
@@ -128,28 +144,11 @@ def load_ground_truth(path: str | Path) -> tuple[list[TagQuery], list[str]]:
     seen: dict[str, int] = {}
     kept: list[tuple[str, str, float | None, dict[str, Any], int]] = []
     pairs: list[list[float]] = []
-    try:
-        rows = list(iter_jsonl(p))
-    except OSError as exc:
-        raise TimingbenchError(f"{p}: cannot read ground truth ({exc.strerror})") from None
-    for line, row in rows:
-        if isinstance(row, TimingbenchError):
-            errors.append(str(row))
+    for line, row in read_rows(p, what="ground truth", error=TimingbenchError,
+                               on_error=lambda e: errors.append(str(e))):
+        rid = _new_id(p, line, row, seen, errors, "skipped")
+        if rid is None:
             continue
-        if not isinstance(row, dict):
-            errors.append(f"{_where(p, line)}: row must be a JSON object")
-            continue
-        rid = row.get("id")
-        if not isinstance(rid, str | int) or isinstance(rid, bool) or str(rid) == "":
-            errors.append(f"{_where(p, line)}: field 'id' missing or not a non-empty string")
-            continue
-        rid = str(rid)
-        if rid in seen:
-            errors.append(
-                f"{_where(p, line, rid)}: duplicate id (first on line {seen[rid]}); row skipped"
-            )
-            continue
-        seen[rid] = line
         where = _where(p, line, rid)
         subset = row.get("subset")
         if not isinstance(subset, str) or not subset:
@@ -282,30 +281,13 @@ def load_predictions(
     preds: dict[str, TagPrediction] = {}
     lines: dict[str, int] = {}
     errors: list[str] = []
-    try:
-        rows = list(iter_jsonl(p))
-    except OSError as exc:
-        raise TimingbenchError(f"{p}: cannot read responses ({exc.strerror})") from None
     pending = TagPrediction("", FAILED, "free")
     free: list[tuple[str, str]] = []
-    for line, row in rows:
-        if isinstance(row, TimingbenchError):
-            errors.append(str(row))
+    for line, row in read_rows(p, what="responses", error=TimingbenchError,
+                               on_error=lambda e: errors.append(str(e))):
+        rid = _new_id(p, line, row, lines, errors, "ignored")
+        if rid is None:
             continue
-        if not isinstance(row, dict):
-            errors.append(f"{_where(p, line)}: row must be a JSON object")
-            continue
-        rid = row.get("id")
-        if not isinstance(rid, str | int) or isinstance(rid, bool) or str(rid) == "":
-            errors.append(f"{_where(p, line)}: field 'id' missing or not a non-empty string")
-            continue
-        rid = str(rid)
-        if rid in lines:
-            errors.append(
-                f"{_where(p, line, rid)}: duplicate id (first on line {lines[rid]}); row ignored"
-            )
-            continue
-        lines[rid] = line
         text = row.get("response")
         if type(text) is str and row.get("intervals") is None:
             free.append((rid, text))

@@ -349,11 +349,12 @@ def score_silent(clip: Clip, ref: ClipRef, prompt: Prompt, config: Config, opts:
                                    tolerance_pct=(prompt.tempo_tolerance_pct if prompt.tempo_tolerance_pct is not None
                                                   else config.params.tempo.tolerance_pct))
     if prompt.controls is not None:
-        from timingbench.controls.score import score_controls
+        from timingbench.controls.score import ControlSections, score_controls
         from timingbench.features import compute_bank
 
         bank = compute_bank(clip, config, separation="dsp")  # the drum control reads the drums stem
-        row["controls"] = score_controls(bank, prompt.controls, config, span_s=prompt.duration_s, key=ref.clip,
+        row["controls"] = score_controls(bank, prompt.controls, ControlSections.of(config), span_s=prompt.duration_s,
+                                         key=ref.clip,
                                          instructed_bpm=prompt.tempo_bpm, with_chance=opts.chance)
     return {"events": undelivered_rows(ref, prompt, config, opts, error=None), "clip": row,
             "notes": [], "family_evidence": {}}

@@ -115,7 +115,7 @@ def tagger_evidence(
     except ModelUnavailableError as exc:
         # the network is gone (a broken installation): its families fall back to the tagger, said in `note`
         hop_s = frame_period_s(sr=bank.sr, hop=evidence_params.frame_stride * bank.hop)
-        times = np.arange(int(np.floor(float(bank.duration_s) / hop_s)) + 1) * hop_s
+        times = np.asarray(np.arange(int(np.floor(float(bank.duration_s) / hop_s)) + 1) * hop_s, dtype=np.float64)
         net_presence = net_entered = net_left = {}
         note = f"network evidence unavailable, tagger used for every family ({exc})"
     table = {f: list(classes[f]) for f in families}

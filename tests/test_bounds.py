@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 import timingbench
+from timingbench.choices import CHANGE_BACKENDS
 from timingbench.config import Config
 from timingbench.explain.thresholds import RULES, _resolve, direction_of, find_rule
 from timingbench.params.bounds import (
@@ -95,7 +96,7 @@ def test_every_statistic_a_gate_emits_has_a_declared_rule(scored: timingbench.Fo
         seen_detectors.add(e.detector)
         stats = e.extra.get("gate_stats") or {}
         for gate, values in stats.items():
-            trained = values.get("backend") == "trained"
+            trained = values.get("backend") in CHANGE_BACKENDS
             for key, value in values.items():
                 if key in DESCRIPTIVE or key in MEASURED_ONLY or isinstance(value, str | bool):
                     continue

@@ -26,12 +26,12 @@ Two ways in:
 
 from __future__ import annotations
 
-import functools
 from pathlib import Path
 
 import timingbench.config as _config
 from timingbench.config import Config
 from timingbench.errors import ConfigError, ParameterError
+from timingbench.memo import process_cache
 from timingbench.params.families import MIX, FamiliesParams, Family
 
 __all__ = [
@@ -57,7 +57,7 @@ __all__ = [
 ]
 
 
-@functools.lru_cache(maxsize=4)
+@process_cache(4)
 def _load_packaged(path: Path) -> Config:
     return _config.load_config(path)
 

@@ -1,6 +1,6 @@
 """A real vocal entrance: vocadito's singing entering over a rendered backing, scored end to end.
 
-Usage: .venv/bin/python tools/vocadito_entrance.py OUT_DIR [--family-evidence trained|musicnn|none]
+Usage: .venv/bin/python tools/vocadito_entrance.py OUT_DIR [--family-evidence tagger|trained|musicnn|none]
 
 The start of ``shared/realdata/vocadito/Audio/vocadito_1.wav`` (solo singing) is delayed
 so that its first annotated note onset (annotators A1 and A2 agree: 0.662 s) lands at
@@ -23,6 +23,7 @@ from pathlib import Path
 import numpy as np
 import soundfile as sf
 
+from timingbench.choices import DEFAULT_FAMILY_EVIDENCE
 from timingbench.config import load_config
 from timingbench.evidence.dataset import DataParams, render_stems
 from timingbench.evidence.layouts import ClipLayout, PartLayout
@@ -44,7 +45,7 @@ def _first_onset(path: Path) -> float:
 def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("out", type=Path)
-    ap.add_argument("--family-evidence", default="trained")
+    ap.add_argument("--family-evidence", default=DEFAULT_FAMILY_EVIDENCE)
     args = ap.parse_args()
     out: Path = args.out
     (out / "clips").mkdir(parents=True, exist_ok=True)

@@ -25,7 +25,6 @@ import warnings
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -35,6 +34,7 @@ import numpy.typing as npt
 from timingbench.errors import ModelUnavailableError, ParameterError
 from timingbench.evidence_net.tagger_frontend import HOP, MODEL_SR, PAD, log_mel, n_frames
 from timingbench.evidence_net.tagger_model import COLUMN_FRAMES
+from timingbench.memo import process_cache
 from timingbench.packaged import data_path
 from timingbench.params.tagger import TaggerParams
 
@@ -153,7 +153,7 @@ def file_sha256(path: Path) -> str:
     return _sha256(str(path.resolve()), st.st_size, st.st_mtime_ns)
 
 
-@lru_cache(maxsize=16)
+@process_cache(16)
 def _sha256(path_str: str, size: int, mtime_ns: int) -> str:
     h = hashlib.sha256()
     with open(path_str, "rb") as fh:
@@ -214,7 +214,7 @@ def load_tagger(path: str | Path, *, expected_sha256: str | None = None) -> Load
     return _load(str(p.resolve()), st.st_size, st.st_mtime_ns, digest, expected_sha256)
 
 
-@lru_cache(maxsize=4)
+@process_cache(4)
 def _load(path_str: str, size: int, mtime_ns: int, digest: str, expected_sha256: str | None) -> LoadedTagger:
     import pickle
     import zipfile
@@ -246,7 +246,7 @@ def _load(path_str: str, size: int, mtime_ns: int, digest: str, expected_sha256:
                         labels=labels)
 
 
-@lru_cache(maxsize=1)
+@process_cache(1)
 def audioset_labels() -> tuple[str, ...]:
     """Display names of AudioSet's 527 classes, in output order (:data:`LABELS_CSV`)."""
     with open(LABELS_CSV, encoding="utf-8", newline="") as fh:

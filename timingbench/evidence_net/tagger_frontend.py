@@ -19,14 +19,13 @@ Computed in numpy and scipy (float32 frames, float32 FFT, a sparse filter bank),
 
 from __future__ import annotations
 
-from functools import lru_cache
-
 import numpy as np
 import numpy.typing as npt
 import scipy.fft
 import scipy.sparse
 
 from timingbench.errors import ParameterError
+from timingbench.memo import process_cache
 
 #: Sample rate the pretrained tagger was trained at (Hz).
 MODEL_SR = 32000
@@ -65,7 +64,7 @@ def _kaldi_mel(f_hz: npt.NDArray[np.float64] | float) -> npt.NDArray[np.float64]
     return np.asarray(1127.0 * np.log1p(np.asarray(f_hz, dtype=np.float64) / 700.0))
 
 
-@lru_cache(maxsize=8)
+@process_cache(8)
 def _filters(n_mels: int, fmin_hz: float, fmax_hz: float) -> scipy.sparse.csr_matrix:
     n_bins = N_FFT // 2
     mel_lo, mel_hi = float(_kaldi_mel(fmin_hz)), float(_kaldi_mel(fmax_hz))
@@ -80,26 +79,7 @@ def _filters(n_mels: int, fmin_hz: float, fmax_hz: float) -> scipy.sparse.csr_ma
     return scipy.sparse.csr_matrix(bank.astype(np.float32))
 
 
-def mel_filters(*, n_mels: int = N_MELS, fmin_hz: float = FMIN_HZ, fmax_hz: float = FMAX_HZ
-                ) -> npt.NDArray[np.float32]:
-    """The Kaldi-style triangular mel filter bank of the tagger.
-
-    Parameters
-    ----------
-    n_mels : int
-        Number of filters.
-    fmin_hz, fmax_hz : float
-        Lower edge of the first and upper edge of the last filter (Hz).
-
-    Returns
-    -------
-    filters : np.ndarray of float32, shape (n_mels, N_FFT // 2 + 1)
-        Weights per FFT bin; the last column (the Nyquist bin) is zero.
-    """
-    return np.asarray(_filters(int(n_mels), float(fmin_hz), float(fmax_hz)).toarray())
-
-
-@lru_cache(maxsize=4)
+@process_cache(4)
 def _window(periodic: bool) -> npt.NDArray[np.float32]:
     m = WIN_LENGTH
     denom = m if periodic else m - 1
@@ -109,12 +89,6 @@ def _window(periodic: bool) -> npt.NDArray[np.float32]:
     w[lead:lead + m] = hann
     w.flags.writeable = False
     return w
-
-
-def frame_window(*, periodic: bool = False) -> npt.NDArray[np.float32]:
-    """The 1024-sample analysis window: an 800-sample Hann (symmetric unless ``periodic``)
-    centred in the frame, zeros either side."""
-    return _window(bool(periodic)).copy()
 
 
 def log_mel(samples: npt.ArrayLike, *, fmax_hz: float = FMAX_HZ, periodic_window: bool = False

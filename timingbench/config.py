@@ -267,7 +267,7 @@ def load_config(path: str | Path | None = None) -> Config:
     Parameters
     ----------
     path : str or Path, optional
-        YAML file (SPEC section 4); the packaged ``timingbench-v1.yaml`` when omitted
+        YAML file (formats §4); the packaged ``timingbench-v1.yaml`` when omitted
         (read once per process while the file is unchanged: a :class:`Config` is immutable).
 
     Returns

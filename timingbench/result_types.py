@@ -1,8 +1,8 @@
 """The typed results of the public API: one scored event, one scored clip, one scored folder.
 
 The result types are frozen dataclasses; :meth:`EventResult.to_dict` and
-:meth:`ClipResult.to_dict` give the SPEC section 3 rows, keys in the order the runner
-writes them (keys a row has beyond SPEC, such as a per-gate ``evidence`` object, are kept
+:meth:`ClipResult.to_dict` give the formats §3 rows, keys in the order the runner
+writes them (keys a row has beyond the documented ones, such as a per-gate ``evidence`` object, are kept
 in :attr:`EventResult.extra` and written back in place).
 """
 
@@ -61,13 +61,13 @@ def _to_row(obj: Any) -> dict[str, Any]:
 
 
 def _internal(**kw: Any) -> Any:
-    """A dataclass field that is not a key of the SPEC row."""
+    """A dataclass field that is not a key of the documented row."""
     return field(metadata={"row": False}, **kw)
 
 
 @dataclass(frozen=True)
 class EventResult:
-    """One instructed event scored on one clip: a row of ``events.jsonl`` (SPEC section 3).
+    """One instructed event scored on one clip: a row of ``events.jsonl`` (formats §3).
 
     Attributes
     ----------
@@ -97,7 +97,7 @@ class EventResult:
     floor_s : float or None
         The family's published measurement floor, seconds.
     extra : Mapping[str, Any]
-        Keys of the row beyond those above (kept, never dropped; SPEC).
+        Keys of the row beyond those above (kept, never dropped; formats §3).
     """
 
     clip: str
@@ -126,7 +126,7 @@ class EventResult:
         Raises
         ------
         ParameterError
-            If a SPEC key is missing (names it).
+            If a documented key is missing (names it).
         """
         missing = [k for k in _row_fields(cls) if k not in row]
         if missing:
@@ -145,7 +145,7 @@ class EventResult:
 
 @dataclass(frozen=True)
 class ClipResult:
-    """One scored clip: its ``clips.jsonl`` row (SPEC section 3) and its events.
+    """One scored clip: its ``clips.jsonl`` row (formats §3) and its events.
 
     Attributes
     ----------
@@ -204,7 +204,7 @@ class ClipResult:
         Raises
         ------
         ParameterError
-            If a SPEC key is missing, or an event row belongs to another clip.
+            If a documented key is missing, or an event row belongs to another clip.
         """
         missing = [k for k in ("clip", "prompt_id", "sample", "duration_s", "duration_ok", "tempo",
                                "timbre_match", "error") if k not in row]
@@ -255,7 +255,7 @@ class FolderResult:
     clips : tuple of ClipResult
         Sorted by (prompt id, sample, clip), as ``clips.jsonl``.
     summary : Mapping[str, Any]
-        Headline rates, counts, ``unmatched``, ``missing``, ``errors`` (SPEC section 3).
+        Headline rates, counts, ``unmatched``, ``missing``, ``errors`` (formats §3).
     out_dir : Path or None
         The results folder, when one was written.
     """

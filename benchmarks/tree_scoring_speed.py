@@ -47,9 +47,11 @@ def _subset(corpus: Path, n: int, out: Path) -> tuple[Path, Path, int]:
     return out / "clips", out / "prompts.jsonl", len(clips)
 
 
-def _cpu_of(cmd: list[str], env: dict[str, str]) -> float:
+def _cpu_of(cmd: list[str], env: dict[str, str], cwd: Path) -> float:
+    # run inside the tree: ``python -m`` puts the working folder first on sys.path, before
+    # PYTHONPATH, so a run started elsewhere would import the package found there instead
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    subprocess.run(cmd, env=env, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    subprocess.run(cmd, env=env, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=cwd)
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     return (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
 
@@ -62,11 +64,11 @@ def _run(tree: Path, clips: Path, prompts: Path, work: Path) -> tuple[float, flo
         shutil.rmtree(p, ignore_errors=True)
     cmd = [sys.executable, "-m", "timingbench.cli", "score", str(clips), "--prompts", str(prompts),
            "--out", str(out), "--separation", "dsp", "--jobs", "1", "--cache", str(cache)]
-    cold = _cpu_of(cmd, env)
+    cold = _cpu_of(cmd, env, tree)
     for name in ROW_FILES:
         shutil.copyfile(out / name, work / name)
     shutil.rmtree(out)
-    warm = _cpu_of(cmd, env)
+    warm = _cpu_of(cmd, env, tree)
     for name in ROW_FILES:
         if (out / name).read_bytes() != (work / name).read_bytes():
             print(f"warning: {tree}: the warm run wrote other {name} rows than the cold run")

@@ -36,6 +36,7 @@ measure() {  # name corpus-dir [--split S]
   rm -rf "$WORK/results-$name"
   $TB score "$dir/clips" --prompts "$dir/prompts.jsonl" --out "$WORK/results-$name" --separation dsp \
       --no-chance "${CACHE[@]}" > /dev/null 2>&1
+  rm -rf "$OUT/identity/$name/failures"   # only this run's failures are drawn
   .venv/bin/python tools/identity_failures.py "$WORK/results-$name" "$dir" "$OUT/identity/$name/failures" "$@" \
       > /dev/null
   rm -f "$OUT/identity/$name/confusion_events.jsonl.tmp"

@@ -24,7 +24,12 @@ from timingbench.calibration.groups import (
 from timingbench.calibration.human_floor import format_annotator_confusion, format_human_floor
 from timingbench.calibration.sweep import format_sweep, run_sweep
 from timingbench.commands.annotations_cmd import human_floor_from_args
-from timingbench.commands.executor_options import add_executor_options, executor_from_args, resolve_jobs
+from timingbench.commands.executor_options import (
+    add_executor_options,
+    add_jobs_option,
+    executor_from_args,
+    resolve_jobs,
+)
 from timingbench.commands.score_cmd import add_scoring_options, options_from, progress_bar, scoring_config
 from timingbench.config import Config, load_config
 from timingbench.executors import Executor
@@ -79,7 +84,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     q.add_argument("--out", type=Path, default=None, help="also write the full report as JSON here")
     q.add_argument("--dry-run", action="store_true", help="print the table; write no configuration")
     q.add_argument("--cache", default=None, metavar="DIR", help="feature cache folder (banks and evidence reused)")
-    q.add_argument("--jobs", type=int, default=1, metavar="N", help="worker processes analysing the clips")
+    add_jobs_option(q, what="worker processes analysing the clips")
     q.set_defaults(func=run_calibrate_evidence_cmd)
 
 
@@ -220,6 +225,7 @@ def run_calibrate_evidence_cmd(args: argparse.Namespace) -> int:
 
     path = Path(args.config) if args.config is not None else DEFAULT_CONFIG_PATH
     cfg = load_config(path)
+    resolve_jobs(args, cfg)
     t0 = time.perf_counter()
     with progress_bar() as bar:
         task = bar.add_task("analysing dev corpora", total=None, clip="")

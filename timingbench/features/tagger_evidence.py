@@ -122,22 +122,23 @@ def tagger_evidence(
     col_presence = group_presence(cols.logits, cols.labels, table, what="families.audioset_classes")
     nonmusic = group_presence(cols.logits, cols.labels, {"nonmusic": list(nonmusic_classes)},
                               what="families.nonmusic_classes")["nonmusic"] if nonmusic_classes else None
-    tag_entered, tag_left = change_curves(col_presence, cols.times, times, context_s=evidence_params.context_s,
-                                          guard_s=evidence_params.guard_s, prob_clip=evidence_params.prob_clip,
-                                          rise_mid=evidence_params.tagger_rise_mid, nonmusic=nonmusic)
-    tag_presence = frame_presence(col_presence, cols.times, times)
+
+    def read(columns: dict[str, F64]) -> tuple[dict[str, F64], dict[str, F64], dict[str, F64]]:
+        """Presence, entered and left on the grid, from per-column presence."""
+        ent, lft = change_curves(columns, cols.times, times, context_s=evidence_params.context_s,
+                                 guard_s=evidence_params.guard_s, prob_clip=evidence_params.prob_clip,
+                                 rise_mid=evidence_params.tagger_rise_mid, nonmusic=nonmusic)
+        return frame_presence(columns, cols.times, times), ent, lft
+
+    tag_presence, tag_entered, tag_left = read(col_presence)
+    head_frames: dict[str, F64] = {}
     head_entered: dict[str, F64] = {}
     head_left: dict[str, F64] = {}
-    head_frames: dict[str, F64] = {}
     if any(designs[f].startswith("head") for f in families if f not in exempt):  # heads only when a family uses them
         from timingbench.evidence_net.tagger_heads import head_presence, load_heads
 
         heads = head_presence(cols.embeddings, load_heads())
-        head_cols = {f: heads[f] for f in families}
-        head_entered, head_left = change_curves(head_cols, cols.times, times, context_s=evidence_params.context_s,
-                                                guard_s=evidence_params.guard_s, prob_clip=evidence_params.prob_clip,
-                                                rise_mid=evidence_params.tagger_rise_mid, nonmusic=nonmusic)
-        head_frames = frame_presence(head_cols, cols.times, times)
+        head_frames, head_entered, head_left = read({f: heads[f] for f in families})
     curves: dict[str, F64] = {}
     entered: dict[str, F64] = {}
     left: dict[str, F64] = {}

@@ -31,7 +31,6 @@ from pathlib import Path
 import timingbench.config as _config
 from timingbench.config import Config
 from timingbench.errors import ConfigError, ParameterError
-from timingbench.memo import process_cache
 from timingbench.params.families import MIX, FamiliesParams, Family
 
 __all__ = [
@@ -57,13 +56,9 @@ __all__ = [
 ]
 
 
-@process_cache(4)
-def _load_packaged(path: Path) -> Config:
-    return _config.load_config(path)
-
-
 def packaged_config() -> Config:
-    """The packaged configuration (``timingbench.config.DEFAULT_CONFIG_PATH``), loaded once.
+    """The packaged configuration (``timingbench.config.DEFAULT_CONFIG_PATH``), loaded once
+    (:func:`timingbench.config.load_config` keeps it while the file is unchanged).
 
     Returns
     -------
@@ -74,7 +69,7 @@ def packaged_config() -> Config:
     ConfigError
         If the packaged file is missing or invalid (a broken installation).
     """
-    return _load_packaged(Path(_config.DEFAULT_CONFIG_PATH))
+    return _config.load_config()
 
 
 def registry(config: Config | None = None) -> FamiliesParams:

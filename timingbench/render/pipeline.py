@@ -16,9 +16,8 @@ from typing import Any
 
 import numpy as np
 
-from timingbench.config import DEFAULT_CONFIG_PATH, Config, load_config
+from timingbench.config import Config, load_config
 from timingbench.errors import ParameterError
-from timingbench.memo import process_cache
 from timingbench.prompts import parse_prompt
 from timingbench.render.arrangement import humanize
 from timingbench.render.scenarios import (
@@ -81,12 +80,6 @@ class RenderedClip:
     scenario: str
     meta: dict[str, Any]
     observed: list[dict[str, Any]] = field(default_factory=list)
-
-
-@process_cache(maxsize=2)
-def _packaged_config(mtime_ns: int) -> Config:
-    """The packaged configuration, parsed once per process (and again when the file changes)."""
-    return load_config(DEFAULT_CONFIG_PATH)
 
 
 def default_clip_id(name: str, *, seed: int, gain_db: float = 0.0) -> str:
@@ -185,7 +178,7 @@ def render_recipe(
         raise ParameterError(f"gain_db must lie in [-60, 0] dB, got {gain_db!r}")
     if humanize_ms < 0 or humanize_ms > 50:
         raise ParameterError(f"humanize_ms must lie in [0, 50] ms, got {humanize_ms!r}")
-    cfg = config if config is not None else _packaged_config(DEFAULT_CONFIG_PATH.stat().st_mtime_ns)
+    cfg = config if config is not None else load_config()  # the packaged file, parsed once per process
     sp = ScenarioParams.from_config(cfg)
     rp = sp.render
     sr = rp.sample_rate_hz

@@ -18,7 +18,7 @@ Each backend scores the probes with what its gate reads: the trained change head
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -108,10 +108,8 @@ def evaluate_corpus(annotations_path: Path, clips_dir: Path, config: Config, *, 
                                 evidence_params=config.params.evidence)
         return detail.get("rise")
 
-    counts: dict[str, int] = {}
-    for pr in probes:
-        counts[f"{pr.kind}/{pr.role}"] = counts.get(f"{pr.kind}/{pr.role}", 0) + 1
-    return {"backend": backend, "table": auc_table(probes, score), "n_probes": counts, "errors": corpus.errors}
+    return {"backend": backend, "table": auc_table(probes, score), "n_probes": probe_counts(probes),
+            "errors": corpus.errors}
 
 
 def evaluate_corpus_weights(annotations_path: Path, clips_dir: Path, config: Config, *,
@@ -154,22 +152,37 @@ def evaluate_corpus_weights(annotations_path: Path, clips_dir: Path, config: Con
                               kind=pr.kind)
 
         tables[name] = auc_table(probes, score)
-    counts: dict[str, int] = {}
-    for pr in probes:
-        counts[f"{pr.kind}/{pr.role}"] = counts.get(f"{pr.kind}/{pr.role}", 0) + 1
-    return {"tables": tables, "n_probes": counts, "errors": corpus.errors, "split": split}
+    return {"tables": tables, "n_probes": probe_counts(probes), "errors": corpus.errors, "split": split}
 
 
-def evaluate_corpus_designs(annotations_path: Path, clips_dir: Path, config: Config, *,
+def evaluate_corpus_designs(corpora: Sequence[tuple[Path, Path]], config: Config, *,
                             designs: tuple[str, ...] | None = None, split: str | None = None,
-                            prompts_path: Path | None = None, cache_dir: str | None = None) -> dict[str, Any]:
-    """AUC tables of the ``tagger`` evidence's designs on an annotated corpus, every family judged.
+                            prompts_path: Path | None = None, cache_dir: str | None = None,
+                            jobs: int = 1) -> dict[str, Any]:
+    """AUC tables of the ``tagger`` evidence's designs, every family judged, pooled over annotated corpora.
 
     Each design (:mod:`timingbench.features.tagger_evidence`: the network alone, the tagger
     alone, their fusion, the heads on the tagger's embeddings, their fusion; all by default) is
-    applied to every family, exempt ones included, and the probes are scored with the gate's
-    score (:func:`~timingbench.identity.gate_score`), so the designs can be compared family by
-    family.
+    applied to every family, exempt ones included, and the probes of every corpus are scored
+    with the gate's score (:func:`~timingbench.identity.gate_score`) and pooled before the AUC,
+    so the designs can be compared family by family.
+
+    Parameters
+    ----------
+    corpora : sequence of (Path, Path)
+        ``(annotations, clips folder)`` of each corpus; a corpus with no row of ``split`` is
+        left out.
+    config : Config
+    designs : tuple of str, optional
+        The designs compared (default: all).
+    split : str, optional
+        Only the annotation rows of this split (``dev`` chooses; ``validation`` only measures).
+    prompts_path : Path, optional
+        The prompt set (default: beside each corpus's clips).
+    cache_dir : str, optional
+        Feature cache folder.
+    jobs : int
+        Worker processes analysing the clips.
 
     Returns
     -------
@@ -178,32 +191,49 @@ def evaluate_corpus_designs(annotations_path: Path, clips_dir: Path, config: Con
         ``errors``; ``split``.
     """
     from timingbench.calibration.groups import scenarios_from_manifest
+    from timingbench.executors import LocalExecutor
     from timingbench.features.semantic import tagger_tables
     from timingbench.features.tagger_evidence import DESIGNS, tagger_evidence
 
-    ann = _annotations(annotations_path, split)
-    prompts = prompts_path or default_prompts_path(clips_dir, annotations_path)
     opts = ScoreOptions(separation="dsp", family_evidence="tagger", cache_dir=cache_dir)
-    corpus = load_corpus(clips_dir, prompts, ann, config, opts)
-    probes, clip_of = corpus_probes(corpus, ann, config, scenarios_from_manifest(clips_dir))
+    loaded, errors = [], []
+    for annotations_path, clips_dir in corpora:
+        ann = _annotations(annotations_path, split)
+        if not ann.layer1:
+            continue
+        prompts = prompts_path or default_prompts_path(clips_dir, annotations_path)
+        corpus = load_corpus(clips_dir, prompts, ann, config, opts, executor=LocalExecutor(jobs))
+        probes, clip_of = corpus_probes(corpus, ann, config, scenarios_from_manifest(clips_dir))
+        loaded.append((corpus, probes, clip_of))
+        errors += corpus.errors
+    # the probes of every corpus in one list: clip indices are made distinct per corpus
+    offset = 1 + max((len(c.refs) for c, _, _ in loaded), default=0)
+    pooled = [(k, dataclasses.replace(pr, clip=k * offset + pr.clip), pr)
+              for k, (_, probes, _) in enumerate(loaded) for pr in probes]
     classes, nonmusic, _ = tagger_tables(config.params.families)
     tables = {}
     for design in designs or DESIGNS:
         sec = dataclasses.replace(config.params.evidence, design_by_family={f: design for f in classes})
-        evs = {clip: tagger_evidence(bank, evidence_params=sec, tagger_params=config.params.tagger, classes=classes,
-                                     nonmusic_classes=nonmusic, exempt={})
-               for clip, bank in corpus.banks.items()}
+        scores: dict[Probe, float | None] = {}
+        for k, (corpus, _, clip_of) in enumerate(loaded):
+            evs = {clip: tagger_evidence(bank, evidence_params=sec, tagger_params=config.params.tagger,
+                                         classes=classes, nonmusic_classes=nonmusic, exempt={})
+                   for clip, bank in corpus.banks.items()}
+            for key, pr in ((q, pr) for j, q, pr in pooled if j == k):
+                ev = evs.get(clip_of.get(pr.clip, ""))
+                scores[key] = None
+                if ev is not None and pr.family in ev.curves:
+                    changes = (ev.entered if pr.kind == "entry" else ev.left)[pr.family]
+                    scores[key] = gate_score(ev.curves[pr.family], changes, ev.times, pr.time_s,
+                                             params=config.params.evidence, kind=pr.kind)
+        tables[design] = auc_table([q for _, q, _ in pooled], scores.__getitem__)
+    return {"tables": tables, "n_probes": probe_counts([q for _, q, _ in pooled]), "errors": errors,
+            "split": split}
 
-        def score(pr: Probe, evs: dict[str, Any] = evs) -> float | None:
-            ev = evs.get(clip_of.get(pr.clip, ""))
-            if ev is None or pr.family not in ev.curves:
-                return None
-            changes = (ev.entered if pr.kind == "entry" else ev.left)[pr.family]
-            return gate_score(ev.curves[pr.family], changes, ev.times, pr.time_s, params=config.params.evidence,
-                              kind=pr.kind)
 
-        tables[design] = auc_table(probes, score)
+def probe_counts(probes: Sequence[Probe]) -> dict[str, int]:
+    """How many probes of each ``kind/role`` (``entry/true``, ``exit/decoy``, ...)."""
     counts: dict[str, int] = {}
     for pr in probes:
         counts[f"{pr.kind}/{pr.role}"] = counts.get(f"{pr.kind}/{pr.role}", 0) + 1
-    return {"tables": tables, "n_probes": counts, "errors": corpus.errors, "split": split}
+    return counts

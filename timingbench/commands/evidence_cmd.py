@@ -298,7 +298,7 @@ def _eval_corpus(args: argparse.Namespace, cfg: Any) -> int:
         from timingbench.calibration.evidence_auc import evaluate_corpus_designs, evaluate_corpus_weights
 
         if args.designs:
-            rep = evaluate_corpus_designs(args.annotations, args.clips, cfg, split=args.split,
+            rep = evaluate_corpus_designs([(args.annotations, args.clips)], cfg, split=args.split,
                                           prompts_path=args.prompts, cache_dir=args.cache)
         else:
             rep = evaluate_corpus_weights(args.annotations, args.clips, cfg, weights=_named_weights(args.weights),

@@ -47,8 +47,9 @@ class FamilyEvidence:
         tagger only: the design that judges each family (``network``, ``tagger``, ``fusion``).
     classes : dict of str to tuple of str
         tagger only: each family's AudioSet classes.
-    tagger, network : dict of str to np.ndarray of float64, shape (n_windows,)
-        tagger only: the tagger's and the network's presence of each family, apart.
+    tagger : dict of str to np.ndarray of float64, shape (n_windows,)
+        tagger only: the tagger's presence of every family (exempt ones included), whatever
+        design judges it.
     weights : str
         tagger only: the tagger's weights file and the start of its SHA-256.
     """
@@ -65,7 +66,6 @@ class FamilyEvidence:
     sources: dict[str, str] = field(default_factory=dict)
     classes: dict[str, tuple[str, ...]] = field(default_factory=dict, repr=False)
     tagger: dict[str, npt.NDArray[np.float64]] = field(default_factory=dict, repr=False)
-    network: dict[str, npt.NDArray[np.float64]] = field(default_factory=dict, repr=False)
     weights: str = ""
     _memo: dict[Any, Any] = field(default_factory=dict, repr=False, compare=False)
 

@@ -60,7 +60,6 @@ import numpy as np
 import numpy.typing as npt
 from scipy.ndimage import maximum_filter1d
 
-from timingbench.choices import CHANGE_BACKENDS
 from timingbench.convert import TIME_DECIMALS
 from timingbench.curves import Grid, accent, local_peaks, strongest_apart, window_means
 from timingbench.errors import ConfigError, ParameterError
@@ -168,7 +167,7 @@ def _check_candidate(family: str, candidate_s: float) -> None:
 
 def judges(evidence: FamilyEvidence | None, family: str) -> TypeGuard[FamilyEvidence]:
     """True when ``evidence`` is the trained backend's and it judges ``family``."""
-    return evidence is not None and evidence.backend in CHANGE_BACKENDS \
+    return evidence is not None and evidence.has_change_heads \
         and family in evidence.curves and family not in evidence.exempt and evidence.times.size > 0
 
 
@@ -632,7 +631,7 @@ def family_rise(
         If ``family`` is not an instrument family or ``candidate_s`` is not finite.
     """
     _check_candidate(family, candidate_s)
-    if ev.backend in CHANGE_BACKENDS:
+    if ev.has_change_heads:
         return trained_verdict(ev, family, t_s=float(candidate_s), params=evidence_params, kind="entry")
     detail: dict[str, Any] = {"backend": ev.backend, "before": None, "after": None, "rise": None,
                               "reason": None}
@@ -673,7 +672,7 @@ def family_fall(
         If ``family`` is not an instrument family or ``candidate_s`` is not finite.
     """
     _check_candidate(family, candidate_s)
-    if ev.backend not in CHANGE_BACKENDS:
+    if not ev.has_change_heads:
         return EXEMPT, {"backend": ev.backend, "reason": "exit_not_judged"}
     return trained_verdict(ev, family, t_s=float(candidate_s), params=evidence_params, kind="exit")
 
@@ -755,7 +754,7 @@ def timbre_match(
     if family in ev.exempt or family not in ev.curves:
         out["reason"] = ev.exempt.get(family, "not_in_vocabulary")
         return out
-    if ev.backend in CHANGE_BACKENDS:
+    if ev.has_change_heads:
         observed, probs = observed_entrant(ev, t_s=float(after_s), params=evidence_params)
         if observed is None:
             out["reason"] = "insufficient_context"

@@ -91,7 +91,7 @@ def tagger_evidence(
     -------
     evidence : FamilyEvidence
         ``backend='tagger'``; ``sources`` names each judged family's design, ``classes`` its
-        AudioSet classes; ``tagger`` and ``network`` hold the two presence curves apart.
+        AudioSet classes; ``tagger`` holds the tagger's presence of every family.
 
     Raises
     ------
@@ -166,4 +166,4 @@ def tagger_evidence(
                           window_s=float(times[1] - times[0]) if times.size > 1 else 0.0, note=note,
                           entered=entered, left=left, sources=sources,
                           classes={f: tuple(table[f]) for f in families}, tagger=tag_presence,
-                          network=dict(net_presence), weights=f"{cols.weights.name} sha256:{cols.weights.digest}")
+                          weights=f"{cols.weights.name} sha256:{cols.weights.digest}")

@@ -55,6 +55,8 @@ from timingbench.identity import INSTRUMENT_FAMILIES
 if TYPE_CHECKING:
     from timingbench.features.bank import FeatureBank
     from timingbench.params.analysis import AudioParams, EvidenceParams, SemanticParams
+    from timingbench.params.families import FamiliesParams
+    from timingbench.params.tagger import TaggerParams
 
 _T = TypeVar("_T")
 
@@ -141,8 +143,7 @@ def family_evidence(
     audio: AudioParams,
     backend: str = "musicnn",
     clap_dir: Path | None = None,
-    tagger: Any | None = None,
-    families: Any | None = None,
+    tagger: TaggerParams | None = None,
 ) -> FamilyEvidence:
     """Windowed instrument-family evidence of a clip.
 
@@ -164,9 +165,8 @@ def family_evidence(
     clap_dir : Path, optional
         Local CLAP checkpoint folder; ``semantic.clap_dir`` when omitted.
     tagger : TaggerParams, optional
-        The ``tagger`` section (``tagger`` backend only).
-    families : FamiliesParams, optional
-        The family registry; ``evidence_params.families`` when omitted.
+        The ``tagger`` section (``tagger`` backend only); the family registry it reads is
+        ``evidence_params.families``.
 
     Returns
     -------
@@ -195,10 +195,9 @@ def family_evidence(
             raise ParameterError("the tagger family evidence reads a feature bank; pass a bank, not samples")
         if tagger is None:
             raise ParameterError("the tagger family evidence needs the tagger section (tagger=)")
-        families = families if families is not None else evidence_params.families
         from timingbench.features.tagger_evidence import tagger_evidence
 
-        classes, nonmusic, exempt = tagger_tables(families)
+        classes, nonmusic, exempt = tagger_tables(evidence_params.families)
         return tagger_evidence(bank, evidence_params=evidence_params, tagger_params=tagger, classes=classes,
                                nonmusic_classes=nonmusic, exempt=exempt)
     sec = semantic
@@ -259,7 +258,7 @@ def family_evidence(
                           backend="clap", exempt=exempt, window_s=float(raw["window_s"]))
 
 
-def tagger_tables(families: Any) -> tuple[dict[str, tuple[str, ...]], tuple[str, ...], dict[str, str]]:
+def tagger_tables(families: FamiliesParams) -> tuple[dict[str, tuple[str, ...]], tuple[str, ...], dict[str, str]]:
     """What the tagger evidence reads from the family registry.
 
     Parameters

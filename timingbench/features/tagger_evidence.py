@@ -37,6 +37,7 @@ from timingbench.features.tagger_curves import change_curves, frame_presence, gr
 if TYPE_CHECKING:
     from timingbench.features.bank import FeatureBank
     from timingbench.params.analysis import EvidenceParams
+    from timingbench.params.tagger import TaggerParams
 
 F64 = npt.NDArray[np.float64]
 #: The designs a family can be judged by (``evidence.design_by_family``).
@@ -63,7 +64,7 @@ def tagger_evidence(
     bank: FeatureBank,
     *,
     evidence_params: EvidenceParams,
-    tagger_params: Any,
+    tagger_params: TaggerParams,
     classes: Mapping[str, Sequence[str]],
     nonmusic_classes: Sequence[str],
     exempt: Mapping[str, str],

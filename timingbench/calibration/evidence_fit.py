@@ -37,6 +37,7 @@ from timingbench.calibration.groups import event_counts, scenarios_from_manifest
 from timingbench.choices import DEFAULT_FAMILY_EVIDENCE
 from timingbench.config import Config
 from timingbench.errors import ConfigError, ParameterError
+from timingbench.families import judged_families
 from timingbench.jsonio import iter_jsonl
 from timingbench.params.tools import CalibrationParams
 from timingbench.runner import ScoreOptions
@@ -140,13 +141,6 @@ def load_dev_corpora(roots: Sequence[Path], config: Config, *,
     return out
 
 
-def judged_families(config: Config) -> list[str]:
-    """Instrument families the trained evidence judges (``judged: true`` in the family registry)."""
-    from timingbench.families import registry
-
-    return list(registry(config).judged)
-
-
 def fit_events(dev: DevCorpus, families: Iterable[str], kind: str) -> set[tuple[str, str]]:
     """``(clip, event_id)`` of the annotated ``kind`` events of ``families`` in a dev corpus."""
     fam = set(families)
@@ -216,7 +210,7 @@ def fit(devs: Sequence[DevCorpus], config: Config, *, rules: Sequence[str] = ("r
     """
     cal: CalibrationParams = config.params.calibration  # type: ignore[assignment]
     most, match_s = float(cal.evidence_max_negative_rate), float(cal.offset_match_s)
-    fams = judged_families(config)
+    fams = list(judged_families(config))
     events = {k: [fit_events(d, fams, kind) for d in devs] for k, kind in KINDS.items()}
     change = [float(v) for v in cal.evidence_change_grid]
     total = sum(int(np.prod([len(g(cal)) for _, g in RULE_GRIDS.get(r, ())])) for r in rules) * 2 * len(change)

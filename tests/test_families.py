@@ -282,3 +282,12 @@ def test_a_planted_twelfth_family_shows_up_everywhere(tmp_path: Path) -> None:
     # the packaged list is untouched in this process
     assert "harp" not in families.FAMILY_NAMES
     assert load_config(planted).params.families.names[-1] == "harp"
+
+
+def test_judging_every_family_judges_every_row_and_changes_nothing_else(config: Config) -> None:
+    every = families.judging_every_family(config)
+    assert families.judged_families(every) == families.FAMILY_NAMES and families.exempt_families(every) == {}
+    for a, b in zip(families.registry(config).rows, families.registry(every).rows, strict=True):
+        assert (a.name, a.gm_programs, a.audioset_classes, a.stem) == \
+            (b.name, b.gm_programs, b.audioset_classes, b.stem)
+    assert families.exempt_families(config)  # the shipped registry is left as it is

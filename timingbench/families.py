@@ -49,6 +49,7 @@ __all__ = [
     "floor_s",
     "instrument_families",
     "judged_families",
+    "judging_every_family",
     "packaged_config",
     "program_families",
     "registry",
@@ -162,6 +163,18 @@ def judged_families(config: Config | None = None) -> tuple[str, ...]:
 def exempt_families(config: Config | None = None) -> dict[str, str]:
     """Family -> why its identity is not judged (``exempt: <reason>`` of its row), in registry order."""
     return registry(config).exempt
+
+
+def judging_every_family(config: Config) -> Config:
+    """``config`` with every row of the registry judged (no ``exempt``).
+
+    What ``timingbench calibrate evidence --judge-all`` fits on: the decision thresholds are
+    chosen with every family's events scored through the family evidence, before the registry
+    says which families meet the bar.
+    """
+    table = [{k: v for k, v in dict(row).items() if k != "exempt"} | {"judged": True}
+             for row in registry(config).table]
+    return config.with_value("families.table", table)
 
 
 def floor_s(name: str, config: Config | None = None) -> float | None:

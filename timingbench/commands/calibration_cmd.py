@@ -85,6 +85,9 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     q.add_argument("--dry-run", action="store_true", help="print the table; write no configuration")
     q.add_argument("--cache", default=None, metavar="DIR", help="feature cache folder (banks and evidence reused)")
     add_jobs_option(q, what="worker processes analysing the clips")
+    q.add_argument("--judge-all", action="store_true",
+                   help="fit with every family judged, whatever the registry says (it is then edited by hand "
+                        "from each family's dev figures); only the fitted constants are written")
     q.set_defaults(func=run_calibrate_evidence_cmd)
 
 
@@ -222,17 +225,20 @@ def run_calibrate_evidence_cmd(args: argparse.Namespace) -> int:
         write_constants,
     )
     from timingbench.config import DEFAULT_CONFIG_PATH
+    from timingbench.families import judging_every_family
 
     path = Path(args.config) if args.config is not None else DEFAULT_CONFIG_PATH
     cfg = load_config(path)
     resolve_jobs(args, cfg)
+    fit_cfg = judging_every_family(cfg) if args.judge_all else cfg
     t0 = time.perf_counter()
     with progress_bar() as bar:
         task = bar.add_task("analysing dev corpora", total=None, clip="")
-        devs = load_dev_corpora(args.dev, cfg, progress=lambda d, n, c: bar.update(task, completed=d, total=n, clip=c),
+        devs = load_dev_corpora(args.dev, fit_cfg,
+                                progress=lambda d, n, c: bar.update(task, completed=d, total=n, clip=c),
                                 cache_dir=args.cache, jobs=args.jobs)
         bar.update(task, description="fitting")
-        report = fit(devs, cfg, rules=[r.strip() for r in args.rules.split(",") if r.strip()],
+        report = fit(devs, fit_cfg, rules=[r.strip() for r in args.rules.split(",") if r.strip()],
                      progress=lambda d, n, c: bar.update(task, completed=d, total=n, clip=c))
     print(format_report(report))
     for d in devs:

@@ -28,7 +28,7 @@ from timingbench.compare.stats import (
 )
 from timingbench.compare.synthetic import SyntheticSystem, write_synthetic_results
 from timingbench.config import Config
-from timingbench.errors import TimingbenchError
+from timingbench.errors import ParameterError, TimingbenchError
 from timingbench.jsonio import write_json, write_jsonl
 from timingbench.prompts import Prompt, load_prompts
 
@@ -224,6 +224,16 @@ def test_weighted_quantile_matches_numpy_median_for_equal_weights(rng: np.random
     s = row_series(prompt_index=np.arange(201), values=values, n_prompts=201)
     got = weighted_quantile(s, np.ones((1, 201)), 0.5)[0]
     np.testing.assert_allclose(got, np.median(values), atol=0)
+
+
+@pytest.mark.parametrize("series", [rate_series, row_series])
+@pytest.mark.parametrize(("index", "values", "match"), [
+    ([0, 1], [1.0], "1-D of one length"), ([0, 3], [1.0, 0.0], "out of range"), ([-1], [1.0], "out of range"),
+])
+def test_series_refuse_bad_prompt_indices(series: object, index: list[int], values: list[float], match: str) -> None:
+    kw = {"hits" if series is rate_series else "values": values}
+    with pytest.raises(ParameterError, match=match):
+        series(prompt_index=index, n_prompts=3, **kw)  # type: ignore[operator]
 
 
 def test_bootstrap_resamples_whole_prompts_and_is_seeded() -> None:

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from timingbench.errors import ParameterError, PromptError, TimingbenchError
-from timingbench.jsonio import field_error, read_rows
+from timingbench.jsonio import field_error, is_finite_number, parse_rows, read_rows, utf8_problem
 
 PKG = Path(__file__).resolve().parents[1] / "timingbench"
 
@@ -50,6 +50,32 @@ def test_read_rows_unreadable_file_names_what(tmp_path: Path) -> None:
 def test_field_error_format() -> None:
     err = field_error("f.jsonl:3", "onset_s", "must be >= 0", error=TimingbenchError)
     assert str(err) == "f.jsonl:3: field 'onset_s': must be >= 0"
+
+
+def test_parse_rows_yields_parsed_rows_and_collects_errors_in_order() -> None:
+    def parse(row: dict[str, int], *, where: str) -> int:
+        if row["n"] < 0:
+            raise PromptError(f"{where}field 'n': must be >= 0")
+        return row["n"]
+
+    errors: list[PromptError] = []
+    rows = [(1, {"n": 1}), (2, TimingbenchError("f.jsonl:2: not valid JSON (x)")), (3, {"n": -1}), (5, {"n": 2})]
+    got = list(parse_rows(rows, source="f.jsonl", parse=parse, error=PromptError, errors=errors))
+    assert got == [("f.jsonl:1: ", 1), ("f.jsonl:5: ", 2)]
+    assert all(type(e) is PromptError for e in errors)
+    assert [str(e) for e in errors] == ["f.jsonl:2: not valid JSON (x)", "f.jsonl:3: field 'n': must be >= 0"]
+
+
+@pytest.mark.parametrize(("value", "ok"), [(1, True), (0.5, True), (True, False), (None, False), ("1", False),
+                                          (float("nan"), False), (float("inf"), False), (10**400, False)])
+def test_is_finite_number(value: object, ok: bool) -> None:
+    assert is_finite_number(value) is ok
+
+
+def test_utf8_problem_names_byte_and_column() -> None:
+    assert utf8_problem("plain") is None
+    assert utf8_problem(b"ab\xff".decode("utf-8", errors="surrogateescape")) == (
+        "not valid UTF-8 (byte 0xff at column 3)")
 
 
 def test_readers_order_read_and_field_errors_by_line(tmp_path: Path) -> None:

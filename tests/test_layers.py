@@ -14,7 +14,7 @@ PKG = Path(__file__).resolve().parent.parent / "timingbench"
 LAYERS = {
     # leaves
     "timingbench.verdicts": 0, "timingbench.errors": 0, "timingbench.version": 0,
-    "timingbench.choices": 0, "timingbench.packaged": 0, "timingbench.convert": 0,
+    "timingbench.choices": 0, "timingbench.packaged": 0, "timingbench.convert": 0, "timingbench.text": 0,
     # typed constants and plain helpers
     "timingbench.params": 1, "timingbench.jsonio": 1, "timingbench.curves": 1, "timingbench.result_types": 1,
     "timingbench.runlock": 1, "timingbench.executors": 1, "timingbench.intervals": 1, "timingbench.memo": 1,

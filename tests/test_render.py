@@ -17,10 +17,10 @@ from timingbench.cli import main
 from timingbench.config import Config
 from timingbench.errors import ParameterError
 from timingbench.prompts import EVENT_KINDS, load_prompts, parse_prompt
-from timingbench.render import CORPORA, RECIPES, RenderedClip, render_recipe
+from timingbench.render import CORPORA, RECIPES, RenderedClip, render_corpus, render_recipe
 from timingbench.render.arrangement import Note, Part
 from timingbench.render.corpus import ClipSpec, render_specs
-from timingbench.render.instruments import INSTRUMENTS
+from timingbench.render.instruments import INSTRUMENTS, instrument, style
 from timingbench.render.scenarios import INSTRUMENT_FAMILIES
 from timingbench.render.synth import read_midi_notes, render_midi, resolve_soundfont, write_midi
 
@@ -407,6 +407,16 @@ def test_unknown_recipe_and_parameter_are_rejected(tmp_path: Path) -> None:
         render_recipe("pause", seed=1, out_dir=tmp_path, stems=True, stem_parts=["target"])
     with pytest.raises(ParameterError, match="clip_id"):
         render_recipe("pause", seed=1, out_dir=tmp_path, clip_id="a__b")
+
+
+def test_unknown_names_of_the_renderer_tables_list_the_known_ones(tmp_path: Path) -> None:
+    with pytest.raises(ParameterError, match=r"unknown instrument 'kazoo'; choose one of \['acoustic_guitar'"):
+        instrument("kazoo")
+    with pytest.raises(ParameterError, match=r"unknown style 'polka'; choose one of \['ambient', 'cinematic'"):
+        style("polka")
+    with pytest.raises(ParameterError, match=r"unknown corpus 'nope'; choose one of \['demo', 'dev'"):
+        render_corpus("nope", out_dir=tmp_path, progress=False)
+    assert instrument("piano") is INSTRUMENTS["piano"]
 
 
 @pytest.mark.parametrize("recipe", ["entry_off_time", "exit_off_time"])

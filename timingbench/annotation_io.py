@@ -35,13 +35,13 @@ from __future__ import annotations
 
 import csv
 import math
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from timingbench.errors import AnnotationError
-from timingbench.jsonio import atomic_write_text, load_rows
+from timingbench.jsonio import atomic_write_text, is_finite_number, load_rows, parse_rows, utf8_problem
 from timingbench.prompts import EVENT_FAMILIES
 
 SPLITS = ("dev", "validation")
@@ -240,15 +240,6 @@ class AnnotationSet:
         self.errors.extend(other.errors)
 
 
-def _number(value: Any) -> bool:
-    if not isinstance(value, int | float) or isinstance(value, bool):
-        return False
-    try:
-        return math.isfinite(value)
-    except OverflowError:  # an integer beyond the float range
-        return False
-
-
 def _err(where: str, fld: str, rule: str) -> AnnotationError:
     return AnnotationError(f"{where}field '{fld}': {rule}")
 
@@ -268,7 +259,7 @@ def _clip(row: Mapping[str, Any], where: str) -> str:
 
 
 def _onset(value: Any, where: str) -> float:
-    if not _number(value):
+    if not is_finite_number(value):
         raise _err(where, "onset_s", f"must be a number of seconds, got {value!r}")
     if value < 0:
         raise _err(where, "onset_s", f"must be >= 0 s from the clip start, got {value!r}")
@@ -385,16 +376,8 @@ def validate_annotation_rows(
     out = AnnotationSet(source=source, errors=[] if errors is None else errors)
     seen1: set[tuple[str, str, str]] = set()
     seen2: set[tuple[str, str, str]] = set()
-    for line, row in rows:
-        where = f"{source}:{line}: "
-        if isinstance(row, Exception):
-            out.errors.append(AnnotationError(str(row)))
-            continue
-        try:
-            parsed = parse_annotation(row, where=where)
-        except AnnotationError as exc:
-            out.errors.append(exc)
-            continue
+    for where, parsed in parse_rows(rows, source=source, parse=parse_annotation, error=AnnotationError,
+                                    errors=out.errors):
         if isinstance(parsed, Layer1Row):
             if parsed.key in seen1:
                 out.errors.append(_err(where, "event_id", (
@@ -528,7 +511,7 @@ def _read_text(path: Path) -> str:
     """The file's text: a leading BOM dropped, line ends untouched, bad UTF-8 kept as surrogates.
 
     Undecodable bytes are kept (``surrogateescape``) so that only the lines holding them are
-    rejected (:func:`_utf8_error`), not the whole file.
+    rejected (:func:`_label_lines`), not the whole file.
     """
     if not path.is_file():
         raise AnnotationError(f"{path}: file not found")
@@ -549,13 +532,29 @@ def _physical_lines(text: str) -> list[str]:
     return [ln[:-1] if ln.endswith("\r") else ln for ln in lines]
 
 
-def _utf8_error(line: str, where: str) -> AnnotationError | None:
-    try:
-        line.encode("utf-8")
-    except UnicodeEncodeError as exc:
-        byte = ord(line[exc.start]) & 0xFF
-        return AnnotationError(f"{where}not valid UTF-8 (byte 0x{byte:02x} at column {exc.start + 1})")
-    return None
+def _label_lines(
+    text: str, source: str, rows: list[tuple[int, Any]], *, skip: Callable[[str], bool] | None = None
+) -> Iterator[tuple[int, str, str]]:
+    """Yield ``(line_number, where, line)`` for the physical lines of a label file.
+
+    Lines for which ``skip`` is true are passed over. A line that is not UTF-8 is appended to
+    ``rows`` as ``(line_number, AnnotationError)`` instead of being yielded, so that its error
+    stands in file order among the rows the caller appends.
+    """
+    for i, line in enumerate(_physical_lines(text), start=1):
+        if skip is not None and skip(line):
+            continue
+        where = f"{source}:{i}: "
+        bad = utf8_problem(line)
+        if bad is None:
+            yield i, where, line
+        else:
+            rows.append((i, AnnotationError(where + bad)))
+
+
+def _audacity_skipped(line: str) -> bool:
+    """Blank lines and Audacity's spectral-selection lines (they begin with a backslash)."""
+    return not line.strip() or line.startswith("\\")
 
 
 def import_audacity_labels(
@@ -619,14 +618,7 @@ def audacity_labels_from_text(
     """
     _check_import_args(clip, annotator, split)
     rows: list[tuple[int, Any]] = []
-    for i, line in enumerate(_physical_lines(text), start=1):
-        if not line.strip() or line.startswith("\\"):
-            continue
-        where = f"{source}:{i}: "
-        bad = _utf8_error(line, where)
-        if bad is not None:
-            rows.append((i, bad))
-            continue
+    for i, where, line in _label_lines(text, source, rows, skip=_audacity_skipped):
         cells = line.split("\t")
         if len(cells) < 2:
             rows.append((i, _err(where, "start", "expected 'start<TAB>end<TAB>label'")))
@@ -658,12 +650,8 @@ def import_sonic_visualiser_csv(
     ----------
     path : str or Path
         The ``.csv`` file (comma separated; quoted labels may contain commas).
-    clip : str
-        The clip the labels belong to (file name inside the clips folder).
-    annotator : str
-        Name written on every row.
-    split : str
-        ``dev`` or ``validation``.
+    clip, annotator, split : str
+        As for :func:`import_audacity_labels`.
 
     Returns
     -------
@@ -679,12 +667,7 @@ def import_sonic_visualiser_csv(
     _check_import_args(clip, annotator, split)
     rows: list[tuple[int, Any]] = []
     # one record per physical line: an unbalanced quote damages its own line, not the rest
-    for i, line in enumerate(_physical_lines(_read_text(p)), start=1):
-        where = f"{p}:{i}: "
-        bad = _utf8_error(line, where)
-        if bad is not None:
-            rows.append((i, bad))
-            continue
+    for i, where, line in _label_lines(_read_text(p), str(p), rows):
         try:
             cells = next(csv.reader([line]), [])
         except csv.Error as exc:  # an over-long field, a bare carriage return

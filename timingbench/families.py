@@ -50,27 +50,10 @@ __all__ = [
     "instrument_families",
     "judged_families",
     "judging_every_family",
-    "packaged_config",
     "program_families",
     "registry",
     "speech_classes",
 ]
-
-
-def packaged_config() -> Config:
-    """The packaged configuration (``timingbench.config.DEFAULT_CONFIG_PATH``), loaded once
-    (:func:`timingbench.config.load_config` keeps it while the file is unchanged).
-
-    Returns
-    -------
-    config : Config
-
-    Raises
-    ------
-    ConfigError
-        If the packaged file is missing or invalid (a broken installation).
-    """
-    return _config.load_config()
 
 
 def registry(config: Config | None = None) -> FamiliesParams:
@@ -94,7 +77,7 @@ def registry(config: Config | None = None) -> FamiliesParams:
         output rows, the renderer's catalogue, prompt validation); edit the packaged
         ``configs/timingbench-v1.yaml`` to add a family.
     """
-    packaged = packaged_config().params.families
+    packaged = _config.load_config().params.families
     if config is None:
         return packaged
     reg = config.params.families

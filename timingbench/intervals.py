@@ -38,6 +38,7 @@ from timingbench.errors import ParameterError
 
 FloatArray = npt.NDArray[np.float64]
 IntArray = npt.NDArray[np.int64]
+BoolArray = npt.NDArray[np.bool_]
 CountDiagnostic = Literal["exact", "under", "over"]
 
 #: Scale of the rounding grid used inside compiled kernels (same as ``np.round``).
@@ -377,14 +378,7 @@ def generalized_iou(ref: npt.ArrayLike, est: npt.ArrayLike) -> float:
     Because ``C`` is one interval, the gaps between occurrences of a multi-interval
     reference count against every estimate: an exact answer to a reference with gaps
     scores ``|R| / |C|``, not 1 (TAG-Bench reports one-to-many gIoU negative for every
-    system; this is part of why).
-
-    Parameters
-    ----------
-    ref : array_like, shape (n, 2)
-        Reference intervals in seconds.
-    est : array_like, shape (m, 2)
-        Estimated intervals in seconds.
+    system; this is part of why). Arguments and errors as :func:`union_iou`.
 
     Returns
     -------
@@ -392,11 +386,6 @@ def generalized_iou(ref: npt.ArrayLike, est: npt.ArrayLike) -> float:
         In ``[-1, 1]`` and never above :func:`union_iou`. Empty-prediction convention:
         exactly one of the two unions empty (zero total length) -> -1.0; both empty ->
         1.0.
-
-    Raises
-    ------
-    ParameterError
-        If either set is malformed.
     """
     lr, le, lu, hull = _union_terms(_prepared(ref, "ref"), _prepared(est, "est"))
     return _giou_from_terms(lr, le, lu, hull)
@@ -415,8 +404,15 @@ def _giou_from_terms(lr: float, le: float, lu: float, hull: float) -> float:
 # --------------------------------------------------------------------------- matching
 
 
-def _greedy_pairs(m: FloatArray, t: float) -> list[tuple[int, int]]:
-    ii, jj = np.nonzero((m >= t) & (m > 0.0))
+def _candidates(ref: npt.ArrayLike, est: npt.ArrayLike, iou_threshold: float) -> tuple[FloatArray, BoolArray]:
+    """The IoU matrix rounded to ``TIME_DECIMALS`` and the mask of pairs that may match at the threshold."""
+    t = _check_threshold(iou_threshold)
+    m = np.round(iou_matrix(ref, est), TIME_DECIMALS)
+    return m, (m >= t) & (m > 0.0)
+
+
+def _greedy_pairs(m: FloatArray, hits: BoolArray) -> list[tuple[int, int]]:
+    ii, jj = np.nonzero(hits)
     if ii.size == 0:
         return []
     order = np.lexsort((jj, ii, -m[ii, jj]))
@@ -462,9 +458,7 @@ def match_greedy(
     ParameterError
         If the sets are malformed or the threshold is outside ``(0, 1]``.
     """
-    t = _check_threshold(iou_threshold)
-    m = np.round(iou_matrix(ref, est), TIME_DECIMALS)
-    return _greedy_pairs(m, t)
+    return _greedy_pairs(*_candidates(ref, est, iou_threshold))
 
 
 def match_optimal(
@@ -475,30 +469,10 @@ def match_optimal(
     The largest set of disjoint pairs with ``IoU >= iou_threshold`` (IoU rounded to
     ``TIME_DECIMALS`` decimals), as ``mir_eval.util.match_events`` builds for events in
     a window (Hopcroft-Karp through ``scipy.sparse.csgraph``). Which maximum matching is
-    returned when several exist is unspecified; its size is not.
-
-    Parameters
-    ----------
-    ref : array_like, shape (n, 2)
-        Reference intervals in seconds.
-    est : array_like, shape (m, 2)
-        Estimated intervals in seconds.
-    iou_threshold : float
-        Minimum IoU of a match, in ``(0, 1]``.
-
-    Returns
-    -------
-    matches : list of (int, int)
-        ``(ref_index, est_index)`` pairs sorted by reference index.
-
-    Raises
-    ------
-    ParameterError
-        If the sets are malformed or the threshold is outside ``(0, 1]``.
+    returned when several exist is unspecified; its size is not. Arguments, result (pairs
+    sorted by reference index) and errors as :func:`match_greedy`.
     """
-    t = _check_threshold(iou_threshold)
-    m = np.round(iou_matrix(ref, est), TIME_DECIMALS)
-    hits = (m >= t) & (m > 0.0)
+    _, hits = _candidates(ref, est, iou_threshold)
     if not hits.any():
         return []
     match = maximum_bipartite_matching(csr_matrix(hits.astype(np.int8)), perm_type="column")
@@ -712,16 +686,11 @@ def union_iou_batch(
 def generalized_iou_batch(
     ref: npt.ArrayLike, ref_offsets: npt.ArrayLike, est: npt.ArrayLike, est_offsets: npt.ArrayLike
 ) -> FloatArray:
-    """:func:`generalized_iou` of many set pairs (arguments as :func:`union_iou_batch`).
+    """:func:`generalized_iou` of many set pairs (arguments and errors as :func:`union_iou_batch`).
 
     Returns
     -------
     giou : np.ndarray of float64, shape (q,)
-
-    Raises
-    ------
-    ParameterError
-        If intervals or offsets are malformed or the two batches differ in size.
     """
     return _giou_vec(_batch_terms(ref, ref_offsets, est, est_offsets))
 
@@ -731,14 +700,11 @@ def union_and_generalized_iou_batch(
 ) -> tuple[FloatArray, FloatArray]:
     """Both :func:`union_iou_batch` and :func:`generalized_iou_batch` in one pass.
 
+    Arguments and errors as :func:`union_iou_batch`.
+
     Returns
     -------
     iou, giou : np.ndarray of float64, shape (q,)
-
-    Raises
-    ------
-    ParameterError
-        If intervals or offsets are malformed or the two batches differ in size.
     """
     t = _batch_terms(ref, ref_offsets, est, est_offsets)
     return _union_iou_vec(t), _giou_vec(t)
@@ -769,17 +735,12 @@ def _k_midpoint_mae(ref: FloatArray, roff: IntArray, est: FloatArray, eoff: IntA
 def midpoint_mae_batch(
     ref: npt.ArrayLike, ref_offsets: npt.ArrayLike, est: npt.ArrayLike, est_offsets: npt.ArrayLike
 ) -> FloatArray:
-    """Mean of :func:`midpoint_errors` per set pair (arguments as :func:`union_iou_batch`).
+    """Mean of :func:`midpoint_errors` per set pair (arguments and errors as :func:`union_iou_batch`).
 
     Returns
     -------
     mae : np.ndarray of float64, shape (q,)
         Seconds; NaN where a set has no estimate (or no reference) and so no error.
-
-    Raises
-    ------
-    ParameterError
-        If intervals or offsets are malformed or the two batches differ in size.
     """
     r, ro, e, eo = _batch_inputs(ref, ref_offsets, est, est_offsets)
     return _k_midpoint_mae(r, ro, e, eo)

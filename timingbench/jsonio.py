@@ -13,7 +13,7 @@ import os
 import tempfile
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, TypeGuard, TypeVar
 
 from timingbench.errors import TimingbenchError
 
@@ -82,6 +82,51 @@ def dumps_row(row: dict[str, Any]) -> str:
     return json.dumps(_clean(row), ensure_ascii=False, allow_nan=False, default=_default)
 
 
+def is_finite_number(value: Any) -> TypeGuard[int | float]:
+    """Whether a JSON value is a finite number.
+
+    Parameters
+    ----------
+    value : Any
+        A parsed JSON value.
+
+    Returns
+    -------
+    ok : bool
+        True for an int or float that is finite; False for a bool, for anything else and
+        for an integer beyond the float range (where ``math.isfinite`` would raise
+        ``OverflowError``).
+    """
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return False
+    try:
+        return math.isfinite(value)
+    except OverflowError:  # an integer beyond the float range
+        return False
+
+
+def utf8_problem(line: str) -> str | None:
+    """What makes a line that was decoded with ``errors="surrogateescape"`` invalid UTF-8.
+
+    Parameters
+    ----------
+    line : str
+        One line of a file, its undecodable bytes kept as surrogates.
+
+    Returns
+    -------
+    problem : str or None
+        ``not valid UTF-8 (byte 0x.. at column N)``, naming the first undecodable byte and
+        its 1-based column; None when the line is valid UTF-8.
+    """
+    try:
+        line.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        byte = ord(line[exc.start]) & 0xFF
+        return f"not valid UTF-8 (byte 0x{byte:02x} at column {exc.start + 1})"
+    return None
+
+
 def iter_jsonl(path: str | Path) -> Iterator[tuple[int, Any]]:
     """Yield ``(line_number, parsed)`` for each non-blank line of a JSONL file.
 
@@ -101,11 +146,9 @@ def iter_jsonl(path: str | Path) -> Iterator[tuple[int, Any]]:
             line = raw.decode("utf-8", errors="surrogateescape")
             if not line.strip():
                 continue
-            try:
-                line.encode("utf-8")
-            except UnicodeEncodeError as exc:
-                byte = ord(line[exc.start]) & 0xFF
-                yield i, TimingbenchError(f"{p}:{i}: not valid UTF-8 (byte 0x{byte:02x} at column {exc.start + 1})")
+            bad = utf8_problem(line)
+            if bad is not None:
+                yield i, TimingbenchError(f"{p}:{i}: {bad}")
                 continue
             try:
                 yield i, json.loads(line)
@@ -190,6 +233,55 @@ def read_rows(
             raise bad
         else:
             on_error(bad)
+
+
+def parse_rows(
+    rows: Iterable[tuple[int, Any]],
+    *,
+    source: str,
+    parse: Callable[..., R],
+    error: type[E],
+    errors: list[E],
+) -> Iterator[tuple[str, R]]:
+    """Parse ``(line_number, row)`` pairs one at a time, keeping the errors in file order.
+
+    The validating half of a reader: each row is handed to ``parse(row, where=where)``;
+    a row that is itself an exception (a bad line the row source reported) and a row whose
+    ``parse`` raises ``error`` are appended to ``errors`` (as ``error`` instances) and
+    skipped. What spans rows (duplicate ids) is the caller's to check on the rows yielded.
+
+    Parameters
+    ----------
+    rows : iterable of (int, object)
+        1-based line numbers and parsed JSON values (or exceptions), as :func:`read_rows`
+        or an importer gives them.
+    source : str
+        The file name the ``where`` prefixes start with.
+    parse : callable
+        Validates one row; called with the row and the keyword ``where``.
+    error : type
+        The :class:`TimingbenchError` subclass that ``parse`` raises for a bad row.
+    errors : list
+        Where the errors go.
+
+    Yields
+    ------
+    where : str
+        ``"file:line: "``, the prefix of the row's error messages.
+    parsed : object
+        What ``parse`` returned.
+    """
+    for line, row in rows:
+        where = f"{source}:{line}: "
+        if isinstance(row, Exception):
+            errors.append(error(str(row)))
+            continue
+        try:
+            parsed = parse(row, where=where)
+        except error as exc:
+            errors.append(exc)
+            continue
+        yield where, parsed
 
 
 def load_rows(path: str | Path, *, what: str, error: type[E], validate: Callable[..., R]) -> R:

@@ -70,11 +70,15 @@ class ModelEntry:
     Attributes
     ----------
     name : str
+        The model's name as ``timingbench models`` takes it.
     present : bool
+        Whether its files are found.
     where : str
         The folder holding it (or searched, when absent).
     size_bytes : int
+        Total size of its files, bytes (0 when absent).
     licence : str
+        The licence its files ship under.
     """
 
     name: str

@@ -8,17 +8,17 @@ keys survive a round trip.
 
 from __future__ import annotations
 
-import math
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 import timingbench.families as _families
 from timingbench.audio import AUDIO_EXTENSIONS
 from timingbench.errors import PromptError
-from timingbench.jsonio import load_rows
+from timingbench.jsonio import is_finite_number, load_rows, parse_rows
 
 #: ``controls``: a prompt with neither a timed event nor a tempo, only time-varying controls
 #: (a rhythm, melody or chord request); valid only with a ``controls`` object.
@@ -80,15 +80,6 @@ def _get(m: Mapping[str, Any], key: str, default: Any = None) -> Any:
     return m[key] if key in m else default
 
 
-def _number(value: Any) -> bool:
-    if not isinstance(value, int | float) or isinstance(value, bool):
-        return False
-    try:
-        return math.isfinite(value)
-    except OverflowError:  # an integer beyond the float range
-        return False
-
-
 def parse_prompt(row: Any, *, where: str = "", base_dir: Path | None = None) -> Prompt:
     """Validate one prompt row.
 
@@ -127,7 +118,7 @@ def parse_prompt(row: Any, *, where: str = "", base_dir: Path | None = None) -> 
     if not isinstance(style, str):
         raise _fail(pid, "style", "must be a string", where)
     dur = _get(row, "duration_s")
-    if not _number(dur) or dur <= 0:
+    if not is_finite_number(dur) or dur <= 0:
         raise _fail(pid, "duration_s", f"must be a positive number of seconds, got {dur!r}", where)
     raw_events = _get(row, "events", [])
     if not isinstance(raw_events, list):
@@ -158,12 +149,12 @@ def parse_prompt(row: Any, *, where: str = "", base_dir: Path | None = None) -> 
         if not isinstance(target, str):
             raise _fail(pid, f + ".target", "must be a string", where)
         t = _get(ev, "time_s")
-        if not _number(t):
+        if not is_finite_number(t):
             raise _fail(pid, f + ".time_s", f"must be a number of seconds, got {t!r}", where)
         if not 0.0 <= t <= dur:
             raise _fail(pid, f + ".time_s", f"{t} s lies outside [0, duration_s={dur}]", where)
         tol = _get(ev, "tolerance_s")
-        if tol is not None and (not _number(tol) or tol < 0):
+        if tol is not None and (not is_finite_number(tol) or tol < 0):
             raise _fail(pid, f + ".tolerance_s", f"must be a non-negative number or null, got {tol!r}", where)
         if events and t < events[-1].time_s:
             raise _fail(pid, f + ".time_s", "events must be ordered by time", where)
@@ -175,10 +166,10 @@ def parse_prompt(row: Any, *, where: str = "", base_dir: Path | None = None) -> 
         if not isinstance(tempo, Mapping):
             raise _fail(pid, "tempo", "must be null or an object {bpm, tolerance_pct}", where)
         bpm_v = _get(tempo, "bpm")
-        if not _number(bpm_v) or bpm_v <= 0:
+        if not is_finite_number(bpm_v) or bpm_v <= 0:
             raise _fail(pid, "tempo.bpm", f"must be a positive number, got {bpm_v!r}", where)
         tp = _get(tempo, "tolerance_pct", 3.0)
-        if not _number(tp) or tp <= 0:
+        if not is_finite_number(tp) or tp <= 0:
             raise _fail(pid, "tempo.tolerance_pct", f"must be a positive number, got {tp!r}", where)
         bpm, tpct = float(bpm_v), float(tp)
     if fam == "tempo" and bpm is None:
@@ -227,16 +218,8 @@ def validate_prompt_rows(
     prompts: dict[str, Prompt] = {}
     errors = [] if errors is None else errors
     event_ids: set[str] = set()
-    for line, row in rows:
-        where = f"{source}:{line}: "
-        if isinstance(row, Exception):
-            errors.append(PromptError(str(row)))
-            continue
-        try:
-            p = parse_prompt(row, where=where, base_dir=base_dir)
-        except PromptError as exc:
-            errors.append(exc)
-            continue
+    parse = partial(parse_prompt, base_dir=base_dir)
+    for where, p in parse_rows(rows, source=source, parse=parse, error=PromptError, errors=errors):
         if p.id in prompts:
             errors.append(_fail(p.id, "id", "duplicate prompt id (first occurrence kept)", where))
             continue

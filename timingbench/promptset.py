@@ -241,6 +241,32 @@ def settings_from_config(config: Config) -> GeneratorSettings:
     )
 
 
+def _total_mismatch(
+    families: Counter[str], kinds: Counter[str], settings: GeneratorSettings
+) -> tuple[str, str, int] | None:
+    """The first configured family or kind total that the counts miss.
+
+    Parameters
+    ----------
+    families, kinds : Counter of str
+        Prompts per prompt family and events per kind.
+    settings : GeneratorSettings
+
+    Returns
+    -------
+    mismatch : (str, str, int) or None
+        ``(what, field, wanted)``, e.g. ``("3 'tempo' prompts", "family_counts", 4)``;
+        None when every total agrees.
+    """
+    totals = (("prompts", "family_counts", families, settings.family_counts),
+              ("events", "kind_counts", kinds, settings.kind_counts))
+    for unit, field, got, wanted in totals:
+        for name, want in wanted.items():
+            if got[name] != want:
+                return f"{got[name]} {name!r} {unit}", field, want
+    return None
+
+
 def check_plan(
     plan: Sequence[tuple[str, tuple[str, ...], int]], *, settings: GeneratorSettings
 ) -> None:
@@ -265,12 +291,10 @@ def check_plan(
         fam_n[fam] += n
         for k in kinds:
             kind_n[_KIND[k]] += n
-    for fam, want in settings.family_counts.items():
-        if fam_n[fam] != want:
-            raise ConfigError(f"plan gives {fam_n[fam]} {fam!r} prompts; 'prompts.family_counts' wants {want}")
-    for kind, want in settings.kind_counts.items():
-        if kind_n[kind] != want:
-            raise ConfigError(f"plan gives {kind_n[kind]} {kind!r} events; 'prompts.kind_counts' wants {want}")
+    bad = _total_mismatch(fam_n, kind_n, settings)
+    if bad is not None:
+        what, field, want = bad
+        raise ConfigError(f"plan gives {what}; 'prompts.{field}' wants {want}")
     extra = set(kind_n) - set(settings.kind_counts)
     if extra:
         raise ConfigError(f"plan uses kinds {sorted(extra)} that 'prompts.kind_counts' does not list")
@@ -492,12 +516,10 @@ def check_composition(rows: Iterable[Mapping[str, Any]], *, settings: GeneratorS
                     f"prompt {row['id']!r}: sibling events {a} s and {b} s closer than "
                     f"{settings.min_sibling_gap_s} s"
                 )
-    for fam, want in settings.family_counts.items():
-        if fam_n[fam] != want:
-            raise PromptError(f"set has {fam_n[fam]} {fam!r} prompts, wants {want}")
-    for kind, want in settings.kind_counts.items():
-        if kind_n[kind] != want:
-            raise PromptError(f"set has {kind_n[kind]} {kind!r} events, wants {want}")
+    bad = _total_mismatch(fam_n, kind_n, settings)
+    if bad is not None:
+        what, _, want = bad
+        raise PromptError(f"set has {what}, wants {want}")
 
 
 @dataclass(frozen=True)

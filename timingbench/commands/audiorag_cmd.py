@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from timingbench.commands.judge_options import add_judge_options, client_from_args
+from timingbench.commands.judge_options import add_judge_options, client_from_args, judge_workers
 from timingbench.commands.scorer_command import add_scorer_command, provenance, write_scored
 from timingbench.config import Config, load_config
 from timingbench.suites.audiorag import (
@@ -103,8 +103,8 @@ def run_score(args: argparse.Namespace) -> int:
     rag = cfg.params.audiorag
     root = Path(args.audio_root) if args.audio_root else default_audio_root(gt, audio_subdir=rag.audio_subdir)
     res = resolve_audio(meta.items, audio_root=root, fallback_subdirs=rag.fallback_subdirs)
-    workers = args.judge_workers if args.judge_workers is not None else cfg.params.judge.workers
-    rows, summary = score_audiorag(meta, answers, judge=judge, error_types=rag.error_types, workers=workers)
+    rows, summary = score_audiorag(meta, answers, judge=judge, error_types=rag.error_types,
+                                   workers=judge_workers(args, cfg.params.judge))
     errors = meta.errors + answer_errors
     full: dict[str, Any] = {
         "benchmark": "AudioRAG",

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from timingbench.commands.results_options import add_comparison_options
 from timingbench.compare import (
     compare_systems,
     format_text,
@@ -30,10 +31,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p.add_argument("--names", default=None,
                    help="comma-separated system names, one per folder (default: folder names)")
     p.add_argument("--out", required=True, help="output folder for tables and plots")
-    p.add_argument("--config", default=None,
-                   help="configuration YAML for the comparison constants (default: the packaged v1)")
-    p.add_argument("--allow-mixed", action="store_true",
-                   help="compare folders scored with different configs or prompt sets (said on every table)")
+    add_comparison_options(p, mixed_shown="on every table")
     p.add_argument("--no-plots", action="store_true", help="skip the PNG plots")
     p.set_defaults(func=run_compare)
 

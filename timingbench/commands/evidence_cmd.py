@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -45,8 +46,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
                         "rendered again")
     m.add_argument("--no-arrays", action="store_true",
                    help="do not write the memory-mapped training arrays (write them later with cache-arrays)")
-    m.add_argument("--config", type=Path, default=None, help="configuration YAML")
-    m.set_defaults(func=run_make_data)
+    _add_config_and_run(m, run_make_data)
 
     c = ev.add_parser("cache-arrays", help="write a rendered data folder's training arrays",
                       description="Turn the shards (part-*.npz) of a data folder into memory-mapped arrays "
@@ -55,8 +55,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     c.add_argument("--data", required=True, type=Path, help="data folder written by make-data")
     c.add_argument("--out", type=Path, default=None,
                    help="folder for the arrays (default: the data folder itself)")
-    c.add_argument("--config", type=Path, default=None, help="configuration YAML")
-    c.set_defaults(func=run_cache_arrays)
+    _add_config_and_run(c, run_cache_arrays)
 
     t = ev.add_parser("train", help="train the network from data sets (seeded)",
                       description="Train the family evidence network on --data, select the epoch on --dev, "
@@ -86,8 +85,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
                    help="continue the run of this checkpoint (same settings and data) bit-for-bit")
     t.add_argument("--stop-after", type=int, default=None,
                    help="end this sitting after epoch N (the checkpoint continues it with --resume)")
-    t.add_argument("--config", type=Path, default=None, help="configuration YAML")
-    t.set_defaults(func=run_train)
+    _add_config_and_run(t, run_train)
 
     h = ev.add_parser("train-heads", help="fit the family heads on the AudioSet tagger's embeddings (seeded)",
                       description="Fit one logistic head per family on the tagger's cached column embeddings of "
@@ -106,8 +104,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     h.add_argument("--cache", type=Path, default=None,
                    help="folder of the real corpus's tagger-column cache (default: the --real folder)")
     h.add_argument("--report", type=Path, default=None, help="write the metrics and the CPU time as JSON here")
-    h.add_argument("--config", type=Path, default=None, help="configuration YAML")
-    h.set_defaults(func=run_train_heads)
+    _add_config_and_run(h, run_train_heads)
 
     e = ev.add_parser("eval", help="per-family entrance/exit AUCs on a labelled data set",
                       description="AUC of true entrances (exits) against decoy entrances of other families "
@@ -132,9 +129,14 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
                    help="with --annotations: only the rows of this split (dev selects models; validation "
                         "only measures)")
     e.add_argument("--out", type=Path, default=None, help="write the report JSON here")
-    e.add_argument("--config", type=Path, default=None, help="configuration YAML")
-    e.set_defaults(func=run_eval)
+    _add_config_and_run(e, run_eval)
     p.set_defaults(func=lambda args: (p.print_help(), 2)[1])
+
+
+def _add_config_and_run(p: argparse.ArgumentParser, run: Callable[[argparse.Namespace], int]) -> None:
+    """End an action's options with ``--config`` (every action takes it) and make ``run`` its function."""
+    p.add_argument("--config", type=Path, default=None, help="configuration YAML")
+    p.set_defaults(func=run)
 
 
 def run_make_data(args: argparse.Namespace) -> int:

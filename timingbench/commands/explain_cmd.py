@@ -6,15 +6,8 @@ import argparse
 from pathlib import Path
 
 from timingbench.choices import FAMILY_EVIDENCE_CHOICES, SEPARATIONS
+from timingbench.commands.results_options import add_rederive_options, add_results_argument
 from timingbench.commands.tagger_options import add_tagger_weights_option, check_tagger_weights
-
-
-def add_rederive_options(p: argparse.ArgumentParser) -> None:
-    """Where a results folder's events are re-derived from: ``--clips``, ``--prompts``, ``--cache``
-    (each defaulting to what the run recorded in ``summary.json``)."""
-    p.add_argument("--clips", default=None, help="clips folder (default: the one recorded in summary.json)")
-    p.add_argument("--prompts", default=None, help="prompt set (default: the one recorded in summary.json)")
-    p.add_argument("--cache", default=None, help="feature cache folder (default ~/.cache/timingbench)")
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -26,7 +19,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
                      "draw the log-mel, search window, instructed and detected times, candidates, family "
                      "evidence and gate verdicts on one time axis. Inputs and options come from "
                      "RESULTS/summary.json unless given."))
-    p.add_argument("results", metavar="RESULTS", help="results folder written by `timingbench score --out`")
+    add_results_argument(p)
     p.add_argument("clip", metavar="CLIP", help="clip file name, as in events.jsonl (e.g. tb1-0042.wav)")
     p.add_argument("event_id", metavar="EVENT_ID", help="instructed event id (e.g. tb1-0042/e1)")
     p.add_argument("--plot", default=None, help="write the figure to this PNG")

@@ -26,3 +26,8 @@ def client_from_args(args: argparse.Namespace, params: JudgeParams) -> ChatClien
         return None
     return judge_client(params, url=args.judge, model=args.judge_model, timeout_s=args.judge_timeout,
                         max_retries=args.judge_retries)
+
+
+def judge_workers(args: argparse.Namespace, params: JudgeParams) -> int:
+    """Concurrent judge requests: ``--judge-workers``, else config ``judge.workers``."""
+    return args.judge_workers if args.judge_workers is not None else params.workers

@@ -6,7 +6,7 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from timingbench.commands.judge_options import add_judge_options, client_from_args
+from timingbench.commands.judge_options import add_judge_options, client_from_args, judge_workers
 from timingbench.commands.mgbench_gen_cmd import register_actions
 from timingbench.commands.scorer_command import add_scorer_command, provenance, write_scored
 from timingbench.config import load_config
@@ -115,7 +115,6 @@ def run_score(args: argparse.Namespace) -> int:
     else:
         judge = LlmUnderstandingJudge(client=client, **verdict_words(jp))
     thresholds = [float(t) for t in mg.iou_thresholds]
-    workers = args.judge_workers if args.judge_workers is not None else jp.workers
     rows, summary = score_mgbench(
         gt.rows,
         pred.rows,
@@ -123,7 +122,7 @@ def run_score(args: argparse.Namespace) -> int:
         judge=judge,
         iou_thresholds=thresholds,
         concept_groups=mg.concept_groups,
-        workers=workers,
+        workers=judge_workers(args, jp),
     )
     errors = gt.errors + pred.errors
     full: dict[str, Any] = {

@@ -6,7 +6,7 @@ import argparse
 import sys
 
 from timingbench.commands.executor_options import add_jobs_option, resolve_jobs
-from timingbench.commands.explain_cmd import add_rederive_options
+from timingbench.commands.results_options import add_comparison_options, add_rederive_options, add_results_argument
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -20,7 +20,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
                      "audio player, the gate tables and explain plots). With --compare, the systems side "
                      "by side with the floor-aware differences of `timingbench compare`. The report makes "
                      "no network requests: open OUT/index.html from disk or serve the folder."))
-    p.add_argument("results", metavar="RESULTS", help="results folder written by `timingbench score --out`")
+    add_results_argument(p)
     p.add_argument("--compare", nargs="+", default=[], metavar="RESULTS2",
                    help="other systems' results folders (same prompt set), shown side by side")
     p.add_argument("--names", default=None,
@@ -35,10 +35,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p.add_argument("--no-clip-pages", action="store_true",
                    help="write index.html alone (overview, families, table): seconds for any run size")
     add_jobs_option(p, what="worker processes for the clip pages")
-    p.add_argument("--config", default=None,
-                   help="configuration YAML for the comparison constants (default: the packaged v1)")
-    p.add_argument("--allow-mixed", action="store_true",
-                   help="compare folders scored with different configs or prompt sets (said on the page)")
+    add_comparison_options(p, mixed_shown="on the page")
     add_rederive_options(p)
     p.set_defaults(func=run_report)
 

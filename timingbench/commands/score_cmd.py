@@ -18,6 +18,7 @@ from timingbench.commands.tagger_options import add_tagger_weights_option, with_
 from timingbench.config import Config, load_config
 from timingbench.runner import ScoreOptions, score_folder
 from timingbench.summary import format_table
+from timingbench.text import shortlist
 
 
 def add_scoring_options(p: argparse.ArgumentParser) -> None:
@@ -41,9 +42,6 @@ def scoring_config(args: argparse.Namespace) -> Config:
 
 #: Rejected prompt rows printed in full; the rest are counted (all are in summary.json).
 MAX_REJECTED_SHOWN = 20
-#: Unmatched file names printed; the rest are counted (all are in summary.json).
-MAX_UNMATCHED_SHOWN = 10
-
 
 def options_from(args: argparse.Namespace, *, chance: bool = True) -> ScoreOptions:
     """Map parsed arguments to :class:`ScoreOptions` explicitly."""
@@ -102,10 +100,8 @@ def run_score(args: argparse.Namespace) -> int:
     print(f"wrote {args.out}/events.jsonl, clips.jsonl, summary.json")
     unmatched = res.summary["unmatched"]
     if unmatched:
-        more = (f" ... and {len(unmatched) - MAX_UNMATCHED_SHOWN} more" if len(unmatched) > MAX_UNMATCHED_SHOWN
-                else "")
         print(f"{len(unmatched)} files match no prompt id (not scored; named <prompt_id>[__<k>].<ext>?): "
-              + ", ".join(unmatched[:MAX_UNMATCHED_SHOWN]) + more, file=sys.stderr)
+              + shortlist(unmatched), file=sys.stderr)
     rejected = res.summary["prompts"]["rejected"]
     for e in rejected[:MAX_REJECTED_SHOWN]:
         print(f"prompt rejected: {e}", file=sys.stderr)

@@ -20,22 +20,24 @@ from timingbench.jsonio import atomic_write_text, write_json
 from timingbench.prompts import EVENT_FAMILIES, EVENT_KINDS
 
 
-def _pct(e: Estimate | None, *, ci: bool = True) -> str:
+def _estimate_text(e: Estimate | None, *, ci: bool, scale: float, value: str, lo: str, hi: str) -> str:
+    """``e`` times ``scale`` as ``value`` (a format spec), then `` [lo,hi]`` with ``ci``; ``-`` when undefined."""
     if e is None or not math.isfinite(e.value):
         return "-"
-    s = f"{100 * e.value:5.1f}"
+    s = format(scale * e.value, value)
     if ci and math.isfinite(e.lo):
-        s += f" [{100 * e.lo:4.1f},{100 * e.hi:5.1f}]"
+        s += f" [{format(scale * e.lo, lo)},{format(scale * e.hi, hi)}]"
     return s
+
+
+def _pct(e: Estimate | None, *, ci: bool = True) -> str:
+    """A rate as percent (``12.5 [ 8.0, 17.1]``)."""
+    return _estimate_text(e, ci=ci, scale=100.0, value="5.1f", lo="4.1f", hi="5.1f")
 
 
 def _sec(e: Estimate | None, *, ci: bool = True) -> str:
-    if e is None or not math.isfinite(e.value):
-        return "-"
-    s = f"{e.value:+.2f}"
-    if ci and math.isfinite(e.lo):
-        s += f" [{e.lo:+.2f},{e.hi:+.2f}]"
-    return s
+    """A time as signed seconds (``+0.12 [+0.05,+0.20]``)."""
+    return _estimate_text(e, ci=ci, scale=1.0, value="+.2f", lo="+.2f", hi="+.2f")
 
 
 def format_estimate(key: str, e: Estimate | None, *, ci: bool = True) -> str:

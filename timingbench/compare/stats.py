@@ -27,6 +27,10 @@ import numpy.typing as npt
 from timingbench.errors import ParameterError
 
 FloatArray = npt.NDArray[np.float64]
+IntArray = npt.NDArray[np.int64]
+#: Per-item prompt indices, and per-item values, as given to :func:`rate_series` and :func:`row_series`.
+IndexLike = Sequence[int] | IntArray
+ValuesLike = Sequence[float] | FloatArray
 
 
 @dataclass(frozen=True)
@@ -41,7 +45,7 @@ class RateSeries:
 class RowSeries:
     """Rows for a weighted quantile: prompt index, value (seconds) and weight per row."""
 
-    prompt_index: npt.NDArray[np.int64]
+    prompt_index: IntArray
     value: FloatArray
     weight: FloatArray
 
@@ -72,10 +76,24 @@ class Estimate:
     n_items: int
 
 
-def rate_series(
-    *, prompt_index: Sequence[int] | npt.NDArray[np.int64], hits: Sequence[float] | FloatArray,
-    n_prompts: int,
-) -> RateSeries:
+def _indexed(prompt_index: IndexLike, values: ValuesLike, n_prompts: int, *, name: str) -> tuple[IntArray, FloatArray]:
+    """``prompt_index`` (int64) and ``values`` (float64, named ``name`` in errors) as arrays of shape ``(n_items,)``.
+
+    Raises
+    ------
+    ParameterError
+        If they are not 1-D of one length or an index is outside ``[0, n_prompts)``.
+    """
+    idx = np.asarray(prompt_index, dtype=np.int64)
+    v = np.asarray(values, dtype=np.float64)
+    if idx.shape != v.shape or idx.ndim != 1:
+        raise ParameterError(f"prompt_index and {name} must be 1-D of one length, got {idx.shape} and {v.shape}")
+    if idx.size and (idx.min() < 0 or idx.max() >= n_prompts):
+        raise ParameterError(f"prompt index out of range [0, {n_prompts})")
+    return idx, v
+
+
+def rate_series(*, prompt_index: IndexLike, hits: ValuesLike, n_prompts: int) -> RateSeries:
     """Pool per-item hits into per-prompt numerators and denominators.
 
     Parameters
@@ -96,21 +114,13 @@ def rate_series(
     ParameterError
         If the arrays differ in length or an index is out of range.
     """
-    idx = np.asarray(prompt_index, dtype=np.int64)
-    h = np.asarray(hits, dtype=np.float64)
-    if idx.shape != h.shape or idx.ndim != 1:
-        raise ParameterError(f"prompt_index and hits must be 1-D of one length, got {idx.shape} and {h.shape}")
-    if idx.size and (idx.min() < 0 or idx.max() >= n_prompts):
-        raise ParameterError(f"prompt index out of range [0, {n_prompts})")
+    idx, h = _indexed(prompt_index, hits, n_prompts, name="hits")
     num = np.bincount(idx, weights=h, minlength=n_prompts).astype(np.float64)
     den = np.bincount(idx, minlength=n_prompts).astype(np.float64)
     return RateSeries(num=num, den=den)
 
 
-def row_series(
-    *, prompt_index: Sequence[int] | npt.NDArray[np.int64], values: Sequence[float] | FloatArray,
-    n_prompts: int,
-) -> RowSeries:
+def row_series(*, prompt_index: IndexLike, values: ValuesLike, n_prompts: int) -> RowSeries:
     """Rows weighted so that each prompt with rows weighs the same.
 
     Parameters
@@ -127,12 +137,9 @@ def row_series(
     Raises
     ------
     ParameterError
-        If the arrays differ in length.
+        If the arrays differ in length or an index is out of range.
     """
-    idx = np.asarray(prompt_index, dtype=np.int64)
-    v = np.asarray(values, dtype=np.float64)
-    if idx.shape != v.shape or idx.ndim != 1:
-        raise ParameterError(f"prompt_index and values must be 1-D of one length, got {idx.shape} and {v.shape}")
+    idx, v = _indexed(prompt_index, values, n_prompts, name="values")
     per = np.bincount(idx, minlength=n_prompts).astype(np.float64) if idx.size else np.zeros(n_prompts)
     w = 1.0 / per[idx] if idx.size else np.zeros(0)
     order = np.argsort(v, kind="stable")

@@ -7,7 +7,6 @@ sampled on their own hop: value ``k`` describes ``[k * hop_s, (k + 1) * hop_s)``
 
 from __future__ import annotations
 
-import math
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -18,6 +17,7 @@ import numpy as np
 import numpy.typing as npt
 
 from timingbench.errors import PromptError
+from timingbench.jsonio import is_finite_number
 
 CONTROL_NAMES = ("beats_s", "downbeats_s", "dynamics", "melody", "chords", "drums_s")
 
@@ -79,15 +79,6 @@ class Controls:
         return tuple(n for n in CONTROL_NAMES if have[n])
 
 
-def _num(v: Any) -> bool:
-    if not isinstance(v, int | float) or isinstance(v, bool):
-        return False
-    try:
-        return math.isfinite(v)
-    except OverflowError:
-        return False
-
-
 def _fail(pid: str, fld: str, rule: str, where: str) -> PromptError:
     return PromptError(f"{where}prompt {pid!r}: field 'controls.{fld}': {rule}")
 
@@ -96,7 +87,7 @@ def _times(v: Any, fld: str, *, pid: str, dur: float, where: str) -> F64:
     if not isinstance(v, list) or not v:
         raise _fail(pid, fld, "must be a non-empty list of seconds", where)
     for i, t in enumerate(v):
-        if not _num(t):
+        if not is_finite_number(t):
             raise _fail(pid, f"{fld}[{i}]", f"must be a number of seconds, got {t!r}", where)
         if not 0.0 <= t <= dur:
             raise _fail(pid, f"{fld}[{i}]", f"{t} s lies outside [0, duration_s={dur}]", where)
@@ -110,7 +101,7 @@ def _curve(v: Any, fld: str, key: str, *, pid: str, dur: float, where: str,
     if not isinstance(v, Mapping):
         raise _fail(pid, fld, f"must be an object {{hop_s, {key}}}", where)
     hop: Any = v.get("hop_s")
-    if not _num(hop) or hop <= 0:
+    if not is_finite_number(hop) or hop <= 0:
         raise _fail(pid, f"{fld}.hop_s", f"must be a positive number of seconds, got {hop!r}", where)
     vals = v.get(key)
     if not isinstance(vals, list) or not vals:
@@ -121,7 +112,7 @@ def _curve(v: Any, fld: str, key: str, *, pid: str, dur: float, where: str,
     for i, x in enumerate(vals):
         if x is None:
             continue
-        if not _num(x) or not lo <= x <= hi:
+        if not is_finite_number(x) or not lo <= x <= hi:
             raise _fail(pid, f"{fld}.{key}[{i}]", f"must be null or a number in [{lo:g}, {hi:g}] {unit}, "
                         f"got {x!r}", where)
         out[i] = float(x)
@@ -141,7 +132,7 @@ def _chords(v: Any, *, pid: str, dur: float, where: str) -> tuple[Chord, ...]:
         s: Any = c.get("start_s")
         e: Any = c.get("end_s")
         lab = c.get("label")
-        if not _num(s) or not _num(e) or not 0.0 <= s < e <= dur:
+        if not is_finite_number(s) or not is_finite_number(e) or not 0.0 <= s < e <= dur:
             raise _fail(pid, f, f"needs 0 <= start_s < end_s <= duration_s={dur}, got {s!r}..{e!r}", where)
         if not isinstance(lab, str) or not _HARTE.match(lab):
             raise _fail(pid, f + ".label", f"must be a chord in Harte syntax (C:maj, A:min7, N), got {lab!r}",

@@ -97,6 +97,7 @@ class LoadedTagger:
     Attributes
     ----------
     weights : TaggerWeights
+        The weights file it was built from (name, digest, whether shipped).
     shape : TaggerShape
         The architecture its state dict describes.
     module : AudioTagger

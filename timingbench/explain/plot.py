@@ -23,6 +23,7 @@ import numpy as np
 from timingbench.explain.event import ExplainedEvent
 from timingbench.explain.thresholds import direction_of, format_checks
 from timingbench.params.sets import field_value
+from timingbench.text import shortlist
 
 VERDICT_STYLE = {"pass": ("^", "#2a9d4b"), "fail": ("X", "#d62828"), "exempt": ("o", "#8d96a8")}
 WINDOW_COLOR = "#4cc9f0"
@@ -152,11 +153,9 @@ def plot_explanation(x: ExplainedEvent, out: Path, *, compress_level: int = 6) -
 
 def tagger_label(classes: tuple[str, ...] | list[str], most: int = 4) -> str:
     """The AudioSet classes behind a family's tagger curve, for a legend (the first ``most``, then a count)."""
-    names = list(classes)
-    if not names:
+    if not classes:
         return "max over the family's AudioSet classes"
-    shown = ", ".join(names[:most])
-    return f"max of {shown}" + (f" +{len(names) - most} more" if len(names) > most else "")
+    return "max of " + shortlist(list(classes), most)
 
 
 def _draw_evidence(ax: Any, x: ExplainedEvent) -> None:

@@ -13,9 +13,7 @@ from typing import Any
 
 from timingbench.errors import TimingbenchError
 from timingbench.jsonio import iter_jsonl, read_json
-
-#: How many known names an error message lists before it says "...".
-SHOWN_NAMES = 8
+from timingbench.text import shortlist
 
 
 @dataclass(frozen=True)
@@ -59,19 +57,13 @@ class ResultsFolder:
             why = ""
             if clip in self.clips and self.clips[clip].get("error"):
                 why = f" (the clip could not be scored: {self.clips[clip]['error']})"
-            raise TimingbenchError(f"{where}: no clip {clip!r}{why}; clips there: {_names(known)}")
+            raise TimingbenchError(f"{where}: no clip {clip!r}{why}; clips there: {shortlist(known)}")
         for r in rows:
             if r.get("event_id") == event_id:
                 return r
         ids = [str(r.get("event_id")) for r in rows]
-        raise TimingbenchError(f"{where}: clip {clip!r} has no event {event_id!r}; its events: {_names(ids)}")
+        raise TimingbenchError(f"{where}: clip {clip!r} has no event {event_id!r}; its events: {shortlist(ids)}")
 
-
-def _names(names: list[str]) -> str:
-    if not names:
-        return "none"
-    more = f", ... ({len(names) - SHOWN_NAMES} more)" if len(names) > SHOWN_NAMES else ""
-    return ", ".join(names[:SHOWN_NAMES]) + more
 
 
 def _rows(path: Path) -> list[dict[str, Any]]:

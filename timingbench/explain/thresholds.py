@@ -47,6 +47,7 @@ class GateCheck:
     Attributes
     ----------
     gate : str
+        Gate name as in the row's ``gates`` (``absence_before``, ``persistence``, ...).
     verdict : str
         The gate's verdict on the candidate (``pass`` | ``fail`` | ``exempt``).
     statistic : str or None

@@ -34,13 +34,20 @@ FloatArray = npt.NDArray[np.floating]
 # ----------------------------------------------------------------------------- validation
 
 
-def _as_float_1d(x: npt.ArrayLike, *, name: str) -> npt.NDArray[np.float64]:
-    arr = np.ascontiguousarray(x, dtype=np.float64)
-    if arr.ndim != 1:
-        raise ParameterError(f"{name} must be one-dimensional (n,), got shape {arr.shape}")
+_LAYOUTS = {1: "one-dimensional (n,)", 2: "two-dimensional (n_features, n_frames)"}
+
+
+def _finite(arr: npt.NDArray[np.float64], *, name: str, ndim: int) -> npt.NDArray[np.float64]:
+    """``arr`` itself, once checked to have ``ndim`` dimensions and only finite values."""
+    if arr.ndim != ndim:
+        raise ParameterError(f"{name} must be {_LAYOUTS[ndim]}, got shape {arr.shape}")
     if not np.all(np.isfinite(arr)):
         raise ParameterError(f"{name} contains NaN or inf; compute it from finite audio")
     return arr
+
+
+def _as_float_1d(x: npt.ArrayLike, *, name: str) -> npt.NDArray[np.float64]:
+    return _finite(np.ascontiguousarray(x, dtype=np.float64), name=name, ndim=1)
 
 
 def _check_positive_int(v: int, *, name: str) -> int:
@@ -116,11 +123,7 @@ def _novelty_kernel(x: FloatArray, u: FloatArray, out: FloatArray) -> None:  # p
 
 
 def _unit_columns(features: npt.ArrayLike, *, name: str) -> npt.NDArray[np.float64]:
-    x = np.asarray(features, dtype=np.float64)
-    if x.ndim != 2:
-        raise ParameterError(f"{name} must be two-dimensional (n_features, n_frames), got shape {x.shape}")
-    if not np.all(np.isfinite(x)):
-        raise ParameterError(f"{name} contains NaN or inf")
+    x = _finite(np.asarray(features, dtype=np.float64), name=name, ndim=2)
     norms = np.linalg.norm(x, axis=0)
     safe = np.where(norms > 0, norms, 1.0)
     return np.ascontiguousarray(x / safe)

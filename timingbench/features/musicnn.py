@@ -356,22 +356,12 @@ class MusicnnTagger:
         return picked * scale.view(1, -1, 1) + shift.view(1, -1, 1)
 
     def predict(self, patches: npt.ArrayLike) -> npt.NDArray[np.float32]:
-        """Tag probabilities of a batch of patches.
-
-        Parameters
-        ----------
-        patches : array_like of float, shape (n, 187, 96)
-            Log-mel patches (:func:`log_mel`).
+        """Tag probabilities of a batch of patches: the sigmoid of :meth:`logits` (same argument and errors).
 
         Returns
         -------
         probs : np.ndarray of float32, shape (n, 50)
             Sigmoid probabilities, columns in :attr:`tags` order.
-
-        Raises
-        ------
-        ParameterError
-            If the patches do not have shape (n, 187, 96).
         """
         z = self.logits(patches).astype(np.float64)
         return (1.0 / (1.0 + np.exp(-z))).astype(np.float32)

@@ -324,6 +324,50 @@ def separate_demucs(
 # ----------------------------------------------------------------------------- dsp
 
 
+def _bin_freqs(n_bins: int, *, sr: int, n_fft: int) -> npt.NDArray[np.floating]:
+    """Frequency of each STFT bin, Hz."""
+    return np.arange(n_bins) * (sr / n_fft)
+
+
+def _check_route(margin: float, lo_hz: float, hi_hz: float, *, lo_name: str, hi_name: str) -> None:
+    """Raise ConfigError unless ``margin >= 1`` and ``0 <= lo_hz < hi_hz``, all finite (names as ``percussion.*``)."""
+    for name, v in (("route_margin", margin), (lo_name, lo_hz), (hi_name, hi_hz)):
+        if v is None or not np.isfinite(float(v)):
+            raise ConfigError(f"percussion.{name} must be a finite number, got {v!r}")
+    if float(margin) < 1.0:
+        raise ConfigError(f"percussion.route_margin must be >= 1, got {margin!r}")
+    if not 0.0 <= float(lo_hz) < float(hi_hz):
+        raise ConfigError(f"percussion.{lo_name} and {hi_name} must satisfy 0 <= {lo_name} < {hi_name}, "
+                          f"got {lo_hz!r}, {hi_hz!r}")
+
+
+def _soft_route(harmonic_power: npt.ArrayLike, percussive_power: npt.ArrayLike, *, sr: int, n_fft: int, margin: float,
+                bands: tuple[tuple[float, float], ...]) -> npt.NDArray[np.float64]:
+    """Soft percussive-over-harmonic mask applied to the power of the bins in ``bands``.
+
+    ``bands`` holds ``[lo, hi)`` edges in Hz; bins outside every band are zero. The constants
+    are checked by the caller (:func:`_check_route`).
+    """
+    h = np.asarray(harmonic_power, dtype=np.float64)
+    p = np.asarray(percussive_power, dtype=np.float64)
+    if h.shape != p.shape or h.ndim != 2:
+        raise ParameterError(f"harmonic and percussive power must share a (n_bins, n_frames) shape, "
+                             f"got {h.shape} and {p.shape}")
+    freqs = _bin_freqs(h.shape[0], sr=sr, n_fft=n_fft)
+    keep = np.zeros(freqs.shape, dtype=bool)
+    for lo, hi in bands:
+        keep |= (freqs >= lo) & (freqs < hi)
+    # the Wiener masks give P/H = (pmed/hmed)**4 per bin; compare it with margin**4
+    hs, ps = h[keep], p[keep]
+    total = hs + ps
+    m4 = float(margin) ** 4
+    with np.errstate(divide="ignore", invalid="ignore"):
+        w = np.where(total > 0, ps / (ps + m4 * hs), 0.0)
+    out = np.zeros_like(h)
+    out[keep] = total * w
+    return out
+
+
 def separate_dsp(
     harmonic_power: npt.NDArray[np.floating],
     percussive_power: npt.NDArray[np.floating],
@@ -356,7 +400,7 @@ def separate_dsp(
     """
     if bass_cutoff_hz is None or not float(bass_cutoff_hz) > 0:
         raise ConfigError(f"separation.dsp_bass_cutoff_hz must be a positive frequency, got {bass_cutoff_hz!r}")
-    freqs = np.arange(harmonic_power.shape[0]) * (sr / n_fft)
+    freqs = _bin_freqs(harmonic_power.shape[0], sr=sr, n_fft=n_fft)
     low = (freqs < float(bass_cutoff_hz))[:, None]
     _count("dsp")
     return {
@@ -410,28 +454,9 @@ def route_percussion(
     ConfigError
         If a constant is missing (disabled) or out of range.
     """
-    for name, v in (("route_margin", margin), ("route_sub_hz", sub_hz), ("route_high_hz", high_hz)):
-        if v is None or not np.isfinite(float(v)):
-            raise ConfigError(f"percussion.{name} must be a finite number, got {v!r}")
-    if float(margin) < 1.0 or not 0.0 <= float(sub_hz) < float(high_hz):
-        raise ConfigError(f"percussion.route_margin must be >= 1 and 0 <= route_sub_hz < route_high_hz, "
-                          f"got {margin!r}, {sub_hz!r}, {high_hz!r}")
-    h = np.asarray(harmonic_power, dtype=np.float64)
-    p = np.asarray(percussive_power, dtype=np.float64)
-    if h.shape != p.shape or h.ndim != 2:
-        raise ParameterError(f"harmonic and percussive power must share a (n_bins, n_frames) shape, "
-                             f"got {h.shape} and {p.shape}")
-    freqs = np.arange(h.shape[0]) * (sr / n_fft)
-    keep = (freqs < float(sub_hz)) | (freqs >= float(high_hz))
-    # the Wiener masks give P/H = (pmed/hmed)**4 per bin; compare it with margin**4
-    hs, ps = h[keep], p[keep]
-    total = hs + ps
-    m4 = float(margin) ** 4
-    with np.errstate(divide="ignore", invalid="ignore"):
-        w = np.where(total > 0, ps / (ps + m4 * hs), 0.0)
-    out = np.zeros_like(h)
-    out[keep] = total * w
-    return out
+    _check_route(margin, sub_hz, high_hz, lo_name="route_sub_hz", hi_name="route_high_hz")
+    return _soft_route(harmonic_power, percussive_power, sr=sr, n_fft=n_fft, margin=margin,
+                       bands=((0.0, float(sub_hz)), (float(high_hz), np.inf)))
 
 
 def route_percussion_low(
@@ -453,14 +478,8 @@ def route_percussion_low(
 
     Parameters
     ----------
-    harmonic_power, percussive_power : np.ndarray, shape (n_bins, n_frames)
-        ``|H|**2`` and ``|P|**2`` of the mix.
-    sr : int
-        Sample rate, Hz.
-    n_fft : int
-        STFT length.
-    margin : float
-        Percussive-over-harmonic magnitude margin (>= 1).
+    harmonic_power, percussive_power, sr, n_fft, margin
+        As :func:`route_percussion`.
     lo_hz, hi_hz : float
         Band edges in Hz (``0 <= lo_hz < hi_hz``).
 
@@ -474,16 +493,6 @@ def route_percussion_low(
     ConfigError
         If a constant is missing (disabled) or out of range.
     """
-    for name, v in (("route_margin", margin), ("route_low_hz", lo_hz), ("route_low_top_hz", hi_hz)):
-        if v is None or not np.isfinite(float(v)):
-            raise ConfigError(f"percussion.{name} must be a finite number, got {v!r}")
-    if not 0.0 <= float(lo_hz) < float(hi_hz):
-        raise ConfigError(f"percussion.route_low_hz must satisfy 0 <= route_low_hz < route_low_top_hz, "
-                          f"got {lo_hz!r}, {hi_hz!r}")
-    h = np.asarray(harmonic_power, dtype=np.float64)
-    freqs = np.arange(h.shape[0]) * (sr / n_fft)
-    band = (freqs >= float(lo_hz)) & (freqs < float(hi_hz))
-    full = route_percussion(harmonic_power, percussive_power, sr=sr, n_fft=n_fft, margin=margin,
-                            sub_hz=float(hi_hz), high_hz=float(sr))
-    full[~band] = 0.0
-    return full
+    _check_route(margin, lo_hz, hi_hz, lo_name="route_low_hz", hi_name="route_low_top_hz")
+    return _soft_route(harmonic_power, percussive_power, sr=sr, n_fft=n_fft, margin=margin,
+                       bands=((float(lo_hz), float(hi_hz)),))

@@ -41,6 +41,7 @@ from timingbench.annotation_io import (
 from timingbench.errors import AnnotationError
 from timingbench.jsonio import atomic_write_text, dumps_row, write_json
 from timingbench.prompts import EVENT_FAMILIES
+from timingbench.text import shortlist
 
 try:  # POSIX advisory locks; without them a second server is not detected
     import fcntl
@@ -178,7 +179,7 @@ class LabelStore:
         if self.out.exists():
             ann = load_annotations(self.out)
             if ann.errors:
-                shown = "; ".join(str(e) for e in ann.errors[:3])
+                shown = shortlist(ann.errors, 3, sep="; ")
                 raise AnnotationError(
                     f"{self.out}: {len(ann.errors)} malformed row(s) would be lost by saving; "
                     f"fix them first ({shown})"

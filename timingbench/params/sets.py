@@ -38,8 +38,7 @@ from timingbench.params.generation import (
     PromptsParams,
     RenderParams,
 )
-from timingbench.params.heads import HeadsParams
-from timingbench.params.tagger import TaggerParams
+from timingbench.params.tagger import HeadsParams, TaggerParams
 from timingbench.params.tools import (
     AnnotationsParams,
     CalibrationParams,

@@ -19,6 +19,7 @@ from typing import Any
 
 from timingbench.errors import ParameterError
 from timingbench.jsonio import write_jsonl
+from timingbench.render.lookup import lookup
 from timingbench.render.pipeline import RenderedClip, render_recipe
 from timingbench.render.scenarios import INSTRUMENT_FAMILIES
 
@@ -316,9 +317,7 @@ def render_corpus(name: str, *, out_dir: Path, jobs: int = 1, progress: bool = T
     ParameterError
         If the corpus name is unknown.
     """
-    if name not in CORPORA:
-        raise ParameterError(f"unknown corpus {name!r}; choose one of {sorted(CORPORA)}")
-    corpus = CORPORA[name]
+    corpus = lookup(CORPORA, name, "corpus")
     with ProgressBar(len(corpus.specs), f"render {name}", enabled=progress) as advance:
         render_specs(corpus.specs, out_dir=Path(out_dir), split=corpus.split, jobs=jobs, stems=stems,
                      soundfont=soundfont, on_done=advance)

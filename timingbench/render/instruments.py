@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 
 from timingbench.errors import ConfigError, ParameterError
 from timingbench.families import FAMILY_NAMES, drum_kit_families, program_families
+from timingbench.render.lookup import lookup
 
 if TYPE_CHECKING:
     from timingbench.config import Config
@@ -257,12 +258,7 @@ def instrument(name: str) -> InstrumentSpec:
     ParameterError
         If the name is not in the catalogue.
     """
-    try:
-        return INSTRUMENTS[name]
-    except KeyError:
-        raise ParameterError(
-            f"unknown instrument {name!r}; choose one of {sorted(INSTRUMENTS)}"
-        ) from None
+    return lookup(INSTRUMENTS, name, "instrument")
 
 
 def style(name: str) -> StyleSpec:
@@ -273,10 +269,7 @@ def style(name: str) -> StyleSpec:
     ParameterError
         If the name is not a known style.
     """
-    try:
-        return STYLES[name]
-    except KeyError:
-        raise ParameterError(f"unknown style {name!r}; choose one of {sorted(STYLES)}") from None
+    return lookup(STYLES, name, "style")
 
 
 def styles_with_family(family: str) -> list[str]:

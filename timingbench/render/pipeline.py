@@ -20,6 +20,7 @@ from timingbench.config import Config, load_config
 from timingbench.errors import ParameterError
 from timingbench.prompts import parse_prompt
 from timingbench.render.arrangement import humanize
+from timingbench.render.lookup import lookup
 from timingbench.render.scenarios import (
     MAX_PROMPT_S,
     RECIPE_PARAMS,
@@ -164,8 +165,7 @@ def render_recipe(
     TimingbenchError
         If FluidSynth fails.
     """
-    if name not in RECIPES:
-        raise ParameterError(f"unknown recipe {name!r}; choose one of {sorted(RECIPES)}")
+    build = lookup(RECIPES, name, "recipe")
     unknown = sorted(set(params) - set(RECIPE_PARAMS[name]))
     if unknown:
         raise ParameterError(f"recipe {name!r} takes no parameter(s) {unknown}; "
@@ -189,7 +189,7 @@ def render_recipe(
     rng = recipe_rng(name, seed)
     ctx = Ctx(rng=rng, params=sp, duration_s=float(duration_s),
               prompt_s=min(float(duration_s), MAX_PROMPT_S), sr=sr)
-    plan = RECIPES[name](ctx, **params)
+    plan = build(ctx, **params)
     if humanize_ms > 0:
         jitter_rng = recipe_rng(name + "/humanize", seed)
         for part in plan.parts:

@@ -52,7 +52,7 @@ from timingbench.config import Config, load_config
 from timingbench.errors import ClipError, ParameterError
 from timingbench.jsonio import write_jsonl
 from timingbench.prompts import parse_prompt
-from timingbench.render.scenarios import ScenarioParams, _at
+from timingbench.render.scenarios import DELIVERY_SENTENCES, ScenarioParams, _at
 from timingbench.render.synth import write_wav
 
 F64 = npt.NDArray[np.float64]
@@ -247,6 +247,15 @@ class RealClipSpec:
         return self.scenario in ("on_time", "off_time")
 
 
+#: A layer as :meth:`_Book._add` takes it: (source, role, clip start, source from, cut or None), in seconds.
+_LayerRow = tuple[str, str, float, float, float | None]
+
+
+def _layer(src: str, role: str, kind: str, t: float, lfrom: float) -> _LayerRow:
+    """A layer that enters at ``t`` (``instrument_entry``), or plays from the clip start and is cut at ``t``."""
+    return (src, role, t, lfrom, None) if kind == "instrument_entry" else (src, role, 0.0, lfrom, t)
+
+
 def _rng(seed: int, what: str) -> np.random.Generator:
     return np.random.default_rng(np.random.SeedSequence([int(seed), zlib.crc32(what.encode())]))
 
@@ -259,7 +268,7 @@ class _Book:
         self.seed = base_seed
 
     def _add(self, scenario: str, kind: str, family: str, t: float, dur: float, backing: str,
-             bfrom: float, layers: Sequence[tuple[str, str, float, float, float | None]]) -> None:
+             bfrom: float, layers: Sequence[_LayerRow]) -> None:
         self.seed += 1
         rng = _rng(self.seed, "levels")
         lo, hi = LEVEL_RANGE_DB
@@ -281,36 +290,33 @@ class _Book:
             sign = -sign
         return sign * mag
 
+    def _deliver(self, kind: str, src: str, backing: str, t: float, dur: float, *, bfrom: float, lfrom: float,
+                 off: bool, offset_s: float | None) -> None:
+        fam = _family(src)
+        d = self._offset(t, dur, offset_s) if off else 0.0
+        self._add("off_time" if off else "on_time", kind, fam, t, dur, backing, bfrom,
+                  [_layer(src, "target", kind, t + d, lfrom)])
+
     def entry(self, src: str, backing: str, t: float, dur: float, *, bfrom: float = 0.0,
               lfrom: float = 0.0, off: bool = False, offset_s: float | None = None) -> None:
         """The layer ``src`` enters at ``t`` (``off``: at ``t`` plus a 1-3 s offset)."""
-        fam = _family(src)
-        d = self._offset(t, dur, offset_s) if off else 0.0
-        self._add("off_time" if off else "on_time", "instrument_entry", fam, t, dur, backing, bfrom,
-                  [(src, "target", t + d, lfrom, None)])
+        self._deliver("instrument_entry", src, backing, t, dur, bfrom=bfrom, lfrom=lfrom, off=off, offset_s=offset_s)
 
     def exit(self, src: str, backing: str, t: float, dur: float, *, bfrom: float = 0.0,
              lfrom: float = 0.0, off: bool = False, offset_s: float | None = None) -> None:
         """The layer ``src`` plays from the clip start and is cut at ``t`` (plus an offset)."""
-        fam = _family(src)
-        d = self._offset(t, dur, offset_s) if off else 0.0
-        self._add("off_time" if off else "on_time", "instrument_exit", fam, t, dur, backing, bfrom,
-                  [(src, "target", 0.0, lfrom, t + d)])
+        self._deliver("instrument_exit", src, backing, t, dur, bfrom=bfrom, lfrom=lfrom, off=off, offset_s=offset_s)
 
     def busy(self, family: str, src: str, backing: str, t: float, dur: float, *, bfrom: float = 0.0,
              lfrom: float = 0.0, kind: str = "instrument_entry") -> None:
         """A different family's recording enters (or, for an exit, leaves) at ``t``."""
-        if kind == "instrument_entry":
-            layer: tuple[str, str, float, float, float | None] = (src, "other", t, lfrom, None)
-        else:
-            layer = (src, "other", 0.0, lfrom, t)
-        self._add("busy_decoy", kind, family, t, dur, backing, bfrom, [layer])
+        self._add("busy_decoy", kind, family, t, dur, backing, bfrom, [_layer(src, "other", kind, t, lfrom)])
 
     def pre(self, family: str, src: str, backing: str, t: float, dur: float, *, bfrom: float = 0.0,
             lfrom: float = 0.0, before: str | None = None, before_from: float = 0.0) -> None:
         """The target family sounds from the clip start (in the backing or the ``before``
         layer) and ``src`` enters at ``t``."""
-        layers: list[tuple[str, str, float, float, float | None]] = []
+        layers: list[_LayerRow] = []
         if before is not None:
             layers.append((before, "before", 0.0, before_from, None))
         layers.append((src, "other", t, lfrom, None))
@@ -945,11 +951,10 @@ def prompt_row(spec: RealClipSpec, *, tolerance_s: float) -> dict[str, Any]:
     at = _at(spec.time_s, rng)
     if spec.kind == "instrument_entry":
         first = f"Create a {phrase} track for exactly {dur} seconds."
-        sentence = ["Bring in {t} {at}.", "Introduce {t} {at}.", "Add {t} {at}."][int(rng.integers(3))]
     else:
         first = f"Create a {phrase} track featuring {target} for exactly {dur} seconds."
-        sentence = ["Have the {t} drop out {at}.", "Stop the {t} {at}.",
-                    "Take the {t} out {at}."][int(rng.integers(3))]
+    wordings = DELIVERY_SENTENCES[spec.kind]
+    sentence = wordings[int(rng.integers(len(wordings)))]
     if phrase[:1].lower() in "aeiou":
         first = "Create an " + first[len("Create a "):]
     event = {"id": f"{spec.clip_id}/e1", "kind": spec.kind, "target": target, "family": spec.family,

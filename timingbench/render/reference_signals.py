@@ -32,16 +32,16 @@ def click_track(
 ) -> npt.NDArray[np.float32]:
     """A metronome click track whose beats fall on the nearest sample to ``offset + k*60/bpm``.
 
+    :func:`click_track_at` on a steady grid of beats.
+
     Parameters
     ----------
     bpm : float
         Tempo in beats per minute (> 0).
-    duration_s : float
-        Length in seconds (> 0).
+    duration_s, sr
+        As :func:`click_track_at`.
     offset_s : float
         Time of the first click in seconds (>= 0).
-    sr : int
-        Sample rate in Hz; only 44100 is supported.
 
     Returns
     -------
@@ -51,8 +51,7 @@ def click_track(
     Raises
     ------
     ParameterError
-        If ``bpm``/``duration_s`` are not positive, ``offset_s`` is negative or ``sr``
-        is not 44100.
+        If ``bpm`` is not positive or ``offset_s`` is negative; otherwise as :func:`click_track_at`.
     """
     beats = _beat_grid(bpm=bpm, duration_s=duration_s, offset_s=offset_s, sr=sr)
     return click_track_at(beats, duration_s=duration_s, sr=sr)
@@ -109,21 +108,15 @@ def drum_pattern(
 
     Parameters
     ----------
-    bpm : float
-        Tempo in beats per minute (> 0).
-    duration_s : float
-        Length in seconds (> 0).
-    offset_s : float
-        Time of the first beat in seconds (>= 0).
-    sr : int
-        Sample rate in Hz; only 44100 is supported.
-    seed : int
-        Seed of the noise in snare and hi-hat.
+    bpm, duration_s, offset_s, sr
+        As :func:`click_track` (its clicks are this pattern's beats).
+    seed
+        As :func:`drum_pattern_at`.
 
     Returns
     -------
     samples : np.ndarray of float32, shape (round(duration_s * sr),)
-        Mono signal, peak 0.5.
+        As :func:`drum_pattern_at`.
 
     Raises
     ------
@@ -143,17 +136,15 @@ def drum_pattern_at(
     ----------
     beats_s : array_like of float, shape (b,)
         Beat times in seconds, increasing (a drifting or humanised grid).
-    duration_s : float
-        Length in seconds (> 0).
-    sr : int
-        Sample rate in Hz; only 44100 is supported.
+    duration_s, sr
+        As :func:`click_track_at`.
     seed : int
         Seed of the noise in snare and hi-hat.
 
     Returns
     -------
     samples : np.ndarray of float32, shape (round(duration_s * sr),)
-        Mono signal, peak 0.5.
+        As :func:`click_track_at`.
 
     Raises
     ------
@@ -175,14 +166,19 @@ def drum_pattern_at(
     return (0.5 * out / max(1e-12, float(np.max(np.abs(out))))).astype(np.float32)
 
 
-def _checked_beats(
-    beats_s: npt.ArrayLike, *, duration_s: float, sr: int
-) -> npt.NDArray[np.float64]:
-    b = np.asarray(beats_s, dtype=np.float64)
+def _check_length(duration_s: float, sr: int) -> None:
+    """Raise :class:`ParameterError` unless ``duration_s`` is positive and ``sr`` is 44100."""
     if not (np.isfinite(duration_s) and duration_s > 0):
         raise ParameterError(f"duration_s must be a positive number of seconds, got {duration_s!r}")
     if sr != _SR:
         raise ParameterError(f"only sr={_SR} Hz is supported, got {sr!r}")
+
+
+def _checked_beats(
+    beats_s: npt.ArrayLike, *, duration_s: float, sr: int
+) -> npt.NDArray[np.float64]:
+    b = np.asarray(beats_s, dtype=np.float64)
+    _check_length(duration_s, sr)
     if b.ndim != 1 or not np.all(np.isfinite(b)) or np.any(np.diff(b) <= 0):
         raise ParameterError("beats_s must be a 1-D array of finite, increasing seconds")
     return b
@@ -191,12 +187,9 @@ def _checked_beats(
 def _beat_grid(*, bpm: float, duration_s: float, offset_s: float, sr: int) -> npt.NDArray[np.float64]:
     if not (np.isfinite(bpm) and bpm > 0):
         raise ParameterError(f"bpm must be a positive number of beats per minute, got {bpm!r}")
-    if not (np.isfinite(duration_s) and duration_s > 0):
-        raise ParameterError(f"duration_s must be a positive number of seconds, got {duration_s!r}")
     if not (np.isfinite(offset_s) and offset_s >= 0):
         raise ParameterError(f"offset_s must be >= 0 seconds, got {offset_s!r}")
-    if sr != _SR:
-        raise ParameterError(f"only sr={_SR} Hz is supported, got {sr!r}")
+    _check_length(duration_s, sr)
     period = 60.0 / bpm
     count = int(np.floor((duration_s - offset_s) / period)) + 1
     beats = offset_s + period * np.arange(max(count, 0), dtype=np.float64)

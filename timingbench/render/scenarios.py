@@ -321,6 +321,29 @@ def _bed_parts(ctx: Ctx, specs: list[InstrumentSpec], grid: Grid, harmony: Harmo
     return parts
 
 
+def _target_bed(ctx: Ctx, st: StyleSpec, tgt: InstrumentSpec, origin_s: float, bpm: float | None
+                ) -> tuple[Grid, Harmony, list[Part]]:
+    """The grid (a bar line at ``origin_s``), the harmony and 3-4 parts of style ``st`` playing
+    through the clip, none of the target's family."""
+    grid = Grid(_bpm(ctx.rng, st, bpm), origin_s, swing=st.swing)
+    harmony = random_harmony(ctx.rng)
+    bed = _bed(ctx.rng, st, exclude_families={tgt.family}, n=int(ctx.rng.integers(3, 5)))
+    return grid, harmony, _bed_parts(ctx, bed, grid, harmony, 0.0, ctx.duration_s)
+
+
+def _undelivered_entry(ctx: Ctx, scenario: str, st: StyleSpec, tgt: InstrumentSpec, t: float, grid: Grid,
+                       harmony: Harmony, parts: list[Part], **meta: Any) -> Plan:
+    """The plan of a prompt asking for ``tgt`` to enter at ``t`` whose entrance never happens
+    (truth ``absent``); ``meta`` follows the common keys."""
+    return Plan(grid=grid, harmony=harmony,
+        scenario=scenario, style=st.name, phrase=_phrase(ctx, st), parts=parts,
+        events=[_event("instrument_entry", tgt.target, tgt.family, t, _tol(ctx))],
+        rules=[TruthRule("absent", character=tgt.character, salience=_salience(tgt, False))],
+        sentences=[f"Bring in {tgt.target} {_at(t, ctx.rng)}."],
+        meta={"target": tgt.name, "target_family": tgt.family, "instructed_s": t, "bpm": grid.bpm, **meta},
+    )
+
+
 def _setup_mix(ctx: Ctx, style_name: str | None, bpm: float | None, origin_s: float, *,
                n: tuple[int, int] = (3, 5), need_drums: bool = False
                ) -> tuple[StyleSpec, Grid, Harmony, list[InstrumentSpec]]:
@@ -341,28 +364,48 @@ def _phrase(ctx: Ctx, st: StyleSpec) -> str:
 
 # ----------------------------------------------------------------------------- scenarios
 
-def _entry(ctx: Ctx, *, off: bool, family: str | None = None, target: str | None = None,
-           style: str | None = None, time_s: float | None = None, offset_s: float | None = None,
-           bpm: float | None = None, quiet_target: bool = False) -> Plan:
+#: How a prompt words an instrument's entry or exit (one wording drawn per clip), ``{t}`` the target
+#: and ``{at}`` the time.
+DELIVERY_SENTENCES = {
+    "instrument_entry": ("Bring in {t} {at}.", "Introduce {t} {at}.", "Add {t} {at}."),
+    "instrument_exit": ("Have the {t} drop out {at}.", "Stop the {t} {at}.", "Take the {t} out {at}."),
+}
+
+
+def _delivery(ctx: Ctx, *, kind: str, off: bool, family: str | None = None, target: str | None = None,
+              style: str | None = None, time_s: float | None = None, offset_s: float | None = None,
+              bpm: float | None = None, quiet_target: bool = False) -> Plan:
+    """The target enters (``instrument_entry``) or stops (``instrument_exit``) over a bed of other
+    families, at the instructed time or (``off``) at that time plus a signed offset."""
+    leaves = kind == "instrument_exit"
     st, tgt = _choose_target(ctx.rng, family=family, target=target, style_name=style)
-    t = _instructed(ctx, time_s)
-    off_s = _offset(ctx, t, offset_s, required=off)
+    if leaves:  # the target plays long enough to be heard before it stops
+        t = _instructed(ctx, time_s, lo_frac=0.3, lo_min=5.0)
+        off_s = _offset(ctx, t, offset_s, required=off, lo_s=3.0)
+    else:
+        t = _instructed(ctx, time_s)
+        off_s = _offset(ctx, t, offset_s, required=off)
     actual = t + off_s
-    grid = Grid(_bpm(ctx.rng, st, bpm), actual, swing=st.swing)
-    harmony = random_harmony(ctx.rng)
-    bed = _bed(ctx.rng, st, exclude_families={tgt.family}, n=int(ctx.rng.integers(3, 5)))
-    parts = _bed_parts(ctx, bed, grid, harmony, 0.0, ctx.duration_s)
-    level = 0.6 if quiet_target else 1.0
-    parts.append(_part("target", tgt, _gen(tgt, ctx, grid, harmony, actual, ctx.duration_s,
-                                           level=level, anchor=True), ctx.rng))
-    sentence = ["Bring in {t} {at}.", "Introduce {t} {at}.", "Add {t} {at}."][int(ctx.rng.integers(3))]
+    grid, harmony, parts = _target_bed(ctx, st, tgt, actual, bpm)
+    if leaves:
+        notes = _end_at(_gen(tgt, ctx, grid, harmony, 0.0, actual + grid.bar_s), tgt, actual, grid=grid,
+                        harmony=harmony, rng=ctx.rng)
+        rule = TruthRule("last_on" if _is_perc(tgt) else "last_off", ("target",), character=tgt.character,
+                         salience=_salience(tgt, False))
+        intro: str | None = f"Create a {{phrase}} track featuring {tgt.target} for exactly {{dur}} seconds."
+    else:
+        notes = _gen(tgt, ctx, grid, harmony, actual, ctx.duration_s, level=0.6 if quiet_target else 1.0,
+                     anchor=True)
+        rule = TruthRule("first_on", ("target",), character=tgt.character,
+                         salience=_salience(tgt, quiet_target))
+        intro = None
+    parts.append(_part("target", tgt, notes, ctx.rng))
+    wordings = DELIVERY_SENTENCES[kind]
+    sentence = wordings[int(ctx.rng.integers(len(wordings)))]
     return Plan(grid=grid, harmony=harmony,
-        scenario="entry_off_time" if off else "entry_on_time", style=st.name, phrase=_phrase(ctx, st),
-        parts=parts,
-        events=[_event("instrument_entry", tgt.target, tgt.family, t, _tol(ctx))],
-        rules=[TruthRule("first_on", ("target",), character=tgt.character,
-                         salience=_salience(tgt, quiet_target))],
-        sentences=[sentence.format(t=tgt.target, at=_at(t, ctx.rng))],
+        scenario=f"{'exit' if leaves else 'entry'}_{'off' if off else 'on'}_time", style=st.name,
+        phrase=_phrase(ctx, st), parts=parts, events=[_event(kind, tgt.target, tgt.family, t, _tol(ctx))],
+        rules=[rule], sentences=[sentence.format(t=tgt.target, at=_at(t, ctx.rng))], intro=intro,
         meta={"target": tgt.name, "target_family": tgt.family, "instructed_s": t, "offset_s": off_s,
               "delivered_s": actual, "bpm": grid.bpm},
     )
@@ -370,51 +413,22 @@ def _entry(ctx: Ctx, *, off: bool, family: str | None = None, target: str | None
 
 def entry_on_time(ctx: Ctx, **kw: Any) -> Plan:
     """The target instrument enters exactly at the instructed time."""
-    return _entry(ctx, off=False, **kw)
+    return _delivery(ctx, kind="instrument_entry", off=False, **kw)
 
 
 def entry_off_time(ctx: Ctx, **kw: Any) -> Plan:
     """The target enters at the instructed time plus a signed offset (0.3-4 s)."""
-    return _entry(ctx, off=True, **kw)
-
-
-def _exit(ctx: Ctx, *, off: bool, family: str | None = None, target: str | None = None,
-          style: str | None = None, time_s: float | None = None, offset_s: float | None = None,
-          bpm: float | None = None) -> Plan:
-    st, tgt = _choose_target(ctx.rng, family=family, target=target, style_name=style)
-    t = _instructed(ctx, time_s, lo_frac=0.3, lo_min=5.0)
-    off_s = _offset(ctx, t, offset_s, required=off, lo_s=3.0)
-    actual = t + off_s
-    grid = Grid(_bpm(ctx.rng, st, bpm), actual, swing=st.swing)
-    harmony = random_harmony(ctx.rng)
-    bed = _bed(ctx.rng, st, exclude_families={tgt.family}, n=int(ctx.rng.integers(3, 5)))
-    parts = _bed_parts(ctx, bed, grid, harmony, 0.0, ctx.duration_s)
-    notes = _gen(tgt, ctx, grid, harmony, 0.0, actual + grid.bar_s)
-    parts.append(_part("target", tgt, _end_at(notes, tgt, actual, grid=grid, harmony=harmony,
-                                              rng=ctx.rng), ctx.rng))
-    sentence = ["Have the {t} drop out {at}.", "Stop the {t} {at}.",
-                "Take the {t} out {at}."][int(ctx.rng.integers(3))]
-    return Plan(grid=grid, harmony=harmony,
-        scenario="exit_off_time" if off else "exit_on_time", style=st.name, phrase=_phrase(ctx, st),
-        parts=parts,
-        events=[_event("instrument_exit", tgt.target, tgt.family, t, _tol(ctx))],
-        rules=[TruthRule("last_on" if _is_perc(tgt) else "last_off", ("target",),
-                         character=tgt.character, salience=_salience(tgt, False))],
-        sentences=[sentence.format(t=tgt.target, at=_at(t, ctx.rng))],
-        intro=f"Create a {{phrase}} track featuring {tgt.target} for exactly {{dur}} seconds.",
-        meta={"target": tgt.name, "target_family": tgt.family, "instructed_s": t, "offset_s": off_s,
-              "delivered_s": actual, "bpm": grid.bpm},
-    )
+    return _delivery(ctx, kind="instrument_entry", off=True, **kw)
 
 
 def exit_on_time(ctx: Ctx, **kw: Any) -> Plan:
     """The target instrument plays from the start and stops exactly at the instructed time."""
-    return _exit(ctx, off=False, **kw)
+    return _delivery(ctx, kind="instrument_exit", off=False, **kw)
 
 
 def exit_off_time(ctx: Ctx, **kw: Any) -> Plan:
     """The target stops at the instructed time plus a signed offset (0.3-4 s)."""
-    return _exit(ctx, off=True, **kw)
+    return _delivery(ctx, kind="instrument_exit", off=True, **kw)
 
 
 _NEG_KINDS = ("instrument_entry", "instrument_exit", "music_end", "music_pause",
@@ -430,10 +444,7 @@ def never_delivered(ctx: Ctx, *, kind: str = "instrument_entry", family: str | N
     t = _instructed(ctx, time_s)
     if kind in ("instrument_entry", "instrument_exit"):
         st, tgt = _choose_target(ctx.rng, family=family, target=target, style_name=style)
-        grid = Grid(_bpm(ctx.rng, st, bpm), t, swing=st.swing)
-        harmony = random_harmony(ctx.rng)
-        bed = _bed(ctx.rng, st, exclude_families={tgt.family}, n=int(ctx.rng.integers(3, 5)))
-        parts = _bed_parts(ctx, bed, grid, harmony, 0.0, ctx.duration_s)
+        grid, harmony, parts = _target_bed(ctx, st, tgt, t, bpm)
         intro = None
         if kind == "instrument_exit":  # the target plays throughout and never stops
             parts.append(_part("target", tgt, _gen(tgt, ctx, grid, harmony, 0.0, ctx.duration_s),
@@ -494,14 +505,7 @@ def busy_decoy(ctx: Ctx, *, family: str | None = None, target: str | None = None
             if spec.is_drum:  # a fill and a crash right on the instructed time
                 notes += anchor_notes(spec, grid=grid, harmony=harmony, t=t, rng=ctx.rng, length_s=0.1)
             parts.append(_part(spec.name, spec, notes, ctx.rng))
-    return Plan(grid=grid, harmony=harmony,
-        scenario="busy_decoy", style=st.name, phrase=_phrase(ctx, st), parts=parts,
-        events=[_event("instrument_entry", tgt.target, tgt.family, t, _tol(ctx))],
-        rules=[TruthRule("absent", character=tgt.character, salience=_salience(tgt, False))],
-        sentences=[f"Bring in {tgt.target} {_at(t, ctx.rng)}."],
-        meta={"target": tgt.name, "target_family": tgt.family, "instructed_s": t, "bpm": grid.bpm,
-              "decoys": decoys},
-    )
+    return _undelivered_entry(ctx, "busy_decoy", st, tgt, t, grid, harmony, parts, decoys=decoys)
 
 
 def pre_existing(ctx: Ctx, *, family: str | None = None, target: str | None = None,
@@ -518,21 +522,12 @@ def pre_existing(ctx: Ctx, *, family: str | None = None, target: str | None = No
     if not 0.0 <= gap <= t - 2.0:
         raise ParameterError(f"gap_s must lie in [0, time_s - 2] = [0, {t - 2:g}] s, got {gap_s!r}")
     quiet = bool(ctx.rng.random() < 0.5) if quiet_before is None else bool(quiet_before)
-    grid = Grid(_bpm(ctx.rng, st, bpm), t, swing=st.swing)
-    harmony = random_harmony(ctx.rng)
-    bed = _bed(ctx.rng, st, exclude_families={tgt.family}, n=int(ctx.rng.integers(3, 5)))
-    parts = _bed_parts(ctx, bed, grid, harmony, 0.0, ctx.duration_s)
+    grid, harmony, parts = _target_bed(ctx, st, tgt, t, bpm)
     before = _gen(tgt, ctx, grid, harmony, 0.0, t - gap, level=0.55 if quiet else 1.0)
     after = _gen(tgt, ctx, grid, harmony, t, ctx.duration_s, level=1.1, anchor=True)
     parts.append(_part("target", tgt, before + after, ctx.rng))
-    return Plan(grid=grid, harmony=harmony,
-        scenario="pre_existing", style=st.name, phrase=_phrase(ctx, st), parts=parts,
-        events=[_event("instrument_entry", tgt.target, tgt.family, t, _tol(ctx))],
-        rules=[TruthRule("absent", character=tgt.character, salience=_salience(tgt, False))],
-        sentences=[f"Bring in {tgt.target} {_at(t, ctx.rng)}."],
-        meta={"target": tgt.name, "target_family": tgt.family, "instructed_s": t, "bpm": grid.bpm,
-              "gap_s": gap, "quiet_before": quiet},
-    )
+    return _undelivered_entry(ctx, "pre_existing", st, tgt, t, grid, harmony, parts, gap_s=gap,
+                              quiet_before=quiet)
 
 
 def _quantize(t: float, sr: int) -> float:

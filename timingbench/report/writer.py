@@ -18,11 +18,9 @@ from timingbench.report.html import index_html
 from timingbench.report.overview import build_overview
 from timingbench.report.pages import ClipJob
 from timingbench.report.run import Run, load_run, table_rows
+from timingbench.text import shortlist
 
 ASSET_FILES = ("report.css", "index.js", "clip.js")
-#: Clips without audio named in the error message before the rest are counted.
-MISSING_SHOWN = 10
-
 
 @dataclass(frozen=True)
 class ReportResult:
@@ -125,9 +123,8 @@ def build_report(
         gone = missing_audio(run.folder, clips, dict(resolve or {}))
         if gone:
             raise TimingbenchError(
-                f"{len(gone)} of {len(clips)} clips have no audio ({'; '.join(gone[:MISSING_SHOWN])}"
-                + (f"; ... {len(gone) - MISSING_SHOWN} more" if len(gone) > MISSING_SHOWN else "")
-                + "): pass --clips DIR (the folder that was scored), or --audio none / --allow-missing-audio "
+                f"{len(gone)} of {len(clips)} clips have no audio ({shortlist(gone, sep='; ')}): "
+                "pass --clips DIR (the folder that was scored), or --audio none / --allow-missing-audio "
                 "to write pages without audio and log-mel")
 
     d = Path(out)

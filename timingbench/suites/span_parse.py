@@ -65,6 +65,7 @@ from typing import Any
 
 from timingbench.convert import TIME_DECIMALS
 from timingbench.errors import ParameterError
+from timingbench.jsonio import is_finite_number
 from timingbench.memo import process_cache
 from timingbench.suites.answer_scope import final_answer
 from timingbench.suites.answer_tables import rewrite_tables
@@ -833,15 +834,6 @@ def parse_spans(text: str, *, strip_reasoning: bool = True) -> ParseResult:
 DOCUMENT_KEYS = ("intervals", "spans", "segments", "answer", "timestamps")
 
 
-def _is_time(v: Any) -> bool:
-    if isinstance(v, bool) or not isinstance(v, int | float):
-        return False
-    try:
-        return math.isfinite(v)
-    except OverflowError:  # an integer beyond the float range
-        return False
-
-
 def document_spans(text: str) -> list[tuple[float, float]] | None:
     """The spans of an answer that is one JSON document of spans, read strictly.
 
@@ -890,7 +882,7 @@ def document_spans(text: str) -> list[tuple[float, float]] | None:
             s, e = item
         else:
             return None
-        if not (_is_time(s) and _is_time(e)):
+        if not (is_finite_number(s) and is_finite_number(e)):
             return None
-        out.append((float(s), float(e)))  # type: ignore[arg-type]  # _is_time checked both
+        out.append((float(s), float(e)))
     return out

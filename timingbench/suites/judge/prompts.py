@@ -5,14 +5,8 @@ from __future__ import annotations
 __all__ = ["AUDIORAG_CORRECTNESS_PROMPT", "AUDIORAG_ERROR_TYPE_PROMPT", "MGBENCH_UNDERSTANDING_PROMPT",
            "MGBENCH_SPAN_PROMPT"]
 
-#: AudioRAG correctness prompt. Inputs: question, audio attribute, reference, answer.
-AUDIORAG_CORRECTNESS_PROMPT = """\
-You are grading an answer to a question about an audio clip.
-You see the question, an attribute of the audio (what the audio contains), the ground-truth
-answer and the model's answer. The model's answer is correct when it reaches the same
-final answer as the ground truth; paraphrases, extra explanation and equivalent names are
-fine, a different or missing final answer is not.
-
+#: The inputs of both AudioRAG prompts, laid out the same way in each.
+_AUDIORAG_INPUTS = """\
 Question:
 {question}
 
@@ -25,6 +19,17 @@ Ground truth:
 Model answer:
 {model_answer}
 
+"""
+
+#: AudioRAG correctness prompt. Inputs: question, audio attribute, reference, answer.
+AUDIORAG_CORRECTNESS_PROMPT = """\
+You are grading an answer to a question about an audio clip.
+You see the question, an attribute of the audio (what the audio contains), the ground-truth
+answer and the model's answer. The model's answer is correct when it reaches the same
+final answer as the ground truth; paraphrases, extra explanation and equivalent names are
+fine, a different or missing final answer is not.
+
+""" + _AUDIORAG_INPUTS + """\
 Reply with exactly one word: yes if the model answer is correct, no if it is not."""
 
 #: AudioRAG error-type prompt (paper Appendix B, categories a-d), asked for wrong answers.
@@ -41,18 +46,7 @@ c) Knowledge Error: the question needs knowledge beyond the audio and the model 
    wrongly because that knowledge was missing or wrong.
 d) Invalid Answer: the model gave no answer, or a nonsensical or unfinished one.
 
-Question:
-{question}
-
-Audio attribute:
-{audio_attr}
-
-Ground truth:
-{gt_answer}
-
-Model answer:
-{model_answer}
-
+""" + _AUDIORAG_INPUTS + """\
 Reply with the letter of the category only (a, b, c or d)."""
 
 #: MGBench understanding prompt: instruction following first, then semantic correctness.

@@ -9,7 +9,6 @@ spans). A bad row is reported with its file, line and field; the other rows load
 
 from __future__ import annotations
 
-import math
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -19,7 +18,7 @@ import numpy as np
 
 from timingbench.errors import ParameterError
 from timingbench.intervals import validate_intervals
-from timingbench.jsonio import read_rows
+from timingbench.jsonio import is_finite_number, read_rows
 
 __all__ = ["SUBSETS", "TASKS", "MgQuestion", "MgResponse", "Loaded", "load_ground_truth", "load_responses"]
 
@@ -119,13 +118,6 @@ def _row_id(row: Mapping[str, Any]) -> str | None:
     return None
 
 
-def _finite(v: int | float) -> bool:
-    try:
-        return math.isfinite(v)
-    except OverflowError:  # an integer beyond the float range
-        return False
-
-
 def _spans_field(value: Any, where: str) -> np.ndarray:
     """Validate a JSON ``intervals`` value: a list of ``[start, end]`` number pairs."""
     if not isinstance(value, list):
@@ -134,7 +126,7 @@ def _spans_field(value: Any, where: str) -> np.ndarray:
         if not isinstance(pair, list | tuple) or len(pair) != 2:
             raise ParameterError(f"{where}: field 'intervals'[{k}] must be a [start, end] pair, got {pair!r:.60}")
         for v in pair:
-            if isinstance(v, bool) or not isinstance(v, int | float) or not _finite(v):
+            if not is_finite_number(v):
                 raise ParameterError(
                     f"{where}: field 'intervals'[{k}] has a non-numeric or non-finite time {v!r:.40}; "
                     "times must be numbers of seconds"

@@ -8,7 +8,6 @@ by the TAG-Bench layer of the time-span core (:mod:`timingbench.suites.tag.answe
 from __future__ import annotations
 
 import gc
-import math
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -21,7 +20,7 @@ import numpy.typing as npt
 
 from timingbench.errors import ParameterError, TimingbenchError
 from timingbench.intervals import validate_intervals
-from timingbench.jsonio import read_rows
+from timingbench.jsonio import is_finite_number, read_rows
 from timingbench.suites.span_parse import ParseResult
 from timingbench.suites.tag.answers import FAILED, parse_interval_list, parse_responses
 
@@ -155,10 +154,7 @@ def load_ground_truth(path: str | Path) -> tuple[list[TagQuery], list[str]]:
             errors.append(f"{where}: field 'subset' missing or not a string")
             continue
         dur = row.get("duration_s")
-        if dur is not None and (
-            isinstance(dur, bool) or not isinstance(dur, int | float) or not _finite(dur)
-            or dur <= 0
-        ):
+        if dur is not None and (not is_finite_number(dur) or dur <= 0):
             errors.append(f"{where}: field 'duration_s' must be a positive number of seconds")
             continue
         raw = row.get("intervals")
@@ -198,14 +194,6 @@ def _plain_intervals(raw: list[Any]) -> bool:
 _FLOAT_MAX = sys.float_info.max
 
 
-def _finite(x: float) -> bool:
-    """``math.isfinite`` that is False (not OverflowError) for an integer beyond the float range."""
-    try:
-        return math.isfinite(x)
-    except OverflowError:
-        return False
-
-
 def _check_intervals(raw: list[Any], where: str, errors: list[str]) -> bool:
     """Validate ground-truth intervals; append the error and return False on a bad item."""
     bad = next(
@@ -226,7 +214,7 @@ def _check_intervals(raw: list[Any], where: str, errors: list[str]) -> bool:
         errors.append(f"{where}: field 'intervals' item {huge} holds a number beyond the float range (seconds)")
         return False
     bad_k = next((k for k, (a, b) in enumerate(raw)
-                  if not (_finite(a) and _finite(b) and a < b)), None)
+                  if not (is_finite_number(a) and is_finite_number(b) and a < b)), None)
     if bad_k is not None:
         try:  # names the offending interval and rule
             validate_intervals(raw, name=f"{where}: field 'intervals'")

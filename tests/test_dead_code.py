@@ -23,11 +23,10 @@ REFERENCE_MODULES = {"kernels_reference.py"}
 #: The check of generated MGBench annotations against the audio (reads the calibrated
 #: ``mgbench_gen.onset_check_frames``), run by the generator's tests.
 DATA_CHECKS = {"check_split"}
-#: Left to the family-evidence work, which replaces these modules.
-ELSEWHERE = {"family_evidence.py": {"disclosure"}, "programs.py": {"family_index"},
-             # the tagger's architecture for any width: what a --tagger-weights file of another
-             # width is checked against (the tests build random-weight files of other widths with it)
-             "tagger_model.py": {"for_width"}}
+#: Reached through a file the user passes: the tagger's architecture for any width, what a
+#: --tagger-weights file of another width is checked against (the tests build random-weight
+#: files of other widths with it).
+ELSEWHERE = {"tagger_model.py": {"for_width"}}
 
 
 def _definitions() -> list[tuple[str, Path]]:

@@ -37,6 +37,20 @@ def test_no_spectrogram_is_computed_outside_features() -> None:
     assert outside == []
 
 
+#: A configured rate or hop written again as a number: divided or multiplied by, or passed as ``sr=``/``hop=``.
+RATE_LITERAL = re.compile(r"[/*]\s*44100|\b44100\.0|\bsr\s*=\s*44100|\bhop\s*=\s*512|\bSR,\s*HOP\s*=")
+
+
+def test_configured_rates_and_hops_are_read_not_written_again() -> None:
+    found = [f"{p.relative_to(PKG)}:{i}" for p in PKG.rglob("*.py")
+             for i, line in enumerate(p.read_text(encoding="utf-8").splitlines(), start=1)
+             if RATE_LITERAL.search(line)]
+    assert found == []
+    # the pattern sees each form it is meant to catch
+    for planted in ("out_s = stride * hop / 44100.0", "run(x, sr=44100, hop=512)", "SR, HOP = 44100, 512"):
+        assert RATE_LITERAL.search(planted)
+
+
 def test_every_consumer_reads_the_one_spectrogram(config: Config, monkeypatch: pytest.MonkeyPatch) -> None:
     counts = {"stft": 0, "hpss": 0}
     stft, hpss = spectral.stft_magnitude, bank_mod.hpss_power

@@ -39,6 +39,7 @@ from timingbench.config import Config
 from timingbench.errors import ConfigError, ParameterError
 from timingbench.families import judged_families
 from timingbench.jsonio import iter_jsonl
+from timingbench.params.bounds import stricter
 from timingbench.params.tools import CalibrationParams
 from timingbench.runner import ScoreOptions
 
@@ -56,10 +57,9 @@ RULE_GRIDS: dict[str, tuple[tuple[str, Callable[[CalibrationParams], list[float]
                  ("evidence.present_prob", lambda c: c.evidence_present_grid),
                  ("evidence.confident_change", lambda c: c.evidence_confident_grid)),
 }
-#: +1 when a larger value is stricter (admits fewer detections), -1 when smaller is.
-STRICTER = {"evidence.entry_min_prob": 1, "evidence.exit_min_prob": 1, "evidence.min_logit_rise": 1,
-            "evidence.quiet_max": -1, "evidence.present_prob": 1, "evidence.confident_change": 1}
 KINDS = {"entry": "instrument_entry", "exit": "instrument_exit"}
+#: The change-head floor fitted for each kind (entrances and exits separately).
+CHANGE_FLOORS = {"entry": "evidence.entry_min_prob", "exit": "evidence.exit_min_prob"}
 
 
 class CalibrationRefused(ParameterError):
@@ -186,7 +186,7 @@ def objective(c: Mapping[str, Any], *, max_negative_rate: float) -> tuple[bool, 
 
 
 def _strictness(point: Mapping[str, float]) -> tuple[float, ...]:
-    return tuple(STRICTER[k] * float(v) for k, v in sorted(point.items()))
+    return tuple(stricter(k) * float(v) for k, v in sorted(point.items()))
 
 
 def _score_kind(devs: Sequence[DevCorpus], cfg: Config, events: Sequence[set[tuple[str, str]]], *,
@@ -227,14 +227,14 @@ def fit(devs: Sequence[DevCorpus], config: Config, *, rules: Sequence[str] = ("r
             for k, v in zip(names, shared, strict=True):
                 base = base.with_value(k, v)
             per_kind: dict[str, Any] = {}
-            for kind, const in (("entry", "evidence.entry_min_prob"), ("exit", "evidence.exit_min_prob")):
+            for kind, const in CHANGE_FLOORS.items():
                 top: tuple[tuple[bool, float], tuple[float, ...], float, dict[str, Any]] | None = None
                 for v in change:
                     counts = _score_kind(devs, base.with_value(const, v), events[kind], offset_match_s=match_s)
                     done += 1
                     if progress:
                         progress(done, total, f"{rule} {kind} {const.split('.')[1]}={v}")
-                    key = (objective(counts, max_negative_rate=most), (STRICTER[const] * v,))
+                    key = (objective(counts, max_negative_rate=most), (stricter(const) * v,))
                     if top is None or key > top[:2]:
                         top = (key[0], key[1], v, counts)
                 assert top is not None

@@ -56,10 +56,10 @@ class TargetParams:
     @classmethod
     def from_config(cls, cfg: Config) -> TargetParams:
         """Read ``evidence.frame_stride``, ``context_s``, ``guard_s``, ``label_absent_max``,
-        ``label_present_min``, ``label_near_min`` and ``features.hop`` (44.1 kHz frames)."""
+        ``label_present_min``, ``label_near_min``, ``features.hop`` and ``audio.sample_rate_hz``."""
         ev = cfg.params.evidence
         stride = int(ev.frame_stride)
-        out_s = stride * int(cfg.params.features.hop) / 44100.0
+        out_s = stride * int(cfg.params.features.hop) / float(cfg.params.audio.sample_rate_hz)
         return cls(stride=stride, context_frames=int(round(float(ev.context_s) / out_s)),
                    guard_frames=int(round(float(ev.guard_s) / out_s)),
                    absent_max=float(ev.label_absent_max), present_min=float(ev.label_present_min),

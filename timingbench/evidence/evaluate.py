@@ -29,8 +29,6 @@ from timingbench.evidence_net.infer import output_times
 from timingbench.evidence_net.model import EvidenceNet
 from timingbench.identity import array_side_levels, change_near, gate_score
 
-SR, HOP = 44100, 512
-
 
 def predict(model: EvidenceNet, logmel: npt.NDArray[Any], batch: int = 16) -> dict[str, npt.NDArray[np.float64]]:
     """Presence, entered and left probabilities, shape (n_clips, 11, n_out), for a data set."""
@@ -87,7 +85,8 @@ def evaluate_dataset(models: dict[str, EvidenceNet], logmel: npt.NDArray[Any], l
     first = next(iter(models.values()))
     stride = first.shape.stride
     pres_t = presence_targets(labels, stride)
-    times = output_times(pres_t.shape[-1], stride=stride, sr=SR, hop=HOP)
+    times = output_times(pres_t.shape[-1], stride=stride, sr=cfg.params.audio.sample_rate_hz,
+                         hop=cfg.params.features.hop)
     ev = cfg.params.evidence
     probes = probes_from_labels(pres_t, times, meta, context=first.shape.context_frames,
                                 guard=first.shape.guard_frames, absent_max=float(ev.label_absent_max),

@@ -213,21 +213,6 @@ def hard_negative_programs(choir_family: str = DEFAULT_CHOIR_FAMILY) -> list[tup
     return out
 
 
-def family_index(family: str) -> int:
-    """Index of ``family`` in :data:`FAMILIES`.
-
-    Raises
-    ------
-    ParameterError
-        If ``family`` is not an instrument family.
-    """
-    try:
-        return FAMILIES.index(family)
-    except ValueError:
-        raise ParameterError(f"family {family!r} is not an instrument family; use one of {list(FAMILIES)}") \
-            from None
-
-
 def instrument_spec(family: str, prog: Program, *, role: str, shift: int) -> InstrumentSpec:
     """An :class:`InstrumentSpec` for one program in one role, its register moved by ``shift`` semitones.
 

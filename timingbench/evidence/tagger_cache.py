@@ -205,7 +205,7 @@ def render_columns(folder: Path, *, config: Config) -> ColumnSet:
     from timingbench.evidence.dataset import shard_paths
 
     feat = config.params.features
-    hop_s = int(feat.hop) / 44100.0
+    hop_s = int(feat.hop) / float(config.params.audio.sample_rate_hz)
     embs, shares, clips = [], [], []
     for shard in shard_paths(folder):
         side = sidecar_path(shard)

@@ -138,9 +138,19 @@ def reference_logmel() -> npt.NDArray[np.float32]:
     return np.minimum(x, 0.0)
 
 
-def reference_outputs(weights: Path | None = None) -> dict[str, Any]:
-    """Summary of the network's outputs on :func:`reference_logmel` (stored beside shipped weights)."""
-    out = run_network(reference_logmel(), sr=44100, hop=512, weights=weights)
+def reference_outputs(weights: Path | None = None, *, sr: float, hop: int) -> dict[str, Any]:
+    """Summary of the network's outputs on :func:`reference_logmel` (stored beside shipped weights).
+
+    Parameters
+    ----------
+    weights : Path, optional
+        Weights file; the shipped one when omitted.
+    sr : float
+        Sample rate of the bank the network reads, Hz (``audio.sample_rate_hz``).
+    hop : int
+        Hop of that bank, samples (``features.hop``).
+    """
+    out = run_network(reference_logmel(), sr=sr, hop=hop, weights=weights)
     return {"n_frames": int(out.times.size),
             "presence_mean": [round(float(v), 6) for v in out.presence.mean(axis=1)],
             "entered_max": [round(float(v), 6) for v in out.entered.max(axis=1)]}

@@ -97,6 +97,11 @@ DESCRIPTIVE = ("backend", "reason")
 #: counted against (set by ``evidence.present_prob`` and the side levels).
 MEASURED_ONLY = ("sounding", "level")
 
+#: Constants that set the level a gate counts against rather than bound a recorded statistic,
+#: with the direction that tightens the gate (+1: raising it): the presence level of the
+#: persistence gate's held frames.
+LEVELS: dict[str, int] = {"evidence.present_prob": 1}
+
 #: The configuration sections each detector reads (``events.jsonl`` ``detector``), its own first.
 DETECTOR_READS: dict[str, tuple[str, ...]] = {
     "percussion": ("percussion", "semantic", "evidence"),
@@ -127,13 +132,15 @@ def stricter(constant: str) -> int:
     """+1 when raising ``constant`` tightens the gates it bounds, -1 when lowering it does.
 
     ``constant`` is dotted (``evidence.entry_min_prob``); a detector's own constant matches
-    the bounds written with ``{section}``.
+    the bounds written with ``{section}``; a constant of :data:`LEVELS` has its direction there.
 
     Raises
     ------
     KeyError
         If no bound names the constant, or its bounds disagree on the direction.
     """
+    if constant in LEVELS:
+        return LEVELS[constant]
     section, name = constant.split(".", 1)
     signs = {(1 if (b.op == ">=") != b.negate else -1) for b in BOUNDS
              if b.constant == constant or (b.constant == "{section}." + name and section in own_sections())}

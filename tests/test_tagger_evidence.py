@@ -118,3 +118,66 @@ def test_head_designs_read_the_family_heads(bank, config: Config) -> None:  # ty
     np.testing.assert_array_equal(both.curves[fam], head.curves[fam])
     np.testing.assert_array_equal(both.entered[fam], np.maximum(head.entered[fam], net.entered[fam]))
     assert head.sources[fam] == "head" and both.sources[fam] == "head_fusion"
+
+
+def test_curves_are_computed_when_read_and_only_then(bank, config: Config,  # type: ignore[no-untyped-def]
+                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    from timingbench.evidence_net import infer, tagger
+
+    runs = {"tagger": 0, "network": 0}
+    real_tagger, real_net = tagger.bank_tagger, infer.bank_outputs
+
+    def count_tagger(*a, **k):  # type: ignore[no-untyped-def]
+        runs["tagger"] += 1
+        return real_tagger(*a, **k)
+
+    def count_net(*a, **k):  # type: ignore[no-untyped-def]
+        runs["network"] += 1
+        return real_net(*a, **k)
+
+    monkeypatch.setattr(tagger, "bank_tagger", count_tagger)
+    monkeypatch.setattr(infer, "bank_outputs", count_net)
+    judged = [f for f in FAMILY_NAMES if f not in tagger_tables(config.params.families)[2]]
+    fam = judged[0]
+    ev = _evidence(bank, config, **{fam: "fusion"})
+    assert fam in ev.curves and fam in ev.entered and "not-a-family" not in ev.curves
+    assert ev.disclosure()["designs"][fam] == "fusion" and ev.times.size > 0
+    assert runs == {"tagger": 0, "network": 0}  # an event of an exempt family reads nothing more
+    ev.curves[fam]
+    assert runs == {"tagger": 1, "network": 0}
+    ev.entered[fam], ev.left[fam]
+    assert runs == {"tagger": 1, "network": 1}
+    with pytest.raises(KeyError):
+        ev.curves["not-a-family"]
+
+
+def test_a_family_read_alone_equals_every_family_read_together(bank, config: Config) -> None:  # type: ignore[no-untyped-def]
+    from timingbench.evidence_net.tagger import bank_tagger
+    from timingbench.features.tagger_curves import change_curves, group_presence
+    from timingbench.features.tagger_evidence import tagger_evidence
+
+    sec = dataclasses.replace(config.params.evidence, design_by_family={f: "tagger" for f in FAMILY_NAMES})
+    classes, nonmusic_classes, _ = tagger_tables(config.params.families)
+    ev = tagger_evidence(bank, evidence_params=sec, tagger_params=config.params.tagger, classes=classes,
+                         nonmusic_classes=nonmusic_classes, exempt={})  # every family judged
+    cols = bank_tagger(bank, config.params.tagger)
+    pres = group_presence(cols.logits, cols.labels, {f: list(classes[f]) for f in classes})
+    nonmusic = group_presence(cols.logits, cols.labels, {"n": list(nonmusic_classes)})["n"]
+    entered, left = change_curves(pres, cols.times, ev.times, context_s=sec.context_s, guard_s=sec.guard_s,
+                                  prob_clip=sec.prob_clip, rise_mid=sec.tagger_rise_mid, nonmusic=nonmusic)
+    assert list(ev.entered) == list(FAMILY_NAMES)
+    for f in ev.entered:  # each family read on its own: bit-identical to reading them all at once
+        np.testing.assert_array_equal(ev.entered[f], entered[f])
+        np.testing.assert_array_equal(ev.left[f], left[f])
+
+
+@pytest.mark.parametrize("seconds", [3.0, 3.01, 7.37])
+def test_the_grid_known_beforehand_is_the_networks(config: Config, tmp_path: Path, seconds: float) -> None:
+    from timingbench.evidence_net.infer import bank_outputs, clip_output_times
+
+    y = 0.1 * np.random.default_rng(5).standard_normal(int(seconds * 44100)).astype(np.float32)
+    sf.write(tmp_path / "c.wav", y, 44100)
+    b = compute_bank(load_clip(tmp_path / "c.wav", config), config, separation="dsp")
+    grid = clip_output_times(int(b.logmel.shape[1]), stride=int(config.params.evidence.frame_stride), sr=b.sr,
+                             hop=b.hop)
+    np.testing.assert_array_equal(grid, bank_outputs(b).times)

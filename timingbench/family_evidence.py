@@ -7,7 +7,7 @@ network, the trained network alone, musicnn or CLAP).
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
@@ -18,6 +18,47 @@ from timingbench.choices import CHANGE_BACKENDS
 from timingbench.memo import memo_on
 
 _T = TypeVar("_T")
+F64 = npt.NDArray[np.float64]
+
+
+class LazyCurves(Mapping[str, F64]):
+    """Family -> curve, each computed by ``compute(family)`` the first time it is read.
+
+    The families (the keys) are fixed when it is made, so membership and iteration compute
+    nothing: a clip whose events name no judged family never runs the models behind them.
+
+    Parameters
+    ----------
+    families : sequence of str
+        The families it holds, in order.
+    compute : callable
+        ``compute(family)`` -> the family's curve (float64, shape (n_windows,)).
+    """
+
+    def __init__(self, families: Sequence[str], compute: Callable[[str], F64]) -> None:
+        self._families = tuple(families)
+        self._compute = compute
+        self._done: dict[str, F64] = {}
+
+    def __getitem__(self, family: str) -> F64:
+        if family not in self._families:
+            raise KeyError(family)
+        if family not in self._done:
+            self._done[family] = self._compute(family)
+        return self._done[family]
+
+    def __contains__(self, family: object) -> bool:
+        return family in self._families
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._families)
+
+    def __len__(self) -> int:
+        return len(self._families)
+
+    def computed(self) -> tuple[str, ...]:
+        """The families whose curve has been computed so far."""
+        return tuple(self._done)
 
 
 @dataclass(frozen=True)
@@ -28,8 +69,9 @@ class FamilyEvidence:
     ----------
     times : np.ndarray of float64, shape (n_windows,)
         Window centres in seconds.
-    curves : dict of str to np.ndarray of float64, shape (n_windows,)
-        Family -> evidence in [0, 1] per window, for every family the backend can judge.
+    curves : mapping of str to np.ndarray of float64, shape (n_windows,)
+        Family -> evidence in [0, 1] per window, for every family the backend can judge
+        (the tagger backend's is a :class:`LazyCurves`: computed when read).
     backend : str
         ``tagger``, ``trained``, ``musicnn`` or ``clap``.
     exempt : dict of str to str
@@ -55,17 +97,17 @@ class FamilyEvidence:
     """
 
     times: npt.NDArray[np.float64]
-    curves: dict[str, npt.NDArray[np.float64]]
+    curves: Mapping[str, npt.NDArray[np.float64]]
     backend: str
     exempt: dict[str, str]
     window_s: float
     note: str | None = None
     tag_curves: dict[str, npt.NDArray[np.float64]] = field(default_factory=dict, repr=False)
-    entered: dict[str, npt.NDArray[np.float64]] = field(default_factory=dict, repr=False)
-    left: dict[str, npt.NDArray[np.float64]] = field(default_factory=dict, repr=False)
+    entered: Mapping[str, npt.NDArray[np.float64]] = field(default_factory=dict, repr=False)
+    left: Mapping[str, npt.NDArray[np.float64]] = field(default_factory=dict, repr=False)
     sources: dict[str, str] = field(default_factory=dict)
     classes: dict[str, tuple[str, ...]] = field(default_factory=dict, repr=False)
-    tagger: dict[str, npt.NDArray[np.float64]] = field(default_factory=dict, repr=False)
+    tagger: Mapping[str, npt.NDArray[np.float64]] = field(default_factory=dict, repr=False)
     weights: str = ""
     _memo: dict[Any, Any] = field(default_factory=dict, repr=False, compare=False)
 

@@ -30,6 +30,32 @@ def output_times(n_out: int, *, stride: int, sr: float, hop: int) -> npt.NDArray
     """Seconds of the ``n_out`` output frames."""
     return frames_to_time(stride * np.arange(n_out) + (stride - 1) / 2.0, sr=sr, hop=hop)
 
+
+def clip_output_times(n_frames: int, *, stride: int, sr: float, hop: int) -> npt.NDArray[np.float64]:
+    """The output grid of the network on a log-mel of ``n_frames`` frames, without running it.
+
+    The log-mel is padded to whole strides; outputs past its last frame are dropped.
+
+    Parameters
+    ----------
+    n_frames : int
+        Log-mel frames.
+    stride : int
+        Bank frames per output frame.
+    sr : float
+        Sample rate of the bank, Hz.
+    hop : int
+        Hop of the bank, samples.
+
+    Returns
+    -------
+    times : np.ndarray of float64, shape (n,)
+        Output-frame instants in seconds.
+    """
+    n_out = (int(n_frames) + (-int(n_frames)) % stride) // stride
+    t = output_times(n_out, stride=stride, sr=sr, hop=hop)
+    return t[t <= (int(n_frames) - 1) * hop / sr + 1e-9]
+
 @dataclass(frozen=True)
 class NetOutputs:
     """Per-frame outputs of the network for one clip.
@@ -112,9 +138,27 @@ def run_network(logmel: npt.ArrayLike, *, sr: float, hop: int, weights: Path | N
         pres, change = model(torch.from_numpy(x)[None])
         pres_p = torch.sigmoid(pres)[0].double().numpy()
         ch_p = torch.softmax(change, dim=2)[0].double().numpy()
-    t = output_times(pres_p.shape[1], stride=stride, sr=sr, hop=hop)
-    keep = t <= (n - 1) * hop / sr + 1e-9
-    return NetOutputs(times=t[keep], presence=pres_p[:, keep], entered=ch_p[:, 0, keep], left=ch_p[:, 1, keep])
+    if pres_p.shape[1] != (n + pad) // stride:
+        raise ModelUnavailableError(f"{path}: the network gave {pres_p.shape[1]} output frames for {n} log-mel "
+                                    f"frames at stride {stride} (expected {(n + pad) // stride})")
+    keep = slice(0, clip_output_times(n, stride=stride, sr=sr, hop=hop).size)
+    return NetOutputs(times=output_times(pres_p.shape[1], stride=stride, sr=sr, hop=hop)[keep],
+                      presence=pres_p[:, keep], entered=ch_p[:, 0, keep], left=ch_p[:, 1, keep])
+
+
+def network_unavailable(weights: Path | None = None) -> str | None:
+    """Why the network cannot run (its weights missing or unreadable), or None when it can.
+
+    Loads the weights (once per process and file version) without running them.
+    """
+    path = Path(weights) if weights is not None else WEIGHTS
+    if not path.is_file():
+        return f"{path}: family evidence weights not found (run `timingbench evidence train`)"
+    try:
+        _model(str(path), weights_digest(path))
+    except (OSError, ValueError, RuntimeError, KeyError) as exc:
+        return f"{path}: cannot load the family evidence weights ({exc})"
+    return None
 
 
 def bank_outputs(bank: Any, *, weights: Path | None = None) -> NetOutputs:

@@ -18,20 +18,21 @@ the design ``evidence.design_by_family`` names for it:
 
 Every curve is read on the network's 46.4-ms output grid, so the identity rules
 (:mod:`timingbench.identity`) read every family the same way whichever design judges it.
-The tagger runs once per clip on the bank's decoded audio and is memoised in the bank.
+Each curve is computed when first read (:class:`~timingbench.family_evidence.LazyCurves`): the
+tagger and the network run at most once per clip, only when a curve that needs them is read
+(the tagger's columns and the network's outputs are memoised in the bank).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import numpy.typing as npt
 
-from timingbench.convert import frame_period_s
 from timingbench.errors import ConfigError, ModelUnavailableError
-from timingbench.family_evidence import FamilyEvidence
+from timingbench.family_evidence import FamilyEvidence, LazyCurves
 from timingbench.features.tagger_curves import change_curves, frame_presence, group_presence
 
 if TYPE_CHECKING:
@@ -44,6 +45,8 @@ F64 = npt.NDArray[np.float64]
 DESIGNS = ("network", "tagger", "fusion", "head", "head_fusion")
 #: The design a family falls back to when the network cannot run (said in the evidence's ``note``).
 NETWORK_FREE = {"network": "tagger", "tagger": "tagger", "fusion": "tagger", "head": "head", "head_fusion": "head"}
+#: The designs that read the render-trained network.
+NETWORK_DESIGNS = ("network", "fusion", "head_fusion")
 
 
 def check_designs(designs: Mapping[str, Any], families: Sequence[str]) -> dict[str, str]:
@@ -99,72 +102,95 @@ def tagger_evidence(
     ModelUnavailableError
         If the tagger's weights are missing or corrupt (never a silent fallback).
     """
-    from timingbench.evidence_net.infer import bank_outputs
-    from timingbench.evidence_net.tagger import bank_tagger
+    from timingbench.evidence_net.infer import bank_outputs, clip_output_times, network_unavailable
+    from timingbench.evidence_net.tagger import bank_tagger, tagger_for
 
     families = list(classes)
     designs = check_designs(evidence_params.design_by_family, families)
-    cols = bank_tagger(bank, tagger_params)
-    note = None
-    try:
-        net = bank_outputs(bank)
-        times = np.asarray(net.times, dtype=np.float64)
-        row = {f: i for i, f in enumerate(families)}
-        net_presence = {f: np.asarray(net.presence[row[f]], dtype=np.float64) for f in families}
-        net_entered = {f: np.asarray(net.entered[row[f]], dtype=np.float64) for f in families}
-        net_left = {f: np.asarray(net.left[row[f]], dtype=np.float64) for f in families}
-    except ModelUnavailableError as exc:
-        # the network is gone (a broken installation): its families fall back to the tagger, said in `note`
-        hop_s = frame_period_s(sr=bank.sr, hop=evidence_params.frame_stride * bank.hop)
-        times = np.asarray(np.arange(int(np.floor(float(bank.duration_s) / hop_s)) + 1) * hop_s, dtype=np.float64)
-        net_presence = net_entered = net_left = {}
-        note = f"network evidence unavailable, tagger used for every family ({exc})"
+    loaded = tagger_for(tagger_params)  # loaded once per process: a missing or corrupt file stops here
+    judged = [f for f in families if f not in exempt]
+    # every curve is read on the network's grid, known without running it; what is read is
+    # computed when first read (a clip whose events name only exempt families runs no model)
+    times = clip_output_times(int(bank.logmel.shape[1]), stride=int(evidence_params.frame_stride), sr=bank.sr,
+                              hop=bank.hop)
+    unavailable = network_unavailable() if any(designs[f] in NETWORK_DESIGNS for f in judged) else None
+    note = None if unavailable is None else \
+        f"network evidence unavailable, tagger used for every family ({unavailable})"
+    sources = {f: designs[f] if unavailable is None else NETWORK_FREE[designs[f]] for f in judged}
+    row = {f: i for i, f in enumerate(families)}
     table = {f: list(classes[f]) for f in families}
-    col_presence = group_presence(cols.logits, cols.labels, table, what="families.audioset_classes")
-    nonmusic = group_presence(cols.logits, cols.labels, {"nonmusic": list(nonmusic_classes)},
-                              what="families.nonmusic_classes")["nonmusic"] if nonmusic_classes else None
+    once: dict[str, Any] = {}
 
-    def read(columns: dict[str, F64]) -> tuple[dict[str, F64], dict[str, F64], dict[str, F64]]:
-        """Presence, entered and left on the grid, from per-column presence."""
-        ent, lft = change_curves(columns, cols.times, times, context_s=evidence_params.context_s,
-                                 guard_s=evidence_params.guard_s, prob_clip=evidence_params.prob_clip,
-                                 rise_mid=evidence_params.tagger_rise_mid, nonmusic=nonmusic)
-        return frame_presence(columns, cols.times, times), ent, lft
+    def memo(key: str, fn: Callable[[], Any]) -> Any:
+        if key not in once:
+            once[key] = fn()
+        return once[key]
 
-    tag_presence, tag_entered, tag_left = read(col_presence)
-    head_frames: dict[str, F64] = {}
-    head_entered: dict[str, F64] = {}
-    head_left: dict[str, F64] = {}
-    if any(designs[f].startswith("head") for f in families if f not in exempt):  # heads only when a family uses them
+    def cols() -> Any:
+        return memo("cols", lambda: bank_tagger(bank, tagger_params))
+
+    def col_presence() -> dict[str, F64]:
+        return memo("presence", lambda: group_presence(cols().logits, cols().labels, table,
+                                                       what="families.audioset_classes"))
+
+    def nonmusic() -> F64 | None:
+        return memo("nonmusic", lambda: group_presence(cols().logits, cols().labels,
+                                                       {"nonmusic": list(nonmusic_classes)},
+                                                       what="families.nonmusic_classes")["nonmusic"]
+                    if nonmusic_classes else None)
+
+    def heads() -> dict[str, F64]:
         from timingbench.evidence_net.tagger_heads import head_presence, load_heads
 
-        heads = head_presence(cols.embeddings, load_heads())
-        head_frames, head_entered, head_left = read({f: heads[f] for f in families})
-    curves: dict[str, F64] = {}
-    entered: dict[str, F64] = {}
-    left: dict[str, F64] = {}
-    sources: dict[str, str] = {}
-    for f in families:
-        if f in exempt:
-            continue
-        design = designs[f] if net_presence else NETWORK_FREE[designs[f]]
-        sources[f] = design
+        return memo("heads", lambda: head_presence(cols().embeddings, load_heads()))
+
+    def net() -> Any:
+        def run() -> Any:
+            out = bank_outputs(bank)
+            if not np.array_equal(out.times, times):
+                raise ModelUnavailableError(f"the network's output grid ({out.times.size} frames) is not the grid "
+                                            f"the evidence is read on ({times.size} frames)")
+            return out
+        return memo("net", run)
+
+    def changes(source: str, family: str) -> tuple[F64, F64]:
+        """Entered and left of one family from per-column presence (``tagger`` or ``head``)."""
+        def read() -> tuple[F64, F64]:
+            columns = col_presence() if source == "tagger" else heads()
+            ent, lft = change_curves({family: columns[family]}, cols().times, times,
+                                     context_s=evidence_params.context_s, guard_s=evidence_params.guard_s,
+                                     prob_clip=evidence_params.prob_clip, rise_mid=evidence_params.tagger_rise_mid,
+                                     nonmusic=nonmusic())
+            return ent[family], lft[family]
+        return memo(f"change:{source}:{family}", read)  # type: ignore[no-any-return]
+
+    def presence(source: str, family: str) -> F64:
+        columns = col_presence() if source == "tagger" else heads()
+        return frame_presence({family: columns[family]}, cols().times, times)[family]
+
+    def network(what: str, family: str) -> F64:
+        return np.asarray(getattr(net(), what)[row[family]], dtype=np.float64)
+
+    def curve(family: str) -> F64:
+        design = sources[family]
         if design == "network":
-            curves[f], entered[f], left[f] = net_presence[f], net_entered[f], net_left[f]
-        elif design == "tagger":
-            curves[f], entered[f], left[f] = tag_presence[f], tag_entered[f], tag_left[f]
-        elif design == "head":
-            curves[f], entered[f], left[f] = head_frames[f], head_entered[f], head_left[f]
-        elif design == "head_fusion":
-            curves[f] = head_frames[f]
-            entered[f] = np.maximum(head_entered[f], net_entered[f])
-            left[f] = np.maximum(head_left[f], net_left[f])
-        else:
-            curves[f] = tag_presence[f]
-            entered[f] = np.maximum(tag_entered[f], net_entered[f])
-            left[f] = np.maximum(tag_left[f], net_left[f])
-    return FamilyEvidence(times=times, curves=curves, backend="tagger", exempt=dict(exempt),
+            return network("presence", family)
+        return presence("head" if design.startswith("head") else "tagger", family)
+
+    def change(family: str, side: int) -> F64:
+        design = sources[family]
+        what = ("entered", "left")[side]
+        if design == "network":
+            return network(what, family)
+        own = changes("head" if design.startswith("head") else "tagger", family)[side]
+        if design in ("tagger", "head"):
+            return own
+        return np.maximum(own, network(what, family))  # fusion, head_fusion
+
+    return FamilyEvidence(times=times, curves=LazyCurves(judged, curve), backend="tagger", exempt=dict(exempt),
                           window_s=float(times[1] - times[0]) if times.size > 1 else 0.0, note=note,
-                          entered=entered, left=left, sources=sources,
-                          classes={f: tuple(table[f]) for f in families}, tagger=tag_presence,
-                          weights=f"{cols.weights.name} sha256:{cols.weights.digest}")
+                          entered=LazyCurves(judged, lambda f: change(f, 0)),
+                          left=LazyCurves(judged, lambda f: change(f, 1)), sources=sources,
+                          classes={f: tuple(table[f]) for f in families},
+                          tagger=LazyCurves(families, lambda f: presence("tagger", f)),
+                          weights=f"{loaded.weights.name} sha256:{loaded.weights.digest}")

@@ -12,6 +12,7 @@ from timingbench.features.tagger_curves import (
     group_presence,
     side_medians,
     sigmoid,
+    window_percentiles,
 )
 
 LABELS = ("Speech", "Singing", "Choir", "Piano", "Drum kit")
@@ -79,3 +80,17 @@ def test_frame_presence_interpolates_and_holds_the_ends() -> None:
     p = frame_presence({"a": np.array([0.0, 1.0, 0.0])}, ct, np.array([0.0, 0.32, 0.48, 2.0]))
     np.testing.assert_allclose(p["a"], [0.0, 0.5, 1.0, 0.0])
     assert frame_presence({"a": np.zeros(0)}, np.zeros(0), np.arange(3.0))["a"].shape == (3,)
+
+
+@pytest.mark.parametrize("seed", range(6))
+@pytest.mark.parametrize("percentile", [50.0, 10.0, 90.0])
+def test_window_percentiles_equal_one_call_per_window(seed: int, percentile: float) -> None:
+    rng = np.random.default_rng(seed)
+    v = rng.random((int(rng.integers(1, 14)), int(rng.integers(1, 120))))
+    n = v.shape[1]
+    lo = rng.integers(0, n + 1, size=200)
+    hi = np.minimum(lo + rng.integers(-2, 12, size=200), n)
+    got = window_percentiles(v, lo, hi, percentile=percentile)
+    for k, (a, b) in enumerate(zip(lo, hi, strict=True)):  # the oracle: numpy on each window alone
+        want = np.percentile(v[:, a:b], percentile, axis=1) if b > a else np.full(v.shape[0], np.nan)
+        np.testing.assert_array_equal(got[:, k], want)

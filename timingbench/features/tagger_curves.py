@@ -114,20 +114,43 @@ def side_medians(columns: npt.ArrayLike, column_times: npt.ArrayLike, frame_time
     hi_b = np.searchsorted(ct, ft - guard_s + eps, side="right")
     lo_a = np.searchsorted(ct, ft + guard_s - eps, side="left")
     hi_a = np.searchsorted(ct, ft + guard_s + context_s + eps, side="right")
-    cache: dict[tuple[int, int], F64] = {}
-    nan = np.full(v.shape[0], np.nan)
-
-    def med(lo: int, hi: int) -> F64:
-        key = (int(lo), int(hi))
-        if key not in cache:
-            cache[key] = np.percentile(v[:, lo:hi], percentile, axis=1) if hi > lo else nan
-        return cache[key]
-
     if ft.size == 0:
         return np.zeros((v.shape[0], 0)), np.zeros((v.shape[0], 0))
-    before = np.stack([med(a, b) for a, b in zip(lo_b, hi_b, strict=True)], axis=1)
-    after = np.stack([med(a, b) for a, b in zip(lo_a, hi_a, strict=True)], axis=1)
-    return before, after
+    return (window_percentiles(v, lo_b, hi_b, percentile=percentile),
+            window_percentiles(v, lo_a, hi_a, percentile=percentile))
+
+
+def window_percentiles(values: npt.ArrayLike, lo: npt.ArrayLike, hi: npt.ArrayLike, *,
+                       percentile: float) -> F64:
+    """A percentile of each row of ``values`` over the columns ``lo[k]:hi[k]`` of every window ``k``.
+
+    The windows of one length are read at once (one :func:`numpy.percentile` over a sliding
+    view), each distinct window once; every value is the one a call on that window alone gives.
+
+    Parameters
+    ----------
+    values : array_like, shape (n_rows, n_columns)
+        Per-column values.
+    lo, hi : array_like of int, shape (n_windows,)
+        Column ranges ``[lo, hi)``; an empty range gives NaN.
+    percentile : float
+        In [0, 100].
+
+    Returns
+    -------
+    out : np.ndarray of float64, shape (n_rows, n_windows)
+    """
+    v = np.atleast_2d(np.asarray(values, dtype=np.float64))
+    lo = np.asarray(lo, dtype=np.int64)
+    hi = np.asarray(hi, dtype=np.int64)
+    out = np.full((v.shape[0], lo.size), np.nan)
+    length = hi - lo
+    for n in np.unique(length[length > 0]):
+        at = np.flatnonzero(length == n)
+        starts, where = np.unique(lo[at], return_inverse=True)
+        windows = np.lib.stride_tricks.sliding_window_view(v, int(n), axis=1)[:, starts, :]
+        out[:, at] = np.percentile(windows, percentile, axis=2)[:, where]
+    return out
 
 
 def logit_clipped(p: npt.ArrayLike, clip: float) -> F64:

@@ -181,3 +181,15 @@ def test_the_grid_known_beforehand_is_the_networks(config: Config, tmp_path: Pat
     grid = clip_output_times(int(b.logmel.shape[1]), stride=int(config.params.evidence.frame_stride), sr=b.sr,
                              hop=b.hop)
     np.testing.assert_array_equal(grid, bank_outputs(b).times)
+
+
+def test_evidence_sent_to_another_process_carries_every_curve(bank, config: Config) -> None:  # type: ignore[no-untyped-def]
+    import pickle
+
+    ev = _evidence(bank, config)
+    back = pickle.loads(pickle.dumps(ev))
+    assert isinstance(back.curves, dict) and list(back.curves) == list(ev.curves)
+    for f in ev.curves:
+        np.testing.assert_array_equal(back.curves[f], ev.curves[f])
+        np.testing.assert_array_equal(back.entered[f], ev.entered[f])
+    assert list(back.tagger) == list(FAMILY_NAMES)

@@ -60,6 +60,10 @@ class LazyCurves(Mapping[str, F64]):
         """The families whose curve has been computed so far."""
         return tuple(self._done)
 
+    def __reduce__(self) -> tuple[Any, ...]:
+        # sent to another process (a worker's evidence) or deep-copied: every curve computed, as a dict
+        return (dict, (dict(self.items()),))
+
 
 @dataclass(frozen=True)
 class FamilyEvidence:

@@ -138,6 +138,22 @@ def test_resume_after_kill_scores_only_what_is_missing(corpus, tmp_path, monkeyp
     assert (out / "events.jsonl").read_bytes() == reference
 
 
+def test_a_write_the_kill_left_unfinished_is_cleared_on_resume(corpus, tmp_path):
+    out = tmp_path / "r"
+    _run(corpus, out)
+    listing = sorted(p.name for p in (out / runner.PARTS).iterdir())
+    reference = (out / "events.jsonl").read_bytes()
+    # killed between the temp file and its rename: the temp files stay behind
+    part = sorted((out / runner.PARTS).glob("*.json"))[0]
+    part.unlink()
+    (out / runner.PARTS / f".{part.name}.k1l2x3.tmp").write_text('{"half": ')
+    (out / ".events.jsonl.a1b2c3.tmp").write_text("")
+    _run(corpus, out)
+    assert sorted(p.name for p in (out / runner.PARTS).iterdir()) == listing
+    assert not list(out.glob(".*.tmp"))
+    assert (out / "events.jsonl").read_bytes() == reference
+
+
 def test_changed_config_is_rescored(corpus, tmp_path, monkeypatch):
     out = tmp_path / "r"
     _run(corpus, out)

@@ -327,6 +327,26 @@ def atomic_write_text(path: str | Path, text: str) -> None:
         raise
 
 
+def remove_stale_temps(folder: str | Path) -> int:
+    """Remove the temporary files a killed :func:`atomic_write_text` left in ``folder``.
+
+    Only call it while no other process writes there (a locked results folder): a temp file
+    is a write that never finished, its target file is either absent or the previous version.
+
+    Returns
+    -------
+    removed : int
+        How many files were removed (0 when the folder does not exist).
+    """
+    p = Path(folder)
+    if not p.is_dir():
+        return 0
+    stale = [f for f in p.iterdir() if f.is_file() and f.name.startswith(".") and f.name.endswith(".tmp")]
+    for f in stale:
+        f.unlink(missing_ok=True)
+    return len(stale)
+
+
 def write_json(path: str | Path, obj: Any, *, indent: int | None = 2) -> None:
     """Write strict JSON atomically (sorted keys are not imposed)."""
     atomic_write_text(

@@ -26,7 +26,7 @@ from timingbench.config import Config, digest
 from timingbench.errors import TimingbenchError
 from timingbench.executors import Executor, LocalExecutor, TaskFailure
 from timingbench.families import STEM_FAMILIES, TONAL_FAMILIES, floor_s, registry
-from timingbench.jsonio import atomic_write_text, read_json, write_json, write_jsonl
+from timingbench.jsonio import atomic_write_text, read_json, remove_stale_temps, write_json, write_jsonl
 from timingbench.prompts import (
     ClipMatch,
     ClipRef,
@@ -533,6 +533,8 @@ def _score_folder_locked(
     """:func:`score_folder` once the results folder is locked."""
     registry(config)  # a configuration that changes the family list is refused before any clip
     out = Path(out_dir)
+    for folder in (out, out / PARTS):  # writes a killed run left unfinished (the folder is locked)
+        remove_stale_temps(folder)
     result = score_matched(clips_dir, ps, config, opts=opts, executor=executor or LocalExecutor(jobs),
                            progress=progress, parts_dir=out / PARTS, prompts_path=str(prompts_path), out_dir=out)
     write_jsonl(out / "events.jsonl", result.events)

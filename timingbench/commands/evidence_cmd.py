@@ -214,8 +214,8 @@ def run_train(args: argparse.Namespace) -> int:
             "train_params": params.__dict__, "recipe": sources[0]["recipe"], "data": sources, "curve": curve,
             "config_version": cfg.version}
     save_weights(model, args.out, meta=meta)
-    write_json(args.out.with_suffix(".reference.json"), reference_outputs(args.out, sr=cfg.params.audio.sample_rate_hz,
-                                                                              hop=cfg.params.features.hop))
+    reference = reference_outputs(args.out, sr=cfg.params.audio.sample_rate_hz, hop=cfg.params.features.hop)
+    write_json(args.out.with_suffix(".reference.json"), reference)
     plot_curve(curve, args.out.with_suffix(".curve.png"))
     print(f"wrote {args.out} and {args.out.with_suffix('.curve.png').name} (best epoch {curve.get('best_epoch')}, "
           f"{curve['parameters']} parameters)")

@@ -43,6 +43,7 @@ def scoring_config(args: argparse.Namespace) -> Config:
 #: Rejected prompt rows printed in full; the rest are counted (all are in summary.json).
 MAX_REJECTED_SHOWN = 20
 
+
 def options_from(args: argparse.Namespace, *, chance: bool = True) -> ScoreOptions:
     """Map parsed arguments to :class:`ScoreOptions` explicitly."""
     return ScoreOptions(

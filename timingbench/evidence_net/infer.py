@@ -141,9 +141,9 @@ def run_network(logmel: npt.ArrayLike, *, sr: float, hop: int, weights: Path | N
     if pres_p.shape[1] != (n + pad) // stride:
         raise ModelUnavailableError(f"{path}: the network gave {pres_p.shape[1]} output frames for {n} log-mel "
                                     f"frames at stride {stride} (expected {(n + pad) // stride})")
-    keep = slice(0, clip_output_times(n, stride=stride, sr=sr, hop=hop).size)
-    return NetOutputs(times=output_times(pres_p.shape[1], stride=stride, sr=sr, hop=hop)[keep],
-                      presence=pres_p[:, keep], entered=ch_p[:, 0, keep], left=ch_p[:, 1, keep])
+    t = clip_output_times(n, stride=stride, sr=sr, hop=hop)
+    keep = slice(0, t.size)
+    return NetOutputs(times=t, presence=pres_p[:, keep], entered=ch_p[:, 0, keep], left=ch_p[:, 1, keep])
 
 
 def network_unavailable(weights: Path | None = None) -> str | None:

@@ -65,7 +65,6 @@ class ResultsFolder:
         raise TimingbenchError(f"{where}: clip {clip!r} has no event {event_id!r}; its events: {shortlist(ids)}")
 
 
-
 def _rows(path: Path) -> list[dict[str, Any]]:
     out: list[dict[str, Any]] = []
     for line, row in iter_jsonl(path):

@@ -171,11 +171,13 @@ def tagger_evidence(
     def network(what: str, family: str) -> F64:
         return np.asarray(getattr(net(), what)[row[family]], dtype=np.float64)
 
+    tagger_presence = LazyCurves(families, lambda f: presence("tagger", f))
+
     def curve(family: str) -> F64:
         design = sources[family]
         if design == "network":
             return network("presence", family)
-        return presence("head" if design.startswith("head") else "tagger", family)
+        return presence("head", family) if design.startswith("head") else tagger_presence[family]
 
     def change(family: str, side: int) -> F64:
         design = sources[family]
@@ -192,5 +194,5 @@ def tagger_evidence(
                           entered=LazyCurves(judged, lambda f: change(f, 0)),
                           left=LazyCurves(judged, lambda f: change(f, 1)), sources=sources,
                           classes={f: tuple(table[f]) for f in families},
-                          tagger=LazyCurves(families, lambda f: presence("tagger", f)),
+                          tagger=tagger_presence,
                           weights=f"{loaded.weights.name} sha256:{loaded.weights.digest}")

@@ -22,6 +22,7 @@ from timingbench.text import shortlist
 
 ASSET_FILES = ("report.css", "index.js", "clip.js")
 
+
 @dataclass(frozen=True)
 class ReportResult:
     """What :func:`build_report` wrote.

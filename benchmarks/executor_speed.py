@@ -82,7 +82,7 @@ def cost_model(corpus: Path, n: int) -> dict[str, float]:
         score_bank(bank, ps.prompts[ref.prompt_id], ref, cfg, none)
         banks.append(bank)
     dsp = (time.process_time() - t) / len(refs)
-    from timingbench.features.semantic import family_evidence
+    from timingbench.identity.providers import family_evidence
 
     evid = {}
     for backend in ("trained", "musicnn"):

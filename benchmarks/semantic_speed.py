@@ -5,7 +5,7 @@ Two measurements::
     .venv/bin/python benchmarks/semantic_speed.py speed
     .venv/bin/python benchmarks/semantic_speed.py accuracy --out /tmp/semacc
 
-``speed`` times :func:`timingbench.features.semantic.family_evidence` (musicnn backend,
+``speed`` times :func:`timingbench.identity.providers.family_evidence` (musicnn backend,
 default config) on a 35-s rendered clip: cold (model load included) and warm, median of
 repeats, wall and process CPU time (CPU time is the fairer figure on a shared machine;
 the 1-minute load average is recorded). Baseline, same process and patches: the
@@ -95,9 +95,9 @@ def render_mix(item: dict[str, Any], cfg: Config, workdir: Path) -> np.ndarray:
 
 def accuracy(args: argparse.Namespace) -> dict[str, Any]:
     """Run (or reuse) the entrance renders and score the gate per family."""
-    from timingbench.family_evidence import FamilyEvidence
-    from timingbench.features.semantic import family_evidence
-    from timingbench.identity import family_rise
+    from timingbench.identity.evidence import FamilyEvidence
+    from timingbench.identity.providers import family_evidence
+    from timingbench.identity.rules import family_rise
 
     cfg = load_config(args.config)
     out = Path(args.out)
@@ -152,7 +152,7 @@ def accuracy(args: argparse.Namespace) -> dict[str, Any]:
 def speed(args: argparse.Namespace) -> dict[str, Any]:
     """Time the musicnn family evidence on a 35-s rendered clip."""
     from timingbench.features import musicnn
-    from timingbench.features.semantic import family_evidence
+    from timingbench.identity.providers import family_evidence
     from timingbench.render.instruments import INSTRUMENTS
 
     cfg = load_config(args.config)

@@ -237,7 +237,7 @@ def _curves(rng, n=60, dtype=np.float64):
 def test_replacements_match_the_old_peak_pickers(rng, dtype):
     from timingbench.detectors.stem import _local_extrema
     from timingbench.detectors.tonal import _novelty_peaks, _snap_onset
-    from timingbench.identity import change_peaks as _peaks
+    from timingbench.identity.rules import change_peaks as _peaks
 
     for x in _curves(rng, dtype=dtype):
         n = x.size

@@ -32,9 +32,9 @@ from timingbench.evidence.targets import (
     presence_targets,
 )
 from timingbench.evidence_net.model import FamilyNet, NetShape, load_weights, save_weights
-from timingbench.family_evidence import FamilyEvidence
-from timingbench.features.semantic import family_evidence
-from timingbench.identity import family_fall, family_rise, trained_verdict
+from timingbench.identity.evidence import FamilyEvidence
+from timingbench.identity.providers import family_evidence
+from timingbench.identity.rules import family_fall, family_rise, trained_verdict
 
 FLUID = Path("/usr/share/sounds/sf2/FluidR3_GM.sf2")
 needs_fluid = pytest.mark.skipif(not FLUID.is_file() or not shutil.which("fluidsynth"),

@@ -16,9 +16,9 @@ from timingbench.config import Config
 from timingbench.curves import Grid
 from timingbench.errors import TimingbenchError
 from timingbench.explain.thresholds import format_checks, gate_checks
-from timingbench.family_evidence import FamilyEvidence
+from timingbench.identity.evidence import FamilyEvidence
 from timingbench.gates import level_change, persistence
-from timingbench.identity import trained_verdict
+from timingbench.identity.rules import trained_verdict
 from timingbench.runner import ScoreOptions, score_folder
 
 SR = 44100
@@ -252,7 +252,7 @@ def test_trained_identity_statistics_explain_the_verdict(config: Config, change:
 
 @pytest.mark.parametrize("before", [0.02, 0.9])
 def test_trained_absence_statistics_explain_the_verdict(config: Config, before: float) -> None:
-    from timingbench.identity import presence_absence
+    from timingbench.identity.rules import presence_absence
 
     t = np.arange(400) * 0.0464
     ev = FamilyEvidence(times=t, curves={"strings": np.where(t < 9.0, before, 0.95)}, backend="trained",

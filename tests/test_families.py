@@ -48,11 +48,11 @@ def test_the_order_is_the_shipped_networks() -> None:
 
 def test_back_compatible_names_are_the_registry() -> None:
     from timingbench.evidence.programs import FAMILIES
-    from timingbench.identity import INSTRUMENT_FAMILIES
+    from timingbench.families import FAMILY_NAMES
     from timingbench.prompts import EVENT_FAMILIES, STEM_FAMILIES, TONAL_FAMILIES
-    from timingbench.render.scenarios import INSTRUMENT_FAMILIES as RENDERED
+    from timingbench.families import FAMILY_NAMES as RENDERED
 
-    assert INSTRUMENT_FAMILIES == FAMILIES == RENDERED == families.FAMILY_NAMES
+    assert FAMILY_NAMES == FAMILIES == RENDERED == families.FAMILY_NAMES
     assert EVENT_FAMILIES == families.EVENT_FAMILIES
     assert set(STEM_FAMILIES) | set(TONAL_FAMILIES) == set(families.FAMILY_NAMES)
     assert all(families.family(f).stem is not None for f in STEM_FAMILIES)
@@ -214,10 +214,10 @@ row = {"id": "p1", "family": "single_event", "text": "Bring in a harp at 6 s.", 
        "events": [{"id": "p1/e1", "kind": "instrument_entry", "target": "a harp", "family": "harp", "time_s": 6.0}],
        "tempo": None}
 out["prompt_accepted"] = parse_prompt(row).events[0].family
-from timingbench.identity import INSTRUMENT_FAMILIES
-out["identity"] = list(INSTRUMENT_FAMILIES)
+from timingbench.families import FAMILY_NAMES
+out["identity"] = list(FAMILY_NAMES)
 from timingbench.render.instruments import INSTRUMENTS, styles_with_family
-from timingbench.render.scenarios import INSTRUMENT_FAMILIES as RENDER_FAMILIES
+from timingbench.families import FAMILY_NAMES as RENDER_FAMILIES
 out["render_families"] = list(RENDER_FAMILIES)
 out["render_harp"] = [INSTRUMENTS["harp"].family, INSTRUMENTS["harp"].program]
 out["render_styles"] = styles_with_family("harp")

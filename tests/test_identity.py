@@ -1,4 +1,4 @@
-"""The identity rules of the trained evidence (timingbench.identity): summary spans, the rise rule, edges,
+"""The identity rules of the trained evidence (timingbench.identity.rules): summary spans, the rise rule, edges,
 candidates."""
 
 from __future__ import annotations
@@ -9,8 +9,8 @@ import pytest
 from timingbench.config import Config
 from timingbench.curves import Grid
 from timingbench.errors import ConfigError
-from timingbench.family_evidence import FamilyEvidence
-from timingbench.identity import (
+from timingbench.identity.evidence import FamilyEvidence
+from timingbench.identity.rules import (
     IdentityParams,
     change_peaks,
     presence_absence,

@@ -21,9 +21,10 @@ LAYERS = {
     "timingbench.config": 2, "timingbench.families": 2,  # the configuration and its family registry
     "timingbench.audio": 3,
     "timingbench.prompts": 4, "timingbench.annotation_io": 4, "timingbench.promptset": 4,
-    "timingbench.family_evidence": 4,
+    "timingbench.identity.evidence": 4, "timingbench.identity.curves": 4, "timingbench.identity.window": 1,
     # identity rules and the family evidence network at run time
-    "timingbench.identity": 5,
+    "timingbench.identity": 5, "timingbench.identity.providers": 6, "timingbench.identity.tagger": 6,
+    "timingbench.identity.decide": 7,
     "timingbench.evidence_net": 5,
     "timingbench.gates": 6, "timingbench.features": 6,
     "timingbench.detectors": 7, "timingbench.render": 7, "timingbench.summary": 7,

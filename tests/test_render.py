@@ -21,7 +21,7 @@ from timingbench.render import CORPORA, RECIPES, RenderedClip, render_corpus, re
 from timingbench.render.arrangement import Note, Part
 from timingbench.render.corpus import ClipSpec, render_specs
 from timingbench.render.instruments import INSTRUMENTS, instrument, style
-from timingbench.render.scenarios import INSTRUMENT_FAMILIES
+from timingbench.families import FAMILY_NAMES
 from timingbench.render.synth import read_midi_notes, render_midi, resolve_soundfont, write_midi
 
 HOP = 512  # one analysis frame (paper Sec. IV-A: ~11.6 ms at 44.1 kHz)
@@ -435,7 +435,7 @@ def test_drawn_offsets_stay_in_range(recipe: str, config: Config) -> None:
 
 def test_every_family_has_an_entry_plan(config: Config) -> None:
     from timingbench.render.scenarios import Ctx, ScenarioParams, recipe_rng
-    for fam in INSTRUMENT_FAMILIES:
+    for fam in FAMILY_NAMES:
         ctx = Ctx(rng=recipe_rng("entry_on_time", 1), params=ScenarioParams.from_config(config),
                   duration_s=30.0, prompt_s=30.0, sr=SR)
         plan = RECIPES["entry_on_time"](ctx, family=fam)
@@ -458,7 +458,7 @@ def test_corpus_definitions_cover_the_design() -> None:
     for name in ("dev", "validation"):
         specs = CORPORA[name].specs
         fams = {s.params.get("family") for s in specs if s.recipe == "entry_on_time"}
-        assert set(INSTRUMENT_FAMILIES) <= fams
+        assert set(FAMILY_NAMES) <= fams
         assert {s.gain_db for s in specs} == {0.0, -12.0, -20.0}
         assert any(s.duration_s > 30.0 for s in specs)
         assert {s.params.get("kind") for s in specs if s.recipe == "never_delivered"} == set(EVENT_KINDS)

@@ -11,7 +11,7 @@ import soundfile as sf
 
 from timingbench.prompts import load_prompts
 from timingbench.render import CORPORA, render_corpus, render_recipe
-from timingbench.render.scenarios import INSTRUMENT_FAMILIES
+from timingbench.families import FAMILY_NAMES
 
 HOP, SR = 512, 44100
 
@@ -24,7 +24,7 @@ def _first_nonzero_s(path: Path) -> float:
     return int(np.flatnonzero(x)[0]) / SR
 
 
-@pytest.mark.parametrize("family", INSTRUMENT_FAMILIES)
+@pytest.mark.parametrize("family", FAMILY_NAMES)
 @pytest.mark.parametrize("recipe", ["entry_on_time", "entry_off_time"])
 def test_entry_truth_matches_stem_for_every_family(tmp_path: Path, family: str, recipe: str) -> None:
     rc = render_recipe(recipe, seed=101, out_dir=tmp_path, duration_s=12.0, stems=True, family=family)
@@ -34,7 +34,7 @@ def test_entry_truth_matches_stem_for_every_family(tmp_path: Path, family: str, 
     assert onset == pytest.approx(rc.meta["delivered_s"], abs=1e-3)
 
 
-@pytest.mark.parametrize("family", INSTRUMENT_FAMILIES)
+@pytest.mark.parametrize("family", FAMILY_NAMES)
 def test_exit_target_is_silent_after_release(tmp_path: Path, family: str) -> None:
     rc = render_recipe("exit_on_time", seed=102, out_dir=tmp_path, duration_s=14.0, stems=True,
                        family=family, time_s=7.0)

@@ -11,9 +11,10 @@ import pytest
 
 from timingbench.config import Config
 from timingbench.errors import ParameterError
-from timingbench.family_evidence import FamilyEvidence
-from timingbench.features.semantic import INSTRUMENT_FAMILIES, family_evidence
-from timingbench.identity import family_rise, timbre_match
+from timingbench.identity.evidence import FamilyEvidence
+from timingbench.families import FAMILY_NAMES
+from timingbench.identity.providers import family_evidence
+from timingbench.identity.rules import family_rise, timbre_match
 
 HOP = 0.5
 WINDOW = 3.0
@@ -127,7 +128,7 @@ def test_unknown_family_raises(config: Config, bad: str) -> None:
 
 
 def test_rise_is_measured_in_log_odds(config: Config) -> None:
-    from timingbench.identity import logit_rise
+    from timingbench.identity.rules import logit_rise
 
     # 0.01 -> 0.03 is a small absolute rise but triples the odds: the gate passes it
     ev = _evidence({"woodwinds": _step(12.0, 0.01, 0.03)})
@@ -187,7 +188,7 @@ def test_musicnn_evidence_shapes_and_exemptions(config: Config, tone: np.ndarray
     assert ev.exempt == {"bass": "not_in_vocabulary", "brass": "not_in_vocabulary",
                          "keys": "not_in_vocabulary", "synth": "unreliable_for_generated_audio",
                          "woodwinds": "tag_silent_on_dev_renders", "plucked": "tag_silent_on_dev_renders"}
-    assert set(ev.curves) | set(ev.exempt) == set(INSTRUMENT_FAMILIES)
+    assert set(ev.curves) | set(ev.exempt) == set(FAMILY_NAMES)
     for curve in ev.curves.values():
         assert curve.shape == (5,) and np.all((curve >= 0) & (curve <= 1))
     # a family's evidence is the max over its tags
@@ -242,7 +243,7 @@ def test_clap_without_checkpoint_exempts_every_family(config: Config, tone: np.n
         ev = family_evidence(tone, sr=44100, semantic=config.params.semantic, evidence_params=config.params.evidence,
                              audio=config.params.audio, backend="clap", clap_dir=clap_dir)
         assert ev.backend == "clap" and ev.curves == {} and ev.note
-        assert ev.exempt == {f: "model_unavailable" for f in INSTRUMENT_FAMILIES}
+        assert ev.exempt == {f: "model_unavailable" for f in FAMILY_NAMES}
         assert family_rise(ev, "strings", candidate_s=12.0, semantic=config.params.semantic,
                            evidence_params=config.params.evidence)[1]["reason"] == "model_unavailable"
 
@@ -284,7 +285,7 @@ def test_clap_path_with_a_tiny_random_model(config: Config, tone: np.ndarray, tm
                          audio=config.params.audio, backend="clap", clap_dir=tmp_path)
     assert ev.backend == "clap" and ev.note is None
     assert ev.exempt == {"synth": "unreliable_for_generated_audio"}
-    assert set(ev.curves) == set(INSTRUMENT_FAMILIES) - {"synth"}
+    assert set(ev.curves) == set(FAMILY_NAMES) - {"synth"}
     # 3 s windows every 0.5 s over 5 s, centred
     np.testing.assert_allclose(ev.times, [1.5, 2.0, 2.5, 3.0, 3.5])
     probs = np.stack(list(ev.curves.values()), axis=1)

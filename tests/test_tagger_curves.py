@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from timingbench.errors import ParameterError
-from timingbench.features.tagger_curves import (
+from timingbench.identity.curves import (
     change_curves,
     frame_presence,
     group_presence,

@@ -14,8 +14,8 @@ from timingbench.config import Config
 from timingbench.errors import ConfigError, ModelUnavailableError
 from timingbench.families import FAMILY_NAMES
 from timingbench.features.bank import compute_bank
-from timingbench.features.semantic import family_evidence, tagger_tables
-from timingbench.features.tagger_evidence import check_designs
+from timingbench.identity.providers import family_evidence, tagger_tables
+from timingbench.identity.tagger import check_designs
 
 
 @pytest.fixture(scope="module")
@@ -105,7 +105,7 @@ def test_design_table_is_checked() -> None:
 def test_head_designs_read_the_family_heads(bank, config: Config) -> None:  # type: ignore[no-untyped-def]
     from timingbench.evidence_net.tagger import bank_tagger
     from timingbench.evidence_net.tagger_heads import head_presence, load_heads
-    from timingbench.features.tagger_curves import frame_presence
+    from timingbench.identity.curves import frame_presence
 
     fam = next(f for f in FAMILY_NAMES if f not in tagger_tables(config.params.families)[2])
     net = family_evidence(bank, sr=bank.sr, semantic=config.params.semantic, evidence_params=config.params.evidence,
@@ -153,8 +153,8 @@ def test_curves_are_computed_when_read_and_only_then(bank, config: Config,  # ty
 
 def test_a_family_read_alone_equals_every_family_read_together(bank, config: Config) -> None:  # type: ignore[no-untyped-def]
     from timingbench.evidence_net.tagger import bank_tagger
-    from timingbench.features.tagger_curves import change_curves, group_presence
-    from timingbench.features.tagger_evidence import tagger_evidence
+    from timingbench.identity.curves import change_curves, group_presence
+    from timingbench.identity.tagger import tagger_evidence
 
     sec = dataclasses.replace(config.params.evidence, design_by_family={f: "tagger" for f in FAMILY_NAMES})
     classes, nonmusic_classes, _ = tagger_tables(config.params.families)

@@ -32,7 +32,7 @@ from timingbench.evidence_net.tagger_heads import (
     load_heads,
     save_heads,
 )
-from timingbench.identity import INSTRUMENT_FAMILIES
+from timingbench.families import FAMILY_NAMES
 
 C = 12  # embedding channels of the synthetic sets
 
@@ -126,7 +126,7 @@ def test_inconsistent_arrays_are_refused(tmp_path: Path) -> None:
 def test_shipped_heads_give_eleven_curves(rng: np.random.Generator) -> None:
     heads = load_heads()
     assert SHIPPED_HEADS.is_file()
-    assert heads.families == INSTRUMENT_FAMILIES
+    assert heads.families == FAMILY_NAMES
     assert heads.channels == 384
     emb = rng.normal(size=(384, 7)).astype(np.float32) * heads.scale[:, None] + heads.mean[:, None]
     p = head_presence(emb, heads)

@@ -10,7 +10,7 @@ from __future__ import annotations
 #: when its weights are present, else dsp.
 SEPARATIONS = ("auto", "demucs", "dsp", "none")
 
-#: Family-evidence backends that compute curves (:mod:`timingbench.features.semantic`).
+#: Family-evidence backends that compute curves (:mod:`timingbench.identity.providers`).
 FAMILY_EVIDENCE_BACKENDS = ("tagger", "trained", "musicnn", "clap")
 
 #: The family evidence a run uses when none is asked for: the AudioSet tagger with the trained network.

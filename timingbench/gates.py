@@ -17,7 +17,7 @@ Gates:
 - **persistence** — the new state must hold for a while after the candidate.
 - **level_change** — the level must change by a minimum amount across the candidate.
 - **semantic_family** — the target family's evidence must rise across the candidate and
-  have been quiet before (rejection-only; the rules live in :mod:`timingbench.identity`).
+  have been quiet before (rejection-only; the rules live in :mod:`timingbench.identity.rules`).
 """
 
 from __future__ import annotations
@@ -28,12 +28,12 @@ import numpy as np
 import numpy.typing as npt
 
 from timingbench.curves import Grid, fraction_true
-from timingbench.identity import IdentityParams, family_fall, family_rise
+from timingbench.identity.rules import IdentityParams, family_fall, family_rise
 from timingbench.params.detectors import AbsenceParams, LevelChangeParams, PersistenceParams
 from timingbench.verdicts import EXEMPT, FAIL, PASS, GateVerdict
 
 if TYPE_CHECKING:
-    from timingbench.family_evidence import FamilyEvidence
+    from timingbench.identity.evidence import FamilyEvidence
 
 FloatArray = npt.NDArray[np.floating[Any]]
 

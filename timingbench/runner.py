@@ -41,7 +41,7 @@ from timingbench.summary import RESULTS_FORMAT, identity_exempt_families, is_ide
 from timingbench.version import __version__
 
 if TYPE_CHECKING:
-    from timingbench.family_evidence import FamilyEvidence
+    from timingbench.identity.evidence import FamilyEvidence
     from timingbench.features.bank import FeatureBank
 
 PARTS = ".parts"
@@ -122,7 +122,7 @@ def family_evidence_for(bank: FeatureBank, prompt: Prompt, config: Config,
     if opts.family_evidence == "none" or not needs_family_evidence(prompt, opts.family_evidence,
                                                                     percussion_low_route=low_route):
         return None, {"backend": None}
-    from timingbench.features.semantic import family_evidence
+    from timingbench.identity.providers import family_evidence
 
     ev = family_evidence(bank, sr=bank.sr, semantic=config.params.semantic,
                          evidence_params=config.params.evidence, audio=config.params.audio,
@@ -194,7 +194,7 @@ def _timbre(evidence: FamilyEvidence | None, event_id: str, family: str, after_s
             config: Config) -> dict[str, Any]:
     if evidence is None:
         return {"event_id": event_id, "family": family, "match": None, "reason": "model_unavailable"}
-    from timingbench.identity import timbre_match
+    from timingbench.identity.rules import timbre_match
 
     res = dict(timbre_match(evidence, family, after_s=after_s, semantic=config.params.semantic,
                             evidence_params=config.params.evidence))

@@ -48,7 +48,7 @@ from timingbench.prompts import Event, Prompt
 from timingbench.verdicts import EXEMPT, FAIL, Candidate, EventContext, EventVerdict
 
 if TYPE_CHECKING:
-    from timingbench.family_evidence import FamilyEvidence
+    from timingbench.identity.evidence import FamilyEvidence
     from timingbench.features.bank import FeatureBank
 
 #: The detector of each whole-mix event kind (instrument events go by family, see

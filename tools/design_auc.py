@@ -20,7 +20,7 @@ from pathlib import Path
 from timingbench.calibration.evidence_auc import evaluate_corpus_designs
 from timingbench.config import load_config
 from timingbench.families import FAMILY_NAMES
-from timingbench.features.tagger_evidence import DESIGNS
+from timingbench.identity.tagger import DESIGNS
 
 
 def main() -> int:

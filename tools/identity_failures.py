@@ -33,7 +33,7 @@ from timingbench.explain.event import explain_event
 from timingbench.explain.plot import plot_explanation
 from timingbench.explain.results import load_results
 from timingbench.families import judged_families
-from timingbench.identity import change_near, logit_rise, side_levels
+from timingbench.identity.rules import change_near, logit_rise, side_levels
 
 
 def _jsonl(path: Path) -> list[dict[str, Any]]:

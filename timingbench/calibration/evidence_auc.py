@@ -27,7 +27,7 @@ from timingbench.calibration.evaluate import default_prompts_path, load_corpus
 from timingbench.choices import DEFAULT_FAMILY_EVIDENCE
 from timingbench.config import Config
 from timingbench.evidence.metrics import Probe, auc_table
-from timingbench.identity import gate_score
+from timingbench.identity.rules import gate_score
 from timingbench.runner import ScoreOptions
 
 
@@ -102,7 +102,7 @@ def evaluate_corpus(annotations_path: Path, clips_dir: Path, config: Config, *, 
                               params=config.params.evidence, kind=pr.kind)
         if pr.kind != "entry":
             return None
-        from timingbench.identity import family_rise
+        from timingbench.identity.rules import family_rise
 
         _, detail = family_rise(ev, pr.family, candidate_s=pr.time_s, semantic=config.params.semantic,
                                 evidence_params=config.params.evidence)
@@ -161,7 +161,7 @@ def evaluate_corpus_designs(corpora: Sequence[tuple[Path, Path]], config: Config
                             jobs: int = 1) -> dict[str, Any]:
     """AUC tables of the ``tagger`` evidence's designs, every family judged, pooled over annotated corpora.
 
-    Each design (:mod:`timingbench.features.tagger_evidence`: the network alone, the tagger
+    Each design (:mod:`timingbench.identity.tagger`: the network alone, the tagger
     alone, their fusion, the heads on the tagger's embeddings, their fusion; all by default) is
     applied to every family, exempt ones included, and the probes of every corpus are scored
     with the gate's score (:func:`~timingbench.identity.gate_score`) and pooled before the AUC,
@@ -192,8 +192,8 @@ def evaluate_corpus_designs(corpora: Sequence[tuple[Path, Path]], config: Config
     """
     from timingbench.calibration.groups import scenarios_from_manifest
     from timingbench.executors import LocalExecutor
-    from timingbench.features.semantic import tagger_tables
-    from timingbench.features.tagger_evidence import DESIGNS, tagger_evidence
+    from timingbench.identity.providers import tagger_tables
+    from timingbench.identity.tagger import DESIGNS, tagger_evidence
 
     opts = ScoreOptions(separation="dsp", family_evidence="tagger", cache_dir=cache_dir)
     loaded, errors = [], []

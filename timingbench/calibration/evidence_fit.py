@@ -1,6 +1,6 @@
 """``timingbench calibrate evidence``: choose the trained evidence's decision thresholds on dev corpora only.
 
-For each decision rule of :mod:`timingbench.identity` (``rise``, ``change``, ``absolute``) every point
+For each decision rule of :mod:`timingbench.identity.rules` (``rise``, ``change``, ``absolute``) every point
 of its grid (``calibration.evidence_*_grid``) re-scores the dev corpora on their cached
 banks and evidence (only detectors and gates re-run) and is judged on the events of the
 families the evidence judges: the objective is

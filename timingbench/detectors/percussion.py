@@ -12,7 +12,7 @@ quiet pre-existing percussion cannot be erased by the rectification.
 With the ``trained`` family evidence judging percussion, ``absence_before`` /
 ``absence_after`` and ``persistence`` read the percussion family's summarised presence
 instead of the routed envelope (which also carries piano, mallet and guitar attacks), and
-the semantic family gate reads the change head (:mod:`timingbench.identity`). Candidates
+the semantic family gate reads the change head (:mod:`timingbench.identity.rules`). Candidates
 then come from the rectified onset density's crossings and from the change head's peaks
 (snapped to an accent of the routed onset), so a kit whose density never crosses its
 hysteresis inside the window is still looked at where the evidence says it came in.
@@ -41,14 +41,14 @@ from timingbench.gates import (
     persistence,
     semantic_family,
 )
-from timingbench.identity import judges, tagger_family_fall, trained_candidates, trained_gates
+from timingbench.identity.rules import judges, tagger_family_fall, trained_candidates, trained_gates
 from timingbench.memo import memo_key, memoised, persisted
 from timingbench.params.analysis import FeaturesParams
 from timingbench.params.detectors import PercussionParams
 from timingbench.verdicts import EXEMPT, FAIL, PASS, Candidate, EventContext, GateVerdict
 
 if TYPE_CHECKING:
-    from timingbench.family_evidence import FamilyEvidence
+    from timingbench.identity.evidence import FamilyEvidence
     from timingbench.features.bank import FeatureBank
 
 F64 = npt.NDArray[np.float64]

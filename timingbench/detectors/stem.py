@@ -57,14 +57,14 @@ from timingbench.gates import (
     semantic_family,
     semantic_family_exit,
 )
-from timingbench.identity import judges, trained_candidates
+from timingbench.identity.rules import judges, trained_candidates
 from timingbench.memo import memoised
 from timingbench.params.base import zero_if_off
 from timingbench.params.detectors import StemParams
 from timingbench.verdicts import EXEMPT, Candidate, EventContext
 
 if TYPE_CHECKING:
-    from timingbench.family_evidence import FamilyEvidence
+    from timingbench.identity.evidence import FamilyEvidence
     from timingbench.features.bank import FeatureBank, Stem
 
 #: Separated stem that carries each stem-isolable family (the ``stem`` of its registry row).

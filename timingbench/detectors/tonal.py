@@ -34,7 +34,7 @@ from timingbench.params.detectors import TonalParams
 from timingbench.verdicts import EXEMPT, FAIL, PASS, Candidate, EventContext
 
 if TYPE_CHECKING:
-    from timingbench.family_evidence import FamilyEvidence
+    from timingbench.identity.evidence import FamilyEvidence
     from timingbench.features.bank import FeatureBank
 
 F64 = npt.NDArray[np.float64]

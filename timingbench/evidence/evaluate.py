@@ -27,7 +27,7 @@ from timingbench.evidence.programs import FAMILIES
 from timingbench.evidence.targets import presence_targets
 from timingbench.evidence_net.infer import output_times
 from timingbench.evidence_net.model import EvidenceNet
-from timingbench.identity import array_side_levels, change_near, gate_score
+from timingbench.identity.rules import array_side_levels, change_near, gate_score
 
 
 def predict(model: EvidenceNet, logmel: npt.NDArray[Any], batch: int = 16) -> dict[str, npt.NDArray[np.float64]]:

@@ -46,7 +46,7 @@ class FamilyHeads:
     Attributes
     ----------
     families : tuple of str
-        Family names, in row order (``timingbench.identity.INSTRUMENT_FAMILIES``).
+        Family names, in row order (``timingbench.identity.FAMILY_NAMES``).
     mean : np.ndarray of float32, shape (C,)
         Mean of the training embeddings.
     scale : np.ndarray of float32, shape (C,)

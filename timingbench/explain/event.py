@@ -26,7 +26,7 @@ from timingbench.scoring import DetectorParams, run_detector, score_event, searc
 from timingbench.verdicts import Candidate, EventContext, EventVerdict
 
 if TYPE_CHECKING:
-    from timingbench.family_evidence import FamilyEvidence
+    from timingbench.identity.evidence import FamilyEvidence
     from timingbench.features.bank import FeatureBank
 
 

@@ -21,7 +21,7 @@ from timingbench.errors import ParameterError
 from timingbench.jsonio import write_jsonl
 from timingbench.render.lookup import lookup
 from timingbench.render.pipeline import RenderedClip, render_recipe
-from timingbench.render.scenarios import INSTRUMENT_FAMILIES
+from timingbench.families import FAMILY_NAMES
 
 
 @dataclass(frozen=True)
@@ -78,7 +78,7 @@ def _event_corpus(base_seed: int, *, reps: int) -> list[ClipSpec]:
         specs.append(ClipSpec(recipe, seed, **kw))
 
     for r in range(reps):
-        for k, fam in enumerate(INSTRUMENT_FAMILIES):
+        for k, fam in enumerate(FAMILY_NAMES):
             add("entry_on_time", params={"family": fam}, humanize_ms=8.0 if k % 2 else 0.0)
             add("entry_off_time", params={"family": fam})
         for fam in (_EXIT_FAMILIES[:6], _EXIT_FAMILIES[6:])[r % 2]:

@@ -48,7 +48,6 @@ from timingbench.render.synth import GainOp
 from timingbench.render.truth_rules import TruthRule
 
 #: Families an instrument event can target (the family registry's; ``mix`` is not one).
-INSTRUMENT_FAMILIES = FAMILY_NAMES
 #: The longest instructed duration a prompt asks for (paper Sec. III-A).
 MAX_PROMPT_S = 30.0
 
@@ -152,7 +151,7 @@ def _choose_target(rng: np.random.Generator, *, family: str | None, target: str 
             st = STYLES["cinematic"]
         return st, spec
     if family is None:
-        family = INSTRUMENT_FAMILIES[int(rng.integers(len(INSTRUMENT_FAMILIES)))]
+        family = FAMILY_NAMES[int(rng.integers(len(FAMILY_NAMES)))]
     cands = styles_with_family(family)
     if style_name is not None:
         st = style(style_name)

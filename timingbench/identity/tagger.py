@@ -7,7 +7,7 @@ the design ``evidence.design_by_family`` names for it:
   backend's curves);
 - ``tagger``: the AudioSet tagger's presence (the largest probability over the family's
   AudioSet classes, from the family registry) and its change probabilities
-  (:mod:`timingbench.features.tagger_curves`);
+  (:mod:`timingbench.identity.curves`);
 - ``fusion``: the tagger's presence, and the larger of the tagger's and the network's change
   probabilities at each instant;
 - ``head``: the presence of a small per-family head on the tagger's frozen column embeddings
@@ -17,8 +17,8 @@ the design ``evidence.design_by_family`` names for it:
   probabilities.
 
 Every curve is read on the network's 46.4-ms output grid, so the identity rules
-(:mod:`timingbench.identity`) read every family the same way whichever design judges it.
-Each curve is computed when first read (:class:`~timingbench.family_evidence.LazyCurves`): the
+(:mod:`timingbench.identity.rules`) read every family the same way whichever design judges it.
+Each curve is computed when first read (:class:`~timingbench.identity.evidence.LazyCurves`): the
 tagger and the network run at most once per clip, only when a curve that needs them is read
 (the tagger's columns and the network's outputs are memoised in the bank).
 """
@@ -32,8 +32,8 @@ import numpy as np
 import numpy.typing as npt
 
 from timingbench.errors import ConfigError, ModelUnavailableError
-from timingbench.family_evidence import FamilyEvidence, LazyCurves
-from timingbench.features.tagger_curves import change_curves, frame_presence, group_presence
+from timingbench.identity.evidence import FamilyEvidence, LazyCurves
+from timingbench.identity.curves import change_curves, frame_presence, group_presence
 
 if TYPE_CHECKING:
     from timingbench.features.bank import FeatureBank

@@ -1,7 +1,7 @@
 """The family evidence of one clip: each instrument family's curves over time.
 
-What the identity rules (:mod:`timingbench.identity`) read, whichever backend made it
-(:func:`timingbench.features.semantic.family_evidence`: the AudioSet tagger with the trained
+What the identity rules (:mod:`timingbench.identity.rules`) read, whichever backend made it
+(:func:`timingbench.identity.providers.family_evidence`: the AudioSet tagger with the trained
 network, the trained network alone, musicnn or CLAP).
 """
 

@@ -1,6 +1,6 @@
 """Is this family's change here? Every identity rule of the scorer, in one module.
 
-The feature layer (:mod:`timingbench.features.semantic`) computes family evidence
+The feature layer (:mod:`timingbench.identity.providers`) computes family evidence
 curves; this module decides with them. The detectors call it; nothing else judges
 instrument identity.
 
@@ -64,6 +64,7 @@ from timingbench.convert import TIME_DECIMALS
 from timingbench.curves import Grid, accent, local_peaks, strongest_apart, window_means
 from timingbench.errors import ConfigError, ParameterError
 from timingbench.families import FAMILY_NAMES
+from timingbench.identity.window import context_masks, logit_rise
 from timingbench.memo import memoised
 from timingbench.verdicts import (
     EXEMPT,
@@ -76,14 +77,12 @@ from timingbench.verdicts import (
 )
 
 if TYPE_CHECKING:
-    from timingbench.family_evidence import FamilyEvidence
+    from timingbench.identity.evidence import FamilyEvidence
     from timingbench.params.analysis import EvidenceParams, SemanticParams
     from timingbench.params.detectors import PersistenceParams
 
 F64 = npt.NDArray[np.float64]
 Mask = npt.NDArray[np.bool_]
-#: Families that carry instrument identity (``mix`` has none).
-INSTRUMENT_FAMILIES = FAMILY_NAMES
 #: The decision rules of the trained evidence (``evidence.decision_rule``).
 DECISION_RULES = ("rise", "change", "absolute")
 
@@ -107,51 +106,10 @@ class IdentityParams:
 # --------------------------------------------------------------------------- the window convention
 
 
-def context_masks(times: F64, t_s: float, *, context_s: float, guard_s: float) -> tuple[Mask, Mask]:
-    """Frames of the before side ``[t - guard - context, t - guard]`` and the after side
-    ``[t + guard, t + guard + context]``.
-
-    Times are compared at :data:`~timingbench.convert.TIME_DECIMALS` decimals, so a
-    window centre lying exactly on a bound counts. The sides are cut by the frames that
-    exist (the clip's edges).
-    """
-    c = np.round(np.asarray(times, dtype=np.float64), TIME_DECIMALS)
-    r = lambda x: round(x, TIME_DECIMALS)  # noqa: E731
-    pre = (c >= r(t_s - guard_s - context_s)) & (c <= r(t_s - guard_s))
-    post = (c >= r(t_s + guard_s)) & (c <= r(t_s + guard_s + context_s))
-    return pre, post
-
-
-def logit_rise(before: float, after: float, *, clip: float) -> float:
-    """Rise of evidence in log-odds, probabilities clipped to ``[clip, 1 - clip]``.
-
-    Parameters
-    ----------
-    before, after : float
-        Evidence (probabilities) before and after a candidate.
-    clip : float
-        Clipping bound in (0, 0.5).
-
-    Returns
-    -------
-    rise : float
-        ``logit(after) - logit(before)``.
-
-    Raises
-    ------
-    ParameterError
-        If ``clip`` is not in (0, 0.5).
-    """
-    if not 0.0 < clip < 0.5:
-        raise ParameterError(f"prob_clip (semantic.prob_clip, evidence.prob_clip) must lie in (0, 0.5), got {clip!r}")
-    b, a = np.clip([before, after], clip, 1.0 - clip)
-    return float(np.log(a / (1.0 - a)) - np.log(b / (1.0 - b)))
-
-
 def _check_family(family: str) -> None:
-    if family not in INSTRUMENT_FAMILIES:
+    if family not in FAMILY_NAMES:
         raise ParameterError(
-            f"family {family!r} carries no instrument identity; use one of {list(INSTRUMENT_FAMILIES)}"
+            f"family {family!r} carries no instrument identity; use one of {list(FAMILY_NAMES)}"
         )
 
 
@@ -607,7 +565,7 @@ def family_rise(
     Parameters
     ----------
     ev : FamilyEvidence
-        The clip's evidence (:func:`timingbench.features.semantic.family_evidence`).
+        The clip's evidence (:func:`timingbench.identity.providers.family_evidence`).
     family : str
         formats §1 family of the instructed event.
     candidate_s : float

@@ -4,7 +4,7 @@ Four backends behind one interface:
 
 - ``tagger`` (default, embedded, offline): the AudioSet tagger pretrained on real recordings
   (:mod:`timingbench.evidence_net.tagger`) with the trained network below, per family as
-  ``evidence.design_by_family`` says (:mod:`timingbench.features.tagger_evidence`): the same
+  ``evidence.design_by_family`` says (:mod:`timingbench.identity.tagger`): the same
   presence and entered/left curves as ``trained``, read the same way by the identity rules.
 - ``trained`` (embedded, offline): the project's own family evidence network
   (:mod:`timingbench.evidence`), run on the bank's log-mel every 46.4 ms. Its curves are
@@ -28,7 +28,7 @@ Families the paper exempts because embeddings are unreliable on generated audio
 
 This module only computes the curves. Every decision made with them (the semantic
 family gate, absence and persistence on the trained presence, the timbre match) lives in
-:mod:`timingbench.identity`.
+:mod:`timingbench.identity.rules`.
 """
 
 from __future__ import annotations
@@ -48,9 +48,9 @@ from timingbench.choices import FAMILY_EVIDENCE_BACKENDS
 from timingbench.config import digest
 from timingbench.convert import frame_period_s
 from timingbench.errors import ModelUnavailableError, ParameterError
-from timingbench.family_evidence import FamilyEvidence
+from timingbench.identity.evidence import FamilyEvidence
 from timingbench.features.musicnn import WEIGHTS_PATH
-from timingbench.identity import INSTRUMENT_FAMILIES
+from timingbench.families import FAMILY_NAMES
 
 if TYPE_CHECKING:
     from timingbench.features.bank import FeatureBank
@@ -195,7 +195,7 @@ def family_evidence(
             raise ParameterError("the tagger family evidence reads a feature bank; pass a bank, not samples")
         if tagger is None:
             raise ParameterError("the tagger family evidence needs the tagger section (tagger=)")
-        from timingbench.features.tagger_evidence import tagger_evidence
+        from timingbench.identity.tagger import tagger_evidence
 
         classes, nonmusic, exempt = tagger_tables(evidence_params.families)
         return tagger_evidence(bank, evidence_params=evidence_params, tagger_params=tagger, classes=classes,
@@ -217,7 +217,7 @@ def family_evidence(
         col = {t: i for i, t in enumerate(raw["tags"])}
         for fam, tags in table.items():
             missing = [t for t in tags if t not in col]
-            if fam not in INSTRUMENT_FAMILIES or missing:
+            if fam not in FAMILY_NAMES or missing:
                 raise ParameterError(
                     f"semantic.musicnn_tag_families: family {fam!r} / tags {missing} are not a formats §1 "
                     "family / MagnaTagATune tag"
@@ -227,7 +227,7 @@ def family_evidence(
                   else np.zeros(0) for f, tags in table.items() if f not in paper_exempt}
         unjudged = dict(sec.musicnn_exempt_families or {})
         curves = {f: c for f, c in curves.items() if f not in unjudged}
-        exempt = {f: "not_in_vocabulary" for f in INSTRUMENT_FAMILIES if f not in table}
+        exempt = {f: "not_in_vocabulary" for f in FAMILY_NAMES if f not in table}
         exempt.update({str(f): str(r) for f, r in dict(sec.musicnn_exempt_families or {}).items()})
         exempt.update({f: r for f, r in paper_exempt.items()})
         tag_curves = {t: probs[:, i] for t, i in col.items()}
@@ -237,7 +237,7 @@ def family_evidence(
 
     directory = clap_dir if clap_dir is not None else sec.clap_dir
     window_s = sec.clap_window_s
-    texts = {f: str(t) for f, t in dict(sec.clap_family_texts).items() if f in INSTRUMENT_FAMILIES}
+    texts = {f: str(t) for f, t in dict(sec.clap_family_texts).items() if f in FAMILY_NAMES}
     if directory is None or not Path(directory).is_dir():
         why = "no CLAP checkpoint folder given (--clap-dir)" if directory is None \
             else f"CLAP checkpoint folder {directory} does not exist"
@@ -252,7 +252,7 @@ def family_evidence(
     probs = np.asarray(raw["probs"], dtype=np.float64)
     curves = {f: probs[:, i] if probs.shape[0] else np.zeros(0)
               for i, f in enumerate(raw["tags"]) if f not in paper_exempt}
-    exempt = {f: "not_in_vocabulary" for f in INSTRUMENT_FAMILIES if f not in texts}
+    exempt = {f: "not_in_vocabulary" for f in FAMILY_NAMES if f not in texts}
     exempt.update(paper_exempt)
     return FamilyEvidence(times=np.asarray(raw["times"], dtype=np.float64), curves=curves,
                           backend="clap", exempt=exempt, window_s=float(raw["window_s"]))
@@ -285,7 +285,7 @@ def tagger_tables(families: FamiliesParams) -> tuple[dict[str, tuple[str, ...]],
 def _trained(bank: FeatureBank, sec: EvidenceParams) -> FamilyEvidence:
     """Evidence of the shipped family evidence network (needs a feature bank)."""
     from timingbench.evidence_net.infer import bank_outputs
-    from timingbench.identity import INSTRUMENT_FAMILIES as FAMILIES
+    from timingbench.families import FAMILY_NAMES as FAMILIES
 
     if bank is None:
         raise ParameterError("the trained family evidence reads a feature bank's log-mel; pass a bank, not samples")
@@ -294,11 +294,11 @@ def _trained(bank: FeatureBank, sec: EvidenceParams) -> FamilyEvidence:
         out = bank_outputs(bank)
     except ModelUnavailableError as exc:
         return FamilyEvidence(times=np.zeros(0), curves={}, backend="trained",
-                              exempt={f: "model_unavailable" for f in INSTRUMENT_FAMILIES},
+                              exempt={f: "model_unavailable" for f in FAMILY_NAMES},
                               window_s=hop_s, note=str(exc))
     exempt = dict(sec.families.exempt)
     row = {f: i for i, f in enumerate(FAMILIES)}
-    judged = [f for f in INSTRUMENT_FAMILIES if f not in exempt]
+    judged = [f for f in FAMILY_NAMES if f not in exempt]
     return FamilyEvidence(times=np.asarray(out.times, dtype=np.float64),
                           curves={f: out.presence[row[f]] for f in judged}, backend="trained",
                           exempt=exempt, window_s=hop_s,
@@ -325,5 +325,5 @@ def _folder_digest(folder: Path) -> str:
 
 def _unavailable(window_s: float, why: str) -> FamilyEvidence:
     return FamilyEvidence(times=np.zeros(0), curves={}, backend="clap",
-                          exempt={f: "model_unavailable" for f in INSTRUMENT_FAMILIES},
+                          exempt={f: "model_unavailable" for f in FAMILY_NAMES},
                           window_s=window_s, note=why)

@@ -23,14 +23,9 @@ import numpy as np
 import numpy.typing as npt
 
 from timingbench.errors import ParameterError
+from timingbench.identity.window import logit, sigmoid
 
 F64 = npt.NDArray[np.float64]
-
-
-def sigmoid(x: npt.ArrayLike) -> F64:
-    """Logistic function, computed without overflow."""
-    x = np.asarray(x, dtype=np.float64)
-    return np.asarray(0.5 * (1.0 + np.tanh(0.5 * x)), dtype=np.float64)
 
 
 def class_indices(labels: Sequence[str], classes: Sequence[str], *, what: str) -> list[int]:
@@ -153,14 +148,6 @@ def window_percentiles(values: npt.ArrayLike, lo: npt.ArrayLike, hi: npt.ArrayLi
     return out
 
 
-def logit_clipped(p: npt.ArrayLike, clip: float) -> F64:
-    """``log(p / (1 - p))`` with ``p`` clipped to ``[clip, 1 - clip]`` (NaN stays NaN)."""
-    if not 0.0 < clip < 0.5:
-        raise ParameterError(f"prob_clip must lie in (0, 0.5), got {clip!r}")
-    q = np.clip(np.asarray(p, dtype=np.float64), clip, 1.0 - clip)
-    return np.asarray(np.log(q) - np.log1p(-q), dtype=np.float64)
-
-
 def change_curves(presence: Mapping[str, npt.ArrayLike], column_times: npt.ArrayLike,
                   frame_times: npt.ArrayLike, *, context_s: float, guard_s: float, prob_clip: float,
                   rise_mid: float, nonmusic: npt.ArrayLike | None = None,
@@ -201,7 +188,7 @@ def change_curves(presence: Mapping[str, npt.ArrayLike], column_times: npt.Array
         rows.append(np.asarray(nonmusic, dtype=np.float64))
     before, after = side_medians(np.stack(rows), column_times, ft, context_s=context_s, guard_s=guard_s,
                                  percentile=percentile)
-    rise = logit_clipped(after, prob_clip) - logit_clipped(before, prob_clip)
+    rise = logit(after, prob_clip) - logit(before, prob_clip)
     fall = -rise
     if nonmusic is not None:
         nm_rise, nm_fall = rise[-1], fall[-1]

@@ -1,0 +1,21 @@
+"""Instrument identity: which family sounds when, and did it enter or leave here.
+
+One package answers one question. Its modules, from the curves up:
+
+- :mod:`~timingbench.identity.window` — the one before/after window convention and the
+  one logistic / log-odds pair every rule reads;
+- :mod:`~timingbench.identity.evidence` — :class:`~timingbench.identity.evidence.FamilyEvidence`,
+  a clip's per-family curves, whatever provider made them;
+- :mod:`~timingbench.identity.curves` — the tagger's frame-wise logits turned into presence
+  and change curves (arithmetic on arrays, no model);
+- :mod:`~timingbench.identity.tagger`, :mod:`~timingbench.identity.providers` — the presence
+  providers (the AudioSet tagger, the render-trained network, musicnn, CLAP) behind one call,
+  :func:`~timingbench.identity.providers.family_evidence`;
+- :mod:`~timingbench.identity.changepoint` — the best two-level step of a presence curve;
+- :mod:`~timingbench.identity.decide` — ``measure`` (statistics of a candidate, no thresholds)
+  and ``decide`` (the one place that says verified or not, and when) for the judged families;
+- :mod:`~timingbench.identity.rules` — the gates of the exempt-family detectors and the
+  alternative backends (musicnn, CLAP, the network's change heads) and the timbre match.
+
+Nothing below this package reads a decision of it; the detectors call it.
+"""

@@ -321,6 +321,20 @@ def write_constants(path: Path, config: Config, report: Mapping[str, Any]) -> li
                 values[k] = v
                 whys[k] = (f"not read under the calibrated rule {rule}; the best dev point of the {other} rule "
                            f"(timingbench calibrate evidence, dev corpora only)")
+    write_values(path, config, values, whys)
+    return list(values)
+
+
+def write_values(path: Path, config: Config, values: Mapping[str, Any], whys: Mapping[str, str]) -> None:
+    """Rewrite the lines of the constants ``values`` names in the configuration file, ``calibrated`` with their why.
+
+    Only those lines change; a constant keeps its ``loosening``.
+
+    Raises
+    ------
+    ConfigError
+        If a constant's section or line cannot be found in ``path``.
+    """
     text = path.read_text(encoding="utf-8")
     lines = text.splitlines()
     for key, value in values.items():
@@ -338,4 +352,3 @@ def write_constants(path: Path, config: Config, report: Mapping[str, Any]) -> li
         loose = f", loosening: {loosening}" if loosening else ""
         lines[idx] = f"    {name}: {{value: {json.dumps(value)}, provenance: calibrated{loose}, why: \"{why}\"}}"
     path.write_text("\n".join(lines) + ("\n" if text.endswith("\n") else ""), encoding="utf-8")
-    return list(values)

@@ -6,6 +6,7 @@ import argparse
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from rich.progress import Progress, TaskID
 
@@ -69,12 +70,17 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p.set_defaults(func=run_gain_cmd)
     p = sub.add_parser("calibrate", help="choose calibrated thresholds on dev corpora only")
     what = p.add_subparsers(dest="what", required=True, metavar="WHAT")
-    q = what.add_parser("evidence", help="the trained evidence's decision rule and thresholds",
-                        description="Fit the trained family evidence's decision rule and thresholds "
-                                    "(evidence.decision_rule, entry_min_prob, exit_min_prob, min_logit_rise, "
-                                    "quiet_max, present_prob) on dev corpora; refuses validation splits and "
-                                    "MuseScore General renders. Writes them into the configuration with "
-                                    "'calibrated' provenance and the dev figures unless --dry-run.")
+    q = what.add_parser("evidence", help="the family evidence's decision thresholds",
+                        description="Fit, on dev corpora, each family's least presence step "
+                                    "(presence.entry_min_step_by_family, exit_min_step_by_family) and print "
+                                    "which families reach the judging bar (--fit presence, the default), or the "
+                                    "trained network's decision rule and thresholds (--fit rules: "
+                                    "evidence.decision_rule, entry_min_prob, exit_min_prob, min_logit_rise, "
+                                    "quiet_max, present_prob). Refuses validation splits and MuseScore General "
+                                    "renders. Writes the constants into the configuration with 'calibrated' "
+                                    "provenance and the dev figures unless --dry-run.")
+    q.add_argument("--fit", choices=["presence", "rules"], default="presence",
+                   help="what to fit (default: presence)")
     q.add_argument("--dev", action="append", required=True, type=Path, metavar="DIR",
                    help="a dev corpus folder (clips/, prompts.jsonl, truth.jsonl; repeatable)")
     q.add_argument("--config", type=Path, default=None,
@@ -230,6 +236,8 @@ def run_calibrate_evidence_cmd(args: argparse.Namespace) -> int:
     path = Path(args.config) if args.config is not None else DEFAULT_CONFIG_PATH
     cfg = load_config(path)
     resolve_jobs(args, cfg)
+    if args.fit == "presence":
+        return _calibrate_presence(args, cfg, path)
     fit_cfg = judging_every_family(cfg) if args.judge_all else cfg
     t0 = time.perf_counter()
     with progress_bar() as bar:
@@ -250,5 +258,49 @@ def run_calibrate_evidence_cmd(args: argparse.Namespace) -> int:
     if not args.dry_run:
         keys = write_constants(path, cfg, report)
         print(f"wrote {len(keys)} calibrated constants to {path}: {', '.join(keys)}")
+    print(f"({time.perf_counter() - t0:.1f} s)")
+    return 0
+
+
+def _calibrate_presence(args: argparse.Namespace, cfg: Config, path: Path) -> int:
+    """``calibrate evidence --fit presence``: every family's step thresholds and judging figures on dev corpora."""
+    from timingbench.calibration.evidence_fit import load_dev_corpora, write_values
+    from timingbench.calibration.presence_fit import event_stats, fit, format_report
+    from timingbench.families import FAMILY_NAMES, judging_every_family
+
+    cal = cfg.params.calibration
+    fit_cfg = judging_every_family(cfg)  # the evidence of every family is read, whatever the registry says
+    t0 = time.perf_counter()
+    with progress_bar() as bar:
+        task = bar.add_task("analysing dev corpora", total=None, clip="")
+        devs = load_dev_corpora(args.dev, fit_cfg,
+                                progress=lambda d, n, c: bar.update(task, completed=d, total=n, clip=c),
+                                cache_dir=args.cache, jobs=args.jobs)
+        bar.update(task, description="fitting")
+        stats = event_stats(devs, fit_cfg)
+    report = fit(stats, FAMILY_NAMES, max_negative_rate=cal.evidence_max_negative_rate,
+                 offset_match_s=cal.offset_match_s, floor=cal.presence_step_floor,
+                 judge_min_on_time=cal.judge_min_on_time, judge_min_events=cal.judge_min_events)
+    report["corpora"] = [str(d.root) for d in devs]
+    report["events"] = [dict(vars(s)) for s in stats]
+    print(format_report(report))
+    for d in devs:
+        for err in d.corpus.errors:
+            print(f"error: {err}")
+    if args.out is not None:
+        write_json(args.out, report)
+        print(f"wrote {args.out}")
+    if not args.dry_run:
+        names = ", ".join(d.root.name for d in devs)
+        values: dict[str, Any] = {}
+        whys: dict[str, str] = {}
+        for short in ("entry", "exit"):
+            key = f"presence.{short}_min_step_by_family"
+            values[key] = {f: r["min_step"][short] for f, r in report["families"].items()}
+            whys[key] = (f"chosen per family by timingbench calibrate evidence on dev corpora only ({names}): "
+                         "the least step that maximises on-time credits plus off-time located with at most "
+                         "calibration.evidence_max_negative_rate of the negatives credited")
+        write_values(path, cfg, values, whys)
+        print(f"wrote {len(values)} calibrated constants to {path}: {', '.join(values)}")
     print(f"({time.perf_counter() - t0:.1f} s)")
     return 0

@@ -43,9 +43,9 @@ def class_indices(labels: Sequence[str], classes: Sequence[str], *, what: str) -
     return [col[c] for c in classes]
 
 
-def group_presence(logits: npt.ArrayLike, labels: Sequence[str],
-                   table: Mapping[str, Sequence[str]], *, what: str = "families") -> dict[str, F64]:
-    """Per-column probability of each group: the sigmoid of its largest class logit.
+def group_logits(logits: npt.ArrayLike, labels: Sequence[str],
+                 table: Mapping[str, Sequence[str]], *, what: str = "families") -> dict[str, F64]:
+    """Per-column log-odds of each group: the largest logit over its classes.
 
     Parameters
     ----------
@@ -60,7 +60,13 @@ def group_presence(logits: npt.ArrayLike, labels: Sequence[str],
 
     Returns
     -------
-    presence : dict of str to np.ndarray, shape (n_columns,)
+    logits : dict of str to np.ndarray, shape (n_columns,)
+
+    Raises
+    ------
+    ParameterError
+        If ``logits`` does not have one row per label, a group lists no class, or a class
+        is not a label.
     """
     z = np.asarray(logits, dtype=np.float64)
     if z.ndim != 2 or z.shape[0] != len(labels):
@@ -70,8 +76,14 @@ def group_presence(logits: npt.ArrayLike, labels: Sequence[str],
         if not classes:
             raise ParameterError(f"{what}: group {name!r} lists no AudioSet class")
         idx = class_indices(labels, classes, what=f"{what}.{name}")
-        out[name] = sigmoid(z[idx].max(axis=0)) if z.shape[1] else np.zeros(0)
+        out[name] = np.asarray(z[idx].max(axis=0), dtype=np.float64) if z.shape[1] else np.zeros(0)
     return out
+
+
+def group_presence(logits: npt.ArrayLike, labels: Sequence[str],
+                   table: Mapping[str, Sequence[str]], *, what: str = "families") -> dict[str, F64]:
+    """Per-column probability of each group: the sigmoid of :func:`group_logits`."""
+    return {name: sigmoid(z) for name, z in group_logits(logits, labels, table, what=what).items()}
 
 
 def side_medians(columns: npt.ArrayLike, column_times: npt.ArrayLike, frame_times: npt.ArrayLike, *,

@@ -15,6 +15,7 @@ import numpy as np
 import numpy.typing as npt
 
 from timingbench.choices import CHANGE_BACKENDS
+from timingbench.identity.window import logit
 from timingbench.memo import memo_on
 
 _T = TypeVar("_T")
@@ -98,6 +99,12 @@ class FamilyEvidence:
         design judges it.
     weights : str
         tagger only: the tagger's weights file and the start of its SHA-256.
+    presence_times : mapping of str to np.ndarray of float64, shape (n_columns,)
+        tagger only: family -> the centres (s) of the columns its :attr:`presence_logits` is
+        read on (one grid for every family; a mapping so that it is computed when read).
+    presence_logits : mapping of str to np.ndarray of float64, shape (n_columns,)
+        tagger only: every family's presence in log-odds per tagger column (the largest
+        logit over its AudioSet classes), exempt families included.
     """
 
     times: npt.NDArray[np.float64]
@@ -113,6 +120,8 @@ class FamilyEvidence:
     classes: dict[str, tuple[str, ...]] = field(default_factory=dict, repr=False)
     tagger: Mapping[str, npt.NDArray[np.float64]] = field(default_factory=dict, repr=False)
     weights: str = ""
+    presence_times: Mapping[str, npt.NDArray[np.float64]] = field(default_factory=dict, repr=False)
+    presence_logits: Mapping[str, npt.NDArray[np.float64]] = field(default_factory=dict, repr=False)
     _memo: dict[Any, Any] = field(default_factory=dict, repr=False, compare=False)
 
     def memo(self, key: tuple[Any, ...], fn: Callable[[], _T]) -> _T:
@@ -122,6 +131,23 @@ class FamilyEvidence:
         if key not in self._memo:
             self._memo[key] = fn()
         return self._memo[key]  # type: ignore[no-any-return]
+
+    def presence_logit(self, family: str, *, prob_clip: float) -> tuple[F64, F64]:
+        """The family's presence in log-odds and the times (s) it is read at: the provider protocol.
+
+        The tagger's own logits on its columns where it gives them; otherwise the log-odds of
+        the backend's presence probabilities (clipped to ``[prob_clip, 1 - prob_clip]``) on
+        :attr:`times`.
+
+        Raises
+        ------
+        KeyError
+            If the backend has no curve of ``family``.
+        """
+        if family in self.presence_logits:
+            return (np.asarray(self.presence_times[family], dtype=np.float64),
+                    np.asarray(self.presence_logits[family], dtype=np.float64))
+        return np.asarray(self.times, dtype=np.float64), logit(self.curves[family], prob_clip)
 
     @property
     def has_change_heads(self) -> bool:

@@ -32,8 +32,8 @@ import numpy as np
 import numpy.typing as npt
 
 from timingbench.errors import ConfigError, ModelUnavailableError
+from timingbench.identity.curves import change_curves, frame_presence, group_logits, group_presence
 from timingbench.identity.evidence import FamilyEvidence, LazyCurves
-from timingbench.identity.curves import change_curves, frame_presence, group_presence
 
 if TYPE_CHECKING:
     from timingbench.features.bank import FeatureBank
@@ -173,6 +173,10 @@ def tagger_evidence(
 
     tagger_presence = LazyCurves(families, lambda f: presence("tagger", f))
 
+    def family_logits(family: str) -> F64:
+        return group_logits(cols().logits, cols().labels, {family: table[family]},
+                            what="families.audioset_classes")[family]
+
     def curve(family: str) -> F64:
         design = sources[family]
         if design == "network":
@@ -195,4 +199,6 @@ def tagger_evidence(
                           left=LazyCurves(judged, lambda f: change(f, 1)), sources=sources,
                           classes={f: tuple(table[f]) for f in families},
                           tagger=tagger_presence,
-                          weights=f"{loaded.weights.name} sha256:{loaded.weights.digest}")
+                          weights=f"{loaded.weights.name} sha256:{loaded.weights.digest}",
+                          presence_times=LazyCurves(families, lambda f: np.asarray(cols().times, dtype=np.float64)),
+                          presence_logits=LazyCurves(families, family_logits))

@@ -38,6 +38,7 @@ from timingbench.params.generation import (
     PromptsParams,
     RenderParams,
 )
+from timingbench.params.presence import PresenceParams
 from timingbench.params.tagger import HeadsParams, TaggerParams
 from timingbench.params.tools import (
     AnnotationsParams,
@@ -76,6 +77,7 @@ class ParamSet:
     mgbench_gen: MgbenchGenParams
     mix: MixParams
     percussion: PercussionParams
+    presence: PresenceParams
     prompts: PromptsParams
     render: RenderParams
     runtime: RuntimeParams

@@ -86,8 +86,8 @@ class CompareParams(Params):
     Attributes
     ----------
     low_p_chance_max : float
-        low-p_chance subset: at most 2 of the 16 chance re-scorings credited, so a credit is
-        unlikely to be luck (convention)
+        low-p_chance credits: at most 1 in 8 chance re-scorings credited (2 of the paper's 16), so a
+        credit is unlikely to be luck (convention)
     bootstrap_n : int
         2000 resamples give stable 95 % percentile intervals (Efron & Tibshirani) in well under a
         second (convention)
@@ -164,6 +164,14 @@ class CalibrationParams(Params):
         calibrate evidence keeps only points that credit at most 3 % of the dev negatives (the bar
         users hold a judged family to) and among them maximises on-time credited + off-time located;
         with none, the point crediting fewest negatives (convention)
+    presence_step_floor : float
+        calibrate evidence: the least step threshold (log-odds) the presence fit may choose: a rise
+        of half a log-odds is the tagger columns' own jitter (convention)
+    judge_min_on_time : float
+        a family is judged when its dev events on real material are credited on time at 80 % or more
+        (with no negative credited) (convention)
+    judge_min_events : int
+        and over at least 8 on-time dev events: fewer cannot show 80 % (convention)
     """
 
     SECTION = "calibration"
@@ -175,6 +183,9 @@ class CalibrationParams(Params):
     evidence_present_grid: list[float]
     evidence_confident_grid: list[float]
     evidence_max_negative_rate: float
+    presence_step_floor: float
+    judge_min_on_time: float
+    judge_min_events: int
 
     def validate(self) -> None:
         """Check value ranges.

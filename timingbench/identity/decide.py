@@ -1,0 +1,250 @@
+"""Judged families: the family's own presence finds the event, and says whether and when.
+
+For an ``instrument_entry`` / ``instrument_exit`` of a family the evidence judges, the
+family's presence (log-odds, :meth:`~timingbench.identity.evidence.FamilyEvidence.presence_logit`)
+over the search window is fitted by its best two-level step
+(:func:`~timingbench.identity.changepoint.best_step`: up for an entrance, down for an exit).
+
+- :func:`measure` returns the statistics of that step, with no threshold: the change
+  point, the two levels (medians of the columns before and after it), the step's size
+  (signed: positive the asked way) and the seconds of columns on each side. It is memoised
+  on the evidence under the window and the constants it reads.
+- :func:`decide` is the one place that answers "verified or not": gate
+  ``family_change`` (the size reaches ``presence.entry_min_step_by_family``, or
+  ``exit_min_step_by_family``), ``absence_before``
+  (``absence_after`` for an exit: the quiet side's level at most
+  ``presence.quiet_max_by_family``) and ``family_present`` (the sounding side's level at
+  least ``presence.present_min_by_family``). A table entry that is null is not checked
+  (``exempt`` in the row).
+- *When*: the change point is snapped to the strongest onset of the family's route within
+  ``presence.snap_s`` (:data:`ROUTES`: percussive onsets for percussion, the low band's rise
+  for bass, harmonic onsets otherwise); an exit to the strongest fall of the route's level.
+  Where the route shows none, the change point itself is kept.
+
+Near the clip's start (an entrance) or end (an exit) the quiet side may hold less than
+``presence.min_side_s`` of columns: the step is then decided on what exists, down to
+``presence.min_pre_roll_s``, and the row says how much there was (``pre_roll_s``).
+
+:func:`presence_candidates` is what a detector calls: one candidate at most.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, TypeGuard
+
+import numpy as np
+import numpy.typing as npt
+
+from timingbench.curves import Grid, accent, window_means
+from timingbench.identity.changepoint import Step, best_step
+from timingbench.memo import memoised
+from timingbench.verdicts import EXEMPT, FAIL, PASS, Candidate, EventContext, GateVerdict
+
+if TYPE_CHECKING:
+    from timingbench.features.bank import FeatureBank
+    from timingbench.identity.evidence import FamilyEvidence
+    from timingbench.params.presence import PresenceParams
+
+F64 = npt.NDArray[np.float64]
+#: The constants :func:`measure` reads (its memo key).
+MEASURE_READS = ("min_side_s", "min_pre_roll_s", "prob_clip")
+#: Where a family's event time is snapped: the bank curve of its route.
+ROUTES = {"percussion": "percussive", "bass": "low"}
+#: The route of every other family.
+DEFAULT_ROUTE = "harmonic"
+#: Length (s) of the level means either side of a frame whose difference is an exit's fall.
+FALL_SPAN_S = 0.1
+
+
+def judged_by_presence(evidence: FamilyEvidence | None, family: str) -> TypeGuard[FamilyEvidence]:
+    """True when ``evidence`` judges ``family`` (a judged family its provider can see).
+
+    The evidence's exempt table holds the registry's exempt families and those the
+    provider cannot hear; ``curves`` holds the others.
+    """
+    return evidence is not None and family in evidence.curves and family not in evidence.exempt \
+        and evidence.times.size > 0
+
+
+@dataclass(frozen=True)
+class PresenceMeasure:
+    """What :func:`measure` found: the step and the context it was fitted on.
+
+    Attributes
+    ----------
+    step : Step or None
+        The best step the asked way (None: the window holds no such step).
+    quiet_s : float
+        Seconds of columns on the quiet side (before an entrance, after an exit); 0 without a step.
+    short_context : bool
+        The quiet side is shorter than ``presence.min_side_s`` (the clip's edge is near).
+    """
+
+    step: Step | None
+    quiet_s: float
+    short_context: bool
+
+
+def measure(evidence: FamilyEvidence, family: str, *, entry: bool, lo_s: float, hi_s: float,
+            params: PresenceParams) -> PresenceMeasure:
+    """The best presence step of ``family`` inside ``[lo_s, hi_s]`` (module docstring; no threshold).
+
+    Parameters
+    ----------
+    evidence : FamilyEvidence
+        The clip's evidence; it judges ``family`` (:func:`judged_by_presence`).
+    family : str
+        The event's family.
+    entry : bool
+        An entrance (a step up) or an exit (a step down).
+    lo_s, hi_s : float
+        The search window in seconds.
+    params : PresenceParams
+        The ``presence`` section.
+
+    Returns
+    -------
+    measure : PresenceMeasure
+    """
+    def compute(p: PresenceParams) -> PresenceMeasure:
+        times, z = evidence.presence_logit(family, prob_clip=p.prob_clip)
+        if times.size < 2:
+            return PresenceMeasure(None, 0.0, False)
+        hop = float(np.median(np.diff(times)))
+        # the quiet side may be shorter where the window reaches the clip's edge on that side
+        at_start = lo_s <= float(times[0]) + p.min_side_s
+        at_end = hi_s >= float(times[-1]) - p.min_side_s
+        need_before = p.min_pre_roll_s if entry and at_start else p.min_side_s
+        need_after = p.min_pre_roll_s if not entry and at_end else p.min_side_s
+        step = best_step(z, times, lo_s=lo_s, hi_s=hi_s, rising=entry, min_before_s=need_before - 0.5 * hop,
+                         min_after_s=need_after - 0.5 * hop)
+        if step is None:
+            return PresenceMeasure(None, 0.0, False)
+        quiet = step.before_s if entry else step.after_s
+        return PresenceMeasure(step, quiet, quiet < p.min_side_s - 0.5 * hop)
+
+    return memoised(evidence, "presence-step", params, MEASURE_READS, compute, family, entry,
+                    round(float(lo_s), 6), round(float(hi_s), 6))
+
+
+def _level_gate(level: float, bound: float | None, *, at_most: bool) -> GateVerdict:
+    stats = {"level": round(level, 4), "bound": bound}
+    if bound is None:
+        return EXEMPT, {**stats, "reason": "not_checked"}
+    ok = level <= bound if at_most else level >= bound
+    return (PASS if ok else FAIL), stats
+
+
+def decide(found: PresenceMeasure, family: str, *, entry: bool,
+           params: PresenceParams) -> list[tuple[str, GateVerdict]]:
+    """The gates of a measured step, in order: ``family_change``, ``absence_before`` (``absence_after``),
+    ``family_present``.
+
+    Parameters
+    ----------
+    found : PresenceMeasure
+        :func:`measure`'s result; its step must not be None.
+    family : str
+        The event's family (its entries of the per-family tables).
+    entry : bool
+        An entrance or an exit.
+    params : PresenceParams
+        The ``presence`` section.
+
+    Returns
+    -------
+    gates : list of (str, GateVerdict)
+    """
+    step = found.step
+    if step is None:
+        raise ValueError("decide() needs a measured step")
+    need = params.threshold("entry_min_step_by_family" if entry else "exit_min_step_by_family", family)
+    size = {"size": round(step.size, 4), "min_step": need, "before": round(step.before, 4),
+            "after": round(step.after, 4), "change_point_s": round(step.time_s, 4)}
+    change: GateVerdict = (EXEMPT if need is None else PASS if step.size >= need else FAIL), size
+    quiet, sounding = (step.before, step.after) if entry else (step.after, step.before)
+    absence = _level_gate(quiet, params.threshold("quiet_max_by_family", family), at_most=True)
+    present = _level_gate(sounding, params.threshold("present_min_by_family", family), at_most=False)
+    return [("family_change", change), ("absence_before" if entry else "absence_after", absence),
+            ("family_present", present)]
+
+
+def route_curve(bank: FeatureBank, family: str, *, entry: bool) -> F64:
+    """The bank curve an event of ``family`` is snapped to (module docstring), on the bank's grid.
+
+    Entrances: the route's onset strength (``onset_percussive``, the low band's positive
+    rise in dB per frame, ``onset_harmonic``). Exits: the fall of the route's level (dB)
+    from the :data:`FALL_SPAN_S` before each frame to the span after it, where positive.
+    """
+    route = ROUTES.get(family, DEFAULT_ROUTE)
+
+    def compute() -> F64:
+        if route == "low":
+            level = np.asarray(bank.bands_db["low"], dtype=np.float64)
+        else:
+            level = np.asarray(bank.percussive_rms_db if route == "percussive" else bank.harmonic_rms_db,
+                               dtype=np.float64)
+        if entry:
+            if route == "low":
+                rise = np.zeros(level.size)
+                rise[1:] = np.maximum(np.diff(level), 0.0)
+                return rise
+            return np.asarray(bank.onset_percussive if route == "percussive" else bank.onset_harmonic,
+                              dtype=np.float64)
+        k = max(bank.grid.frames(FALL_SPAN_S), 1)
+        before, after = window_means(level, before=k, after=k, edges="clip")
+        return np.asarray(np.maximum(np.nan_to_num(before - after, nan=0.0), 0.0), dtype=np.float64)
+
+    return bank.memo(("presence-route", route, entry), compute)
+
+
+def snapped_time(curve: F64, grid: Grid, t_s: float, *, snap_s: float, lo_s: float, hi_s: float) -> float | None:
+    """Time (s) of the strongest peak of ``curve`` within ``snap_s`` of ``t_s`` and inside ``[lo_s, hi_s]``.
+
+    None when the span holds no positive peak.
+    """
+    a, b = max(t_s - snap_s, lo_s), min(t_s + snap_s, hi_s)
+    if b < a:
+        return None
+    f = accent(curve, grid.frame(a), grid.frame(b) + 1, rel_height=1.0, edges="open")
+    return None if f is None else float(grid.time(f))
+
+
+def presence_candidates(bank: FeatureBank, ctx: EventContext, evidence: FamilyEvidence, *,
+                        params: PresenceParams) -> list[Candidate]:
+    """The event's candidate from the family's presence step (module docstring): one at most.
+
+    Parameters
+    ----------
+    bank : FeatureBank
+        The clip's feature bank (the route curves the time is snapped to).
+    ctx : EventContext
+        The instructed event and its search window.
+    evidence : FamilyEvidence
+        The clip's evidence; it judges ``ctx.family``.
+    params : PresenceParams
+        The ``presence`` section.
+
+    Returns
+    -------
+    candidates : list of Candidate
+        Empty when the window holds no step the asked way (the event is ``none``, rejected by
+        ``detection``).
+    """
+    entry = ctx.kind == "instrument_entry"
+    found = measure(evidence, ctx.family, entry=entry, lo_s=ctx.window_lo_s, hi_s=ctx.window_hi_s, params=params)
+    if found.step is None:
+        return []
+    t_cp = found.step.time_s
+    snapped = snapped_time(route_curve(bank, ctx.family, entry=entry), bank.grid, t_cp, snap_s=params.snap_s,
+                           lo_s=ctx.window_lo_s, hi_s=ctx.window_hi_s)
+    t = t_cp if snapped is None else snapped
+    stats: dict[str, Any] = {"detector": "presence", "change_point_s": round(t_cp, 4), "snapped": snapped is not None,
+                             "route": ROUTES.get(ctx.family, DEFAULT_ROUTE), "quiet_side_s": found.quiet_s}
+    if found.short_context:
+        stats["pre_roll_s" if entry else "post_roll_s"] = found.quiet_s
+    cand = Candidate(float(min(max(t, ctx.window_lo_s), ctx.window_hi_s)), stats=stats)
+    for name, verdict in decide(found, ctx.family, entry=entry, params=params):
+        cand.apply(name, verdict)
+    return [cand]

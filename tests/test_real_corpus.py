@@ -1,6 +1,6 @@
 """The real corpus: real recordings laid over real recordings, with sample-exact truth.
 
-The whole corpus (116 clips) is built once per module (about 10 s); determinism, the CLI and
+The whole corpus (333 clips) is built once per module (about 25 s); determinism, the CLI and
 the bad-input cases rebuild a few clips only.
 """
 
@@ -33,7 +33,7 @@ from timingbench.render.real_corpus import (
     render_real_corpus,
 )
 
-FAMILIES = ("percussion", "vocals", "brass", "strings", "piano")
+FAMILIES = ("percussion", "vocals", "brass", "strings", "piano", "woodwinds", "keys", "plucked")
 KINDS = ("instrument_entry", "instrument_exit")
 
 
@@ -76,7 +76,8 @@ def test_inventory_covers_every_family_kind_and_scenario() -> None:
             assert (fam, kind, "off_time") in present, (fam, kind)
     assert {s.scenario for s in REAL_CORPUS} == set(SCENARIOS)
     speech = [s for s in REAL_CORPUS if s.scenario == "speech_decoy"]
-    assert speech and all(s.family == "vocals" for s in speech)
+    assert speech and all(REAL_SOURCES[ly.source].kind == "speech" for s in speech for ly in s.layers)
+    assert sum(1 for s in speech if s.family == "vocals") >= 10
     animals = {ly.source for s in REAL_CORPUS if s.scenario == "animal_decoy" for ly in s.layers}
     assert animals == {"robin", "whale", "dog"}
     assert len({s.clip_id for s in REAL_CORPUS}) == len(REAL_CORPUS)
@@ -95,6 +96,71 @@ def test_splits_are_disjoint_by_recording() -> None:
         for split in ("dev", "validation"):
             assert any(s.family == fam and s.split == split and s.occurred and s.kind == "instrument_entry"
                        for s in REAL_CORPUS), (fam, split)
+
+
+def test_noise_decoys_lay_rain_or_the_ocean_over_music_and_no_family() -> None:
+    noise = [s for s in REAL_CORPUS if s.scenario == "noise_decoy"]
+    assert {ly.source for s in noise for ly in s.layers} == {"rain", "ocean"}
+    assert all(REAL_SOURCES[k].kind == "noise" and REAL_SOURCES[k].family is None for k in ("rain", "ocean"))
+    assert {(s.split, ly.source) for s in noise for ly in s.layers} == {("dev", "rain"), ("validation", "ocean")}
+    assert all(not s.occurred and len(s.layers) == 1 and s.layers[0].role == "other" for s in noise)
+    assert {"vocals", "percussion", "strings", "woodwinds"} <= {s.family for s in noise if s.split == "validation"}
+    assert {s.family for s in noise if s.split == "dev"} == set(FAMILIES)
+
+
+_SMS_SPLIT = {  # every sms-tools recording the corpus uses, with its split
+    "cello_double": "dev", "cello_phrase": "dev", "sax_phrase": "dev", "flute": "dev", "singing_female": "dev",
+    "vignesh": "dev", "bendir": "dev", "trumpet_a4": "dev", "organ": "dev", "piano_notes": "dev",
+    "vibraphone": "dev", "carnatic": "dev", "speech_female": "dev", "rain": "dev",
+    "cello_double_2": "validation", "violin": "validation", "oboe": "validation", "soprano": "validation",
+    "mridangam": "validation", "orchestra": "validation", "speech_male": "validation", "ocean": "validation",
+}
+
+
+def test_sms_recordings_are_split_disjointly_and_loop_their_audible_stretch() -> None:
+    sms = {k: s for k, s in REAL_SOURCES.items() if s.path.startswith("sms-tools/")}
+    assert {k: s.split for k, s in sms.items()} == _SMS_SPLIT
+    files = [s.path for s in sms.values()]
+    assert len(set(files)) == len(files) and "sms-tools/sax-phrase-short.wav" not in files  # a cut of sax-phrase
+    for s in sms.values():
+        assert s.loop and 0.0 <= s.segment_s[0] < s.segment_s[1] <= 9.4
+    for spec in REAL_CORPUS:
+        assert {_SMS_SPLIT[k] for k in spec.source_keys if k in sms} <= {spec.split}, spec.clip_id
+
+
+def test_sms_deliveries_cover_every_family_in_dev_over_backings_without_it() -> None:
+    sms_dev = [s for s in REAL_CORPUS[116:] if s.split == "dev" and s.occurred]
+    for fam in FAMILIES:
+        n = sum(1 for s in sms_dev if s.family == fam)
+        assert n >= (8 if fam in ("strings", "woodwinds", "vocals", "percussion") else 6), (fam, n)
+        for kind in KINDS:
+            assert {"on_time", "off_time"} <= {s.scenario for s in sms_dev if (s.family, s.kind) == (fam, kind)}
+        negatives = {s.scenario for s in REAL_CORPUS[116:] if s.family == fam and s.split == "dev"
+                     and not s.occurred}
+        assert {"busy_decoy", "pre_existing", "absent", "speech_decoy", "noise_decoy"} <= negatives, fam
+    for fam in ("strings", "woodwinds", "vocals", "percussion"):
+        assert sum(1 for s in REAL_CORPUS[116:] if s.split == "validation" and s.occurred and s.family == fam) >= 8
+    assert all(s.family not in REAL_SOURCES[s.backing].contains for s in REAL_CORPUS if s.occurred)
+
+
+def test_existing_clips_keep_their_ids_ahead_of_the_sms_clips() -> None:
+    assert [int(s.clip_id.split("-")[1]) for s in REAL_CORPUS] == list(range(1, len(REAL_CORPUS) + 1))
+    assert REAL_CORPUS[115].clip_id == "real-116-entry-brass-animal-decoy"
+    assert all("sms-tools/" not in REAL_SOURCES[k].path for s in REAL_CORPUS[:116] for k in s.source_keys)
+    assert all(any("sms-tools/" in REAL_SOURCES[k].path for k in s.source_keys)
+               for s in REAL_CORPUS[116:] if s.scenario != "absent")
+
+
+def test_a_loop_tiles_its_segment_only(decoded: dict[str, rc.DecodedSource]) -> None:
+    sax = decoded["sax_phrase"]
+    lo, hi = rc._loop_span(sax)
+    assert (lo, hi) == (int(round(2.15 * sax.sr)), int(round(5.1 * sax.sr)))
+    got = rc._read(sax, lo + 10, 3 * (hi - lo))
+    np.testing.assert_array_equal(got[: hi - lo - 10], sax.samples[lo + 10:hi])
+    np.testing.assert_array_equal(got[hi - lo - 10: 2 * (hi - lo) - 10], sax.samples[lo:hi])
+    trumpet = decoded["trumpet"]  # the librosa loops tile the whole file, as before
+    assert rc._loop_span(trumpet) == (0, trumpet.samples.size)
+    assert rc._loop_span(decoded["kick808"]) == (0, decoded["kick808"].samples.size)
 
 
 def test_levels_lie_in_range_and_are_seeded() -> None:
@@ -182,7 +248,7 @@ def test_levels_are_relative_to_the_backing(decoded: dict[str, rc.DecodedSource]
 
 def test_negatives_have_no_target_and_their_decoy_enters_on_the_instruction(
         decoded: dict[str, rc.DecodedSource]) -> None:
-    for scenario in ("busy_decoy", "speech_decoy", "animal_decoy", "pre_existing"):
+    for scenario in ("busy_decoy", "speech_decoy", "animal_decoy", "noise_decoy", "pre_existing"):
         spec = _pick(scenario, "instrument_entry", "dev")
         mixed = mix_clip(spec, decoded)
         assert mixed.truth_sample is None

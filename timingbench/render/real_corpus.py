@@ -1,10 +1,13 @@
 """The ``real`` corpus: real recordings laid over other real recordings at exact sample offsets.
 
 Every clip is a backing recording plus one or more *layers* (a solo, a stem, a song, read
-speech or an animal call), each placed at an integer sample offset with numpy, so every
-true time is known to the sample. The corpus is code: :data:`REAL_SOURCES` names the 16
-recordings of ``shared/realdata`` with the split each belongs to (disjoint by recording),
-and :data:`REAL_CORPUS` is the seeded list of :class:`RealClipSpec`. Rendering it again
+speech, an animal call or noise), each placed at an integer sample offset with numpy, so every
+true time is known to the sample. The corpus is code: :data:`REAL_SOURCES` names the 38
+recordings of ``shared/realdata`` (16 from librosa-data, vocadito and BeatNet, 22 short
+sms-tools solos, ensembles and decoys, each a loop) with the split each belongs to (disjoint
+by recording), and :data:`REAL_CORPUS` is the seeded list of 333 :class:`RealClipSpec`: the
+116 clips of the first sixteen recordings, then the sms-tools clips (appended, so the first
+116 keep their ids and audio). Rendering it again
 from the same files gives byte-identical clips and identical truth.
 
 Mixing rules (times in seconds, levels in dB):
@@ -73,10 +76,10 @@ OFF_TIME_RANGE_S = (1.0, 3.0)
 ON_TIME_MAX_S = 0.05
 #: Scenario names a real clip can carry.
 SCENARIOS = ("on_time", "off_time", "busy_decoy", "pre_existing", "absent", "speech_decoy",
-             "animal_decoy")
+             "animal_decoy", "noise_decoy")
 #: How a prompt names each family's target.
 TARGET_NAMES = {"percussion": "drums", "vocals": "vocals", "brass": "trumpet", "strings": "strings",
-                "piano": "piano"}
+                "piano": "piano", "woodwinds": "woodwinds", "keys": "organ", "plucked": "vibraphone"}
 
 
 # ----------------------------------------------------------------------------- sources
@@ -94,16 +97,17 @@ class RealSource:
     split : str
         ``dev`` or ``validation``: the only split whose clips may use the recording.
     kind : str
-        ``music``, ``speech`` or ``animal``.
+        ``music``, ``speech``, ``animal`` or ``noise``.
     family : str or None
         The formats §1 family a layer of this recording brings in (None: backing only, or not music).
     contains : tuple of str
         Every formats §1 family heard in the usable segment (from RMS envelopes, a percussive /
         harmonic split and the musicnn tagger); checked against every clip's truth.
     segment_s : tuple of float
-        The usable stretch ``(start, end)`` in seconds of the recording.
+        The usable stretch ``(start, end)`` in seconds of the recording; a loop tiles it (its
+        end clipped to the recording's length).
     loop : bool
-        The recording is a loop: a layer or backing tiles it with its own period.
+        The recording is a loop: a layer or backing tiles ``segment_s`` with that period.
     phrase : str
         Style phrase of a prompt when the recording is the backing.
     """
@@ -120,8 +124,51 @@ class RealSource:
 
 
 _LD = "librosa-data/"
+_SMS = "sms-tools/"
 
-#: The 16 recordings, each in exactly one split.
+
+def _sms(key: str, name: str, split: str, kind: str, family: str | None, contains: tuple[str, ...],
+         segment_s: tuple[float, float], phrase: str = "") -> RealSource:
+    """An sms-tools recording (1.2-9.4 s): always a loop over its audible ``segment_s``."""
+    return RealSource(key, f"{_SMS}{name}.wav", split, kind, family, contains, segment_s, loop=True, phrase=phrase)
+
+
+#: The 22 sms-tools recordings used (``sax-phrase-short.wav`` is not: it is ``sax-phrase.wav``
+#: from 6.415 s on, sample for sample, so it cannot sit in the other split). Cello-double and
+#: cello-double-2 are two takes on one cello (other notes over the same open D).
+_SMS_SOURCES = (
+    # dev: strings, woodwinds, vocals, percussion, and the only brass-note, organ, piano and
+    # vibraphone recordings (these families have no other dev delivery)
+    _sms("cello_double", "cello-double", "dev", "music", "strings", ("strings",), (0.0, 5.05)),
+    _sms("cello_phrase", "cello-phrase", "dev", "music", "strings", ("strings",), (0.0, 8.3)),
+    # the phrase's two breaths (1.13-2.18 s, 5.09-6.16 s) are silent: the loop tiles the longest
+    # audible stretch between them
+    _sms("sax_phrase", "sax-phrase", "dev", "music", "woodwinds", ("woodwinds",), (2.15, 5.1)),
+    _sms("flute", "flute-A4", "dev", "music", "woodwinds", ("woodwinds",), (0.0, 2.1)),
+    _sms("singing_female", "singing-female", "dev", "music", "vocals", ("vocals",), (0.0, 5.85)),
+    _sms("vignesh", "vignesh", "dev", "music", "vocals", ("vocals",), (0.0, 3.09)),
+    _sms("bendir", "bendir", "dev", "music", "percussion", ("percussion",), (0.0, 2.6)),
+    _sms("trumpet_a4", "trumpet-A4", "dev", "music", "brass", ("brass",), (0.0, 2.6)),
+    _sms("organ", "organ-C3", "dev", "music", "keys", ("keys",), (0.0, 5.9)),
+    _sms("piano_notes", "piano", "dev", "music", "piano", ("piano",), (0.0, 3.84)),
+    _sms("vibraphone", "vibraphone-C6", "dev", "music", "plucked", ("plucked",), (0.0, 2.75)),
+    _sms("carnatic", "carnatic", "dev", "music", None, ("vocals", "percussion", "strings", "plucked"),
+         (0.0, 3.41), phrase="Carnatic ensemble"),
+    _sms("speech_female", "speech-female", "dev", "speech", None, (), (0.0, 3.99)),
+    _sms("rain", "rain", "dev", "noise", None, (), (0.0, 7.05)),
+    # validation
+    _sms("cello_double_2", "cello-double-2", "validation", "music", "strings", ("strings",), (0.3, 5.9)),
+    _sms("violin", "violin-B3", "validation", "music", "strings", ("strings",), (0.0, 2.15)),
+    _sms("oboe", "oboe-A4", "validation", "music", "woodwinds", ("woodwinds",), (0.0, 3.4)),
+    _sms("soprano", "soprano-E4", "validation", "music", "vocals", ("vocals",), (0.0, 1.17)),
+    _sms("mridangam", "mridangam", "validation", "music", "percussion", ("percussion",), (0.0, 1.97)),
+    _sms("orchestra", "orchestra", "validation", "music", None,
+         ("strings", "bass", "woodwinds", "brass", "percussion", "plucked"), (0.0, 6.33), phrase="orchestral"),
+    _sms("speech_male", "speech-male", "validation", "speech", None, (), (0.0, 5.63)),
+    _sms("ocean", "ocean", "validation", "noise", None, (), (0.0, 6.43)),
+)
+
+#: The 38 recordings, each in exactly one split.
 REAL_SOURCES: dict[str, RealSource] = {s.key: s for s in (
     # dev
     RealSource("drum_bass", _LD + "admiralbob77_-_Choice_-_Drum-bass.hq.ogg", "dev", "music", "percussion",
@@ -145,7 +192,7 @@ REAL_SOURCES: dict[str, RealSource] = {s.key: s for s in (
     RealSource("vocadito", "vocadito/Audio/vocadito_1.wav", "validation", "music", "vocals",
                ("vocals",), (0.0, 12.0)),
     RealSource("trumpet", _LD + "sorohanro_-_solo-trumpet-06.hq.ogg", "validation", "music", "brass",
-               ("brass",), (0.0, 5.333), loop=True),
+               ("brass",), (0.0, 5.33336), loop=True),  # the whole file: 235201 samples
     RealSource("ragtime", _LD + "442789__lena-orsa__happy-music-pistachio-ice-cream-ragtime.hq.ogg",
                "validation", "music", "piano", ("piano",), (0.0, 70.6), phrase="ragtime piano"),
     RealSource("waltz", _LD + "147793__setuniman__sweet-waltz-0i-22mi.hq.ogg", "validation", "music",
@@ -154,6 +201,7 @@ REAL_SOURCES: dict[str, RealSource] = {s.key: s for s in (
                ("percussion", "bass", "plucked"), (8.0, 43.5), phrase="laid-back jazz"),
     RealSource("speech_m2", _LD + "5703-47212-0000.hq.ogg", "validation", "speech", None, (), (0.0, 14.8)),
     RealSource("dog", _LD + "pibble.hq.ogg", "validation", "animal", None, (), (0.0, 46.9)),
+    *_SMS_SOURCES,
 )}
 
 
@@ -328,8 +376,8 @@ class _Book:
 
     def decoy(self, family: str, src: str, backing: str, t: float, dur: float, *, bfrom: float = 0.0,
               lfrom: float = 0.0) -> None:
-        """Read speech or an animal call enters at ``t``; the target family never sounds."""
-        scenario = "speech_decoy" if REAL_SOURCES[src].kind == "speech" else "animal_decoy"
+        """Read speech, an animal call or noise enters at ``t``; the target family never sounds."""
+        scenario = {"speech": "speech_decoy", "noise": "noise_decoy"}.get(REAL_SOURCES[src].kind, "animal_decoy")
         self._add(scenario, "instrument_entry", family, t, dur, backing, bfrom, [(src, "other", t, lfrom, None)])
 
 
@@ -476,10 +524,273 @@ def _validation_specs(book: _Book) -> None:
     b.decoy("brass", "dog", "waltz", 10.0, 24.0, bfrom=0.0, lfrom=6.5)
 
 
+#: A delivery row of :func:`_deliver_rows`: (entry or exit, source, backing, time, clip length,
+#: backing from, layer from, off time), times in seconds.
+_Delivery = tuple[str, str, str, float, float, float, float, bool]
+
+
+def _deliver_rows(book: _Book, rows: Iterable[_Delivery]) -> None:
+    """Add an on- or off-time entrance (``"in"``) or exit (``"out"``) for every row."""
+    for how, src, backing, t, dur, bfrom, lfrom, off in rows:
+        add = book.entry if how == "in" else book.exit
+        add(src, backing, t, dur, bfrom=bfrom, lfrom=lfrom, off=off)
+
+
+def _sms_dev_specs(book: _Book) -> None:
+    """Dev, sms-tools: cello (two), saxophone and flute, female and Carnatic singing, bendir,
+    trumpet note, organ, piano notes, vibraphone; the Carnatic ensemble; a female reader; rain.
+    Over the dev backings that lack each family (celesta, string orchestra, drum-bass, folk song)."""
+    b = book
+    _deliver_rows(b, [
+        # strings: two cello loops (the celesta piece and the string orchestra hold strings)
+        ("in", "cello_double", "drum_bass", 6.0, 24.0, 0.0, 0.0, False),
+        ("in", "cello_phrase", "drum_bass", 9.0, 22.0, 2.0, 0.0, False),
+        ("in", "cello_phrase", "folk_song", 7.0, 24.0, 30.0, 2.0, False),
+        ("in", "cello_double", "folk_song", 12.0, 24.0, 80.0, 0.0, False),
+        ("in", "cello_double", "drum_bass", 5.0, 24.0, 0.5, 1.0, False),
+        ("in", "cello_phrase", "folk_song", 10.0, 24.0, 100.0, 0.0, True),
+        ("in", "cello_double", "drum_bass", 8.0, 22.0, 1.0, 0.0, True),
+        ("out", "cello_phrase", "drum_bass", 10.0, 24.0, 0.0, 0.0, False),
+        ("out", "cello_double", "folk_song", 9.0, 24.0, 50.0, 0.0, False),
+        ("out", "cello_phrase", "folk_song", 14.0, 24.0, 10.0, 0.0, True),
+        # woodwinds: the saxophone phrase and the flute note (the celesta piece holds woodwinds)
+        ("in", "sax_phrase", "string_orchestra", 6.0, 24.0, 0.0, 2.15, False),
+        ("in", "flute", "string_orchestra", 8.0, 24.0, 5.0, 0.0, False),
+        ("in", "sax_phrase", "drum_bass", 7.0, 22.0, 1.0, 2.15, False),
+        ("in", "flute", "folk_song", 11.0, 24.0, 60.0, 0.0, False),
+        ("in", "sax_phrase", "folk_song", 5.0, 24.0, 15.0, 3.0, False),
+        ("in", "flute", "drum_bass", 9.0, 24.0, 0.0, 0.0, True),
+        ("in", "sax_phrase", "string_orchestra", 10.0, 24.0, 8.0, 2.15, True),
+        ("out", "flute", "string_orchestra", 9.0, 24.0, 2.0, 0.0, False),
+        ("out", "sax_phrase", "folk_song", 12.0, 24.0, 95.0, 2.15, False),
+        ("out", "sax_phrase", "drum_bass", 8.0, 22.0, 2.5, 2.15, True),
+        # vocals: female singing and the Carnatic phrase (the folk song holds vocals)
+        ("in", "singing_female", "celesta", 7.0, 24.0, 20.0, 0.0, False),
+        ("in", "vignesh", "string_orchestra", 6.0, 24.0, 0.0, 0.0, False),
+        ("in", "singing_female", "drum_bass", 9.0, 22.0, 1.0, 0.0, False),
+        ("in", "vignesh", "celesta", 12.0, 26.0, 60.0, 0.0, False),
+        ("in", "singing_female", "string_orchestra", 5.0, 24.0, 4.0, 1.5, False),
+        ("in", "vignesh", "drum_bass", 8.0, 24.0, 0.0, 0.0, True),
+        ("in", "singing_female", "celesta", 10.0, 24.0, 90.0, 0.0, True),
+        ("out", "vignesh", "string_orchestra", 9.0, 24.0, 1.0, 0.0, False),
+        ("out", "singing_female", "celesta", 13.0, 24.0, 40.0, 0.0, False),
+        ("out", "vignesh", "celesta", 8.0, 24.0, 70.0, 0.0, True),
+        # percussion: the bendir strokes (drum-bass and the folk song hold percussion)
+        ("in", "bendir", "celesta", 6.0, 24.0, 14.0, 0.0, False),
+        ("in", "bendir", "string_orchestra", 8.0, 24.0, 0.0, 0.0, False),
+        ("in", "bendir", "celesta", 11.0, 24.0, 65.0, 0.0, False),
+        ("in", "bendir", "string_orchestra", 5.0, 24.0, 3.0, 1.8, False),
+        ("in", "bendir", "celesta", 13.0, 26.0, 80.0, 0.0, False),
+        ("in", "bendir", "string_orchestra", 9.0, 24.0, 6.0, 0.0, True),
+        ("in", "bendir", "celesta", 7.0, 24.0, 92.0, 0.0, True),
+        ("out", "bendir", "celesta", 10.0, 24.0, 25.0, 0.0, False),
+        ("out", "bendir", "string_orchestra", 7.5, 24.0, 2.0, 0.0, False),
+        # brass: the trumpet note
+        ("in", "trumpet_a4", "celesta", 6.0, 24.0, 18.0, 0.0, False),
+        ("in", "trumpet_a4", "string_orchestra", 9.0, 24.0, 0.0, 0.0, False),
+        ("in", "trumpet_a4", "drum_bass", 7.0, 22.0, 2.0, 0.0, False),
+        ("in", "trumpet_a4", "folk_song", 12.0, 24.0, 70.0, 0.0, False),
+        ("in", "trumpet_a4", "celesta", 10.0, 24.0, 85.0, 0.0, True),
+        ("in", "trumpet_a4", "string_orchestra", 8.0, 24.0, 6.0, 0.0, True),
+        ("out", "trumpet_a4", "drum_bass", 9.0, 24.0, 0.5, 0.0, False),
+        ("out", "trumpet_a4", "folk_song", 11.0, 24.0, 20.0, 0.0, False),
+        ("out", "trumpet_a4", "celesta", 8.0, 24.0, 50.0, 0.0, True),
+        # keys: the organ note (not over the celesta, a keyboard)
+        ("in", "organ", "string_orchestra", 7.0, 24.0, 1.0, 0.0, False),
+        ("in", "organ", "drum_bass", 6.0, 22.0, 0.0, 0.0, False),
+        ("in", "organ", "folk_song", 10.0, 24.0, 45.0, 0.0, False),
+        ("in", "organ", "string_orchestra", 12.0, 24.0, 9.0, 0.0, False),
+        ("in", "organ", "folk_song", 8.0, 24.0, 105.0, 0.0, True),
+        ("in", "organ", "drum_bass", 9.0, 24.0, 0.0, 0.0, True),
+        ("out", "organ", "string_orchestra", 10.0, 24.0, 3.0, 0.0, False),
+        ("out", "organ", "folk_song", 8.0, 24.0, 85.0, 0.0, False),
+        ("out", "organ", "drum_bass", 11.0, 24.0, 0.8, 0.0, True),
+        # piano: the piano notes (not over the celesta)
+        ("in", "piano_notes", "string_orchestra", 6.0, 24.0, 0.0, 0.0, False),
+        ("in", "piano_notes", "drum_bass", 8.0, 24.0, 0.5, 0.0, False),
+        ("in", "piano_notes", "folk_song", 11.0, 24.0, 55.0, 0.0, False),
+        ("in", "piano_notes", "string_orchestra", 9.0, 24.0, 7.0, 0.0, False),
+        ("in", "piano_notes", "folk_song", 7.0, 24.0, 105.0, 0.0, True),
+        ("in", "piano_notes", "drum_bass", 10.0, 22.0, 2.0, 0.0, True),
+        ("out", "piano_notes", "string_orchestra", 8.0, 24.0, 2.0, 0.0, False),
+        ("out", "piano_notes", "folk_song", 12.0, 24.0, 65.0, 0.0, False),
+        # plucked: the vibraphone note (the celesta piece holds plucked; the folk song a guitar)
+        ("in", "vibraphone", "string_orchestra", 6.0, 24.0, 0.0, 0.0, False),
+        ("in", "vibraphone", "drum_bass", 7.0, 24.0, 0.0, 0.0, False),
+        ("in", "vibraphone", "string_orchestra", 10.0, 24.0, 8.0, 0.0, False),
+        ("in", "vibraphone", "drum_bass", 5.0, 22.0, 2.5, 0.0, False),
+        ("in", "vibraphone", "string_orchestra", 8.0, 24.0, 4.0, 0.0, True),
+        ("in", "vibraphone", "drum_bass", 9.0, 22.0, 1.5, 0.0, True),
+        ("out", "vibraphone", "string_orchestra", 9.0, 24.0, 2.0, 0.0, False),
+        ("out", "vibraphone", "drum_bass", 8.0, 24.0, 0.3, 0.0, False),
+        ("out", "vibraphone", "string_orchestra", 11.0, 24.0, 6.0, 0.0, True),
+    ])
+    # off-time exits of the sparse loops: the offset is fixed so that the cut lands in a sound
+    b.exit("bendir", "celesta", 12.0, 24.0, bfrom=45.0, off=True, offset_s=1.5)
+    b.exit("piano_notes", "drum_bass", 9.5, 24.0, bfrom=0.0, off=True, offset_s=-1.5)
+    # busy decoys: another family's solo enters (or leaves)
+    b.busy("strings", "flute", "drum_bass", 8.0, 24.0, bfrom=0.2)
+    b.busy("strings", "organ", "folk_song", 10.0, 24.0, bfrom=25.0, kind="instrument_exit")
+    b.busy("woodwinds", "cello_phrase", "drum_bass", 7.0, 22.0, bfrom=1.5)
+    b.busy("woodwinds", "trumpet_a4", "string_orchestra", 9.0, 24.0, bfrom=2.0)
+    b.busy("vocals", "sax_phrase", "string_orchestra", 8.0, 24.0, bfrom=1.0, lfrom=2.15)
+    b.busy("vocals", "organ", "celesta", 6.0, 24.0, bfrom=30.0)
+    b.busy("percussion", "singing_female", "string_orchestra", 7.0, 24.0, bfrom=3.0)
+    b.busy("percussion", "piano_notes", "celesta", 9.0, 24.0, bfrom=55.0)
+    b.busy("brass", "flute", "folk_song", 8.0, 24.0, bfrom=40.0)
+    b.busy("brass", "cello_double", "celesta", 10.0, 24.0, bfrom=75.0)
+    b.busy("keys", "piano_notes", "string_orchestra", 7.0, 24.0, bfrom=5.0)
+    b.busy("keys", "trumpet_a4", "drum_bass", 9.0, 24.0, bfrom=0.0)
+    b.busy("piano", "organ", "drum_bass", 8.0, 22.0, bfrom=2.0)
+    b.busy("piano", "vibraphone", "string_orchestra", 10.0, 24.0, bfrom=0.0)
+    b.busy("plucked", "piano_notes", "drum_bass", 7.0, 24.0, bfrom=0.5)
+    b.busy("plucked", "bendir", "string_orchestra", 9.0, 24.0, bfrom=6.0)
+    # pre-existing: the family sounds from the start (backing or a 'before' layer), another enters
+    b.pre("strings", "sax_phrase", "string_orchestra", 8.0, 24.0, bfrom=1.0, lfrom=2.15)
+    b.pre("strings", "flute", "drum_bass", 9.0, 24.0, bfrom=0.0, before="cello_phrase")
+    b.pre("woodwinds", "vignesh", "drum_bass", 7.0, 22.0, bfrom=1.0, before="sax_phrase", before_from=2.15)
+    b.pre("woodwinds", "trumpet_a4", "celesta", 8.0, 24.0, bfrom=35.0)
+    b.pre("vocals", "flute", "folk_song", 9.0, 24.0, bfrom=38.0)
+    b.pre("vocals", "organ", "string_orchestra", 7.0, 24.0, bfrom=2.0, before="singing_female")
+    b.pre("vocals", "sax_phrase", "carnatic", 8.0, 24.0, lfrom=2.15)
+    b.pre("percussion", "cello_double", "drum_bass", 10.0, 24.0, bfrom=0.0)
+    b.pre("percussion", "singing_female", "celesta", 8.0, 24.0, bfrom=60.0, before="bendir")
+    b.pre("percussion", "trumpet_a4", "carnatic", 9.0, 24.0)
+    b.pre("brass", "piano_notes", "string_orchestra", 7.0, 24.0, bfrom=3.0, before="trumpet_a4")
+    b.pre("keys", "singing_female", "drum_bass", 8.0, 22.0, bfrom=0.5, before="organ")
+    b.pre("piano", "cello_phrase", "folk_song", 9.0, 24.0, bfrom=65.0, before="piano_notes")
+    b.pre("plucked", "cello_double", "celesta", 7.0, 24.0, bfrom=42.0)
+    b.pre("plucked", "bendir", "string_orchestra", 10.0, 24.0, bfrom=4.0, before="vibraphone")
+    # absent: the backing alone
+    b.absent("strings", "folk_song", 9.0, 24.0, bfrom=30.0)
+    b.absent("woodwinds", "string_orchestra", 8.0, 24.0, bfrom=3.0)
+    b.absent("woodwinds", "folk_song", 11.0, 24.0, bfrom=75.0)
+    b.absent("vocals", "celesta", 10.0, 24.0, bfrom=50.0)
+    b.absent("percussion", "string_orchestra", 9.0, 24.0, bfrom=5.0)
+    b.absent("brass", "carnatic", 8.0, 24.0)
+    b.absent("keys", "string_orchestra", 7.0, 24.0, bfrom=1.0)
+    b.absent("keys", "folk_song", 10.0, 24.0, bfrom=10.0)
+    b.absent("piano", "drum_bass", 9.0, 24.0, bfrom=0.5)
+    b.absent("plucked", "drum_bass", 8.0, 24.0, bfrom=0.2)
+    b.absent("plucked", "string_orchestra", 11.0, 24.0, bfrom=8.0)
+    # speech decoys: the female reader (looped) enters
+    b.decoy("vocals", "speech_female", "celesta", 7.0, 24.0, bfrom=28.0)
+    b.decoy("vocals", "speech_female", "drum_bass", 9.0, 24.0, bfrom=0.0)
+    for fam, backing, t, bfrom in (("strings", "drum_bass", 8.0, 0.6), ("woodwinds", "string_orchestra", 10.0, 2.0),
+                                   ("percussion", "celesta", 6.0, 62.0), ("brass", "folk_song", 11.0, 88.0),
+                                   ("keys", "string_orchestra", 9.0, 6.0), ("piano", "folk_song", 7.0, 48.0),
+                                   ("plucked", "drum_bass", 10.0, 0.4)):
+        b.decoy(fam, "speech_female", backing, t, 24.0, bfrom=bfrom)
+    # noise decoys: rain (looped) enters
+    for fam, backing, t, bfrom in (("vocals", "celesta", 8.0, 38.0), ("vocals", "string_orchestra", 6.0, 0.5),
+                                   ("percussion", "celesta", 10.0, 70.0), ("percussion", "string_orchestra", 7.0, 9.0),
+                                   ("strings", "folk_song", 9.0, 105.0), ("woodwinds", "drum_bass", 8.0, 0.0),
+                                   ("brass", "celesta", 9.0, 16.0), ("keys", "drum_bass", 7.0, 0.8),
+                                   ("piano", "string_orchestra", 11.0, 1.5), ("plucked", "string_orchestra", 8.0, 7.0)):
+        b.decoy(fam, "rain", backing, t, 24.0, bfrom=bfrom)
+
+
+def _sms_validation_specs(book: _Book) -> None:
+    """Validation, sms-tools: cello (the other take) and violin, oboe, soprano, mridangam; the
+    orchestra excerpt; a male reader; the ocean. Over the validation backings that lack each
+    family (waltz, ragtime, jazz combo, 808 kick)."""
+    b = book
+    _deliver_rows(b, [
+        # strings
+        ("in", "cello_double_2", "waltz", 6.0, 24.0, 1.0, 0.3, False),
+        ("in", "violin", "ragtime", 8.0, 24.0, 10.0, 0.0, False),
+        ("in", "cello_double_2", "jazz_combo", 7.0, 24.0, 10.0, 0.3, False),
+        ("in", "violin", "kick808", 10.0, 24.0, 0.0, 0.0, False),
+        ("in", "cello_double_2", "ragtime", 12.0, 26.0, 30.0, 0.3, False),
+        ("in", "violin", "waltz", 9.0, 24.0, 3.0, 0.0, True),
+        ("in", "cello_double_2", "kick808", 7.0, 24.0, 2.0, 0.3, True),
+        ("out", "violin", "jazz_combo", 9.0, 24.0, 12.0, 0.0, False),
+        ("out", "cello_double_2", "waltz", 11.0, 24.0, 0.5, 0.3, False),
+        ("out", "violin", "ragtime", 8.0, 24.0, 40.0, 0.0, True),
+        # woodwinds
+        ("in", "oboe", "waltz", 7.0, 24.0, 2.0, 0.0, False),
+        ("in", "oboe", "ragtime", 5.0, 24.0, 22.0, 0.0, False),
+        ("in", "oboe", "jazz_combo", 10.0, 24.0, 14.0, 0.0, False),
+        ("in", "oboe", "kick808", 8.0, 22.0, 0.0, 0.0, False),
+        ("in", "oboe", "waltz", 12.0, 26.0, 0.0, 1.0, False),
+        ("in", "oboe", "ragtime", 9.0, 24.0, 35.0, 0.0, True),
+        ("in", "oboe", "jazz_combo", 8.0, 24.0, 9.0, 0.0, True),
+        ("out", "oboe", "waltz", 10.0, 24.0, 4.0, 0.0, False),
+        ("out", "oboe", "kick808", 9.0, 24.0, 0.0, 0.0, False),
+        ("out", "oboe", "ragtime", 12.0, 24.0, 45.0, 0.0, True),
+        # vocals
+        ("in", "soprano", "waltz", 8.0, 24.0, 0.5, 0.0, False),
+        ("in", "soprano", "ragtime", 6.0, 24.0, 12.0, 0.0, False),
+        ("in", "soprano", "jazz_combo", 9.0, 24.0, 11.0, 0.0, False),
+        ("in", "soprano", "kick808", 5.0, 24.0, 0.0, 0.0, False),
+        ("in", "soprano", "ragtime", 11.0, 24.0, 28.0, 0.0, False),
+        ("in", "soprano", "waltz", 10.0, 24.0, 1.5, 0.0, True),
+        ("in", "soprano", "jazz_combo", 7.0, 24.0, 15.0, 0.0, True),
+        ("out", "soprano", "ragtime", 9.0, 24.0, 33.0, 0.0, False),
+        ("out", "soprano", "kick808", 12.0, 24.0, 0.0, 0.0, False),
+        ("out", "soprano", "waltz", 8.0, 24.0, 3.5, 0.0, True),
+        # percussion (the jazz combo and the 808 kick hold percussion)
+        ("in", "mridangam", "waltz", 6.0, 24.0, 1.0, 0.0, False),
+        ("in", "mridangam", "ragtime", 9.0, 24.0, 5.0, 0.0, False),
+        ("in", "mridangam", "waltz", 11.0, 24.0, 2.0, 0.0, False),
+        ("in", "mridangam", "ragtime", 7.0, 24.0, 44.0, 0.0, False),
+        ("in", "mridangam", "waltz", 5.0, 24.0, 4.0, 0.9, False),
+        ("in", "mridangam", "ragtime", 10.0, 24.0, 18.0, 0.0, True),
+        ("in", "mridangam", "waltz", 8.0, 24.0, 0.0, 0.0, True),
+        ("out", "mridangam", "ragtime", 10.0, 24.0, 26.0, 0.0, False),
+        ("out", "mridangam", "waltz", 8.3, 24.0, 2.5, 0.0, False),
+    ])
+    b.exit("mridangam", "ragtime", 12.0, 24.0, bfrom=38.0, off=True, offset_s=1.5)
+    # busy decoys
+    b.busy("strings", "oboe", "waltz", 8.0, 24.0, bfrom=1.0)
+    b.busy("strings", "oboe", "ragtime", 10.0, 24.0, bfrom=20.0, kind="instrument_exit")
+    b.busy("woodwinds", "violin", "ragtime", 7.0, 24.0, bfrom=8.0)
+    b.busy("woodwinds", "soprano", "kick808", 9.0, 24.0)
+    b.busy("vocals", "cello_double_2", "jazz_combo", 8.0, 24.0, bfrom=12.0, lfrom=0.3)
+    b.busy("vocals", "orchestra", "waltz", 9.0, 24.0, bfrom=2.0)
+    b.busy("percussion", "soprano", "waltz", 7.0, 24.0, bfrom=3.0)
+    b.busy("percussion", "violin", "ragtime", 9.0, 24.0, bfrom=42.0)
+    b.busy("brass", "oboe", "ragtime", 8.0, 24.0, bfrom=14.0)
+    b.busy("keys", "violin", "waltz", 10.0, 24.0, bfrom=0.5)
+    b.busy("piano", "soprano", "jazz_combo", 9.0, 24.0, bfrom=16.0)
+    b.busy("plucked", "mridangam", "ragtime", 8.0, 24.0, bfrom=24.0)
+    # pre-existing
+    b.pre("strings", "soprano", "orchestra", 8.0, 24.0)
+    b.pre("strings", "oboe", "waltz", 9.0, 24.0, bfrom=2.0, before="violin")
+    b.pre("woodwinds", "mridangam", "orchestra", 7.0, 24.0)
+    b.pre("woodwinds", "cello_double_2", "ragtime", 8.0, 24.0, bfrom=10.0, lfrom=0.3, before="oboe")
+    b.pre("vocals", "oboe", "jazz_combo", 9.0, 24.0, bfrom=10.0, before="soprano")
+    b.pre("percussion", "violin", "kick808", 8.0, 24.0)
+    b.pre("percussion", "soprano", "waltz", 10.0, 24.0, bfrom=1.0, before="mridangam")
+    b.pre("brass", "soprano", "orchestra", 9.0, 24.0)
+    b.pre("piano", "violin", "ragtime", 7.0, 24.0, bfrom=30.0)
+    b.pre("plucked", "oboe", "waltz", 8.0, 24.0, bfrom=3.0)
+    # absent
+    b.absent("strings", "waltz", 9.0, 24.0, bfrom=1.0)
+    b.absent("woodwinds", "jazz_combo", 10.0, 24.0, bfrom=11.0)
+    b.absent("vocals", "kick808", 8.0, 24.0)
+    b.absent("percussion", "ragtime", 7.0, 24.0, bfrom=40.0)
+    b.absent("keys", "waltz", 11.0, 24.0, bfrom=2.5)
+    b.absent("plucked", "ragtime", 9.0, 24.0, bfrom=5.0)
+    b.absent("brass", "kick808", 10.0, 24.0)
+    # speech decoys: the male reader (looped) enters
+    for fam, backing, t, bfrom in (("vocals", "waltz", 8.0, 1.5), ("vocals", "ragtime", 10.0, 26.0),
+                                   ("strings", "jazz_combo", 9.0, 13.0), ("woodwinds", "waltz", 7.0, 4.0),
+                                   ("percussion", "ragtime", 11.0, 43.0)):
+        b.decoy(fam, "speech_male", backing, t, 24.0, bfrom=bfrom)
+    # noise decoys: the ocean (looped) enters
+    for fam, backing, t, bfrom in (("vocals", "waltz", 9.0, 0.0), ("vocals", "jazz_combo", 7.0, 17.0),
+                                   ("strings", "ragtime", 8.0, 16.0), ("woodwinds", "kick808", 10.0, 0.0),
+                                   ("percussion", "waltz", 8.0, 3.0), ("brass", "ragtime", 9.0, 36.0)):
+        b.decoy(fam, "ocean", backing, t, 24.0, bfrom=bfrom)
+
+
 def _real_corpus() -> tuple[RealClipSpec, ...]:
     book = _Book(base_seed=30000)
     _dev_specs(book)
     _validation_specs(book)
+    _sms_dev_specs(book)
+    _sms_validation_specs(book)
     for spec in book.specs:
         check_spec(spec)
     return tuple(book.specs)
@@ -609,7 +920,7 @@ def decode_source(sources_dir: Path, key: str, config: Config) -> DecodedSource:
     path = source_path(sources_dir, key)
     if not path.is_file():
         raise ClipError(f"{path}: real-corpus source {key!r} not found; --sources must be the shared/realdata "
-                        "folder (librosa-data/, vocadito/, beatnet/)")
+                        "folder (librosa-data/, vocadito/, beatnet/, sms-tools/)")
     src = REAL_SOURCES[key]
     wide = config.with_value("audio.analysis_window_s", max(float(config.params.audio.analysis_window_s),
                                                             src.segment_s[1] + 30.0))
@@ -698,11 +1009,18 @@ def _fade(n: int) -> F64:
     return 0.5 * (1.0 - np.cos(np.pi * (k + 1.0) / (n + 1.0)))
 
 
+def _loop_span(src: DecodedSource) -> tuple[int, int]:
+    """First and one-past-last sample of the stretch a loop tiles (its ``segment_s``, clipped to the file)."""
+    lo, hi = (int(round(t * src.sr)) for t in src.source.segment_s)
+    return lo, min(hi, src.samples.size)
+
+
 def _read(src: DecodedSource, start: int, n: int) -> F64:
-    """``n`` source samples from ``start`` (tiled with the file's own period for a loop)."""
+    """``n`` source samples from ``start`` (for a loop, its span tiled with the span's period)."""
     x = src.samples
     if src.source.loop:
-        return x[(start + np.arange(n)) % x.size]
+        lo, hi = _loop_span(src)
+        return x[lo + (start - lo + np.arange(n)) % (hi - lo)]
     if start < 0 or start + n > x.size:
         raise ParameterError(f"{src.path.name}: samples {start}-{start + n} lie outside the recording "
                              f"({x.size} samples)")
@@ -763,7 +1081,11 @@ def _place(name: str, src: DecodedSource, *, n_clip: int, clip_start: int, nomin
     """Place one recording into a clip of ``n_clip`` samples (unit gain, fades applied)."""
     sr = src.sr
     # a loop is searched over one period; a recording up to the end of its usable segment
-    seg_end = nominal + src.samples.size if src.source.loop else int(round(src.source.segment_s[1] * sr))
+    if src.source.loop:
+        lo, hi = _loop_span(src)
+        seg_end = nominal + hi - lo
+    else:
+        seg_end = int(round(src.source.segment_s[1] * sr))
     s0 = _first_audible(src, nominal, seg_end)
     room = n_clip - clip_start
     if cut is not None:
@@ -902,7 +1224,8 @@ class RealClip:
     scenario: str = ""
 
 
-_CHARACTER = {"percussion": "hard", "piano": "hard", "brass": "hard", "vocals": "soft", "strings": "soft"}
+_CHARACTER = {"percussion": "hard", "piano": "hard", "brass": "hard", "vocals": "soft", "strings": "soft",
+              "woodwinds": "soft", "keys": "soft", "plucked": "hard"}
 
 
 def _character(mixed: MixedClip) -> str:
@@ -1041,7 +1364,7 @@ def decode_sources(sources_dir: Path, keys: Iterable[str], *, config: Config, jo
         path = source_path(sources_dir, key)
         if not path.is_file():
             raise ClipError(f"{path}: real-corpus source {key!r} not found; --sources must be the "
-                            "shared/realdata folder (librosa-data/, vocadito/, beatnet/)")
+                            "shared/realdata folder (librosa-data/, vocadito/, beatnet/, sms-tools/)")
     if jobs > 1:
         with ThreadPoolExecutor(max_workers=jobs) as pool:
             decoded = list(pool.map(lambda k: decode_source(sources_dir, k, config), wanted))

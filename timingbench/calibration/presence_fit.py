@@ -152,15 +152,15 @@ def best_threshold(stats: Sequence[EventStat], *, max_negative_rate: float, offs
                    floor: float) -> float:
     """The threshold of least step (log-odds) that maximises the objective (module docstring).
 
-    Candidates: every measured size at or above ``floor``, rounded up to 2 decimals, and one
+    Candidates: every measured size at or above ``floor``, rounded down to 2 decimals, and one
     above them all (credit nothing). Ties go to the larger threshold.
     """
-    sizes = sorted({float(np.ceil(s.size * 100) / 100) for s in stats if s.size is not None and s.size >= floor})
-    grid = [max(floor, 0.0), *sizes, round((max(sizes) if sizes else floor) + 0.01, 2)]
-    def key(m: float) -> tuple[tuple[bool, float], float]:
-        return _objective(counts(stats, m, offset_match_s=offset_match_s), max_negative_rate=max_negative_rate), m
-
-    return round(max(grid, key=key), 2)
+    sizes = sorted({float(np.floor(s.size * 100 + 1e-9) / 100) for s in stats
+                    if s.size is not None and s.size >= floor})
+    grid: list[float] = [max(floor, 0.0), *sizes, round((max(sizes) if sizes else floor) + 0.01, 2)]
+    scored = [(_objective(counts(stats, m, offset_match_s=offset_match_s), max_negative_rate=max_negative_rate), m)
+              for m in grid]
+    return round(max(scored)[1], 2)
 
 
 def fit(stats: Sequence[EventStat], families: Sequence[str], *, max_negative_rate: float, offset_match_s: float,

@@ -75,9 +75,10 @@ def load_prompts(path: str | Path | None = None) -> PromptSet:
     Raises
     ------
     PromptError
-        If the file cannot be read at all.
+        If the file cannot be read at all, or none of its lines is a JSON object (an
+        audio or YAML file, an empty file).
     """
-    return _load_prompts_file(DEFAULT_PROMPTS_PATH if path is None else path)
+    return _load_prompts_file(DEFAULT_PROMPTS_PATH if path is None else path, require_jsonl=True)
 
 
 def _config(config: Config | str | Path | None) -> Config:
@@ -156,7 +157,8 @@ def score_audio(
     separation : {"dsp", "auto", "demucs", "none"}
         Source separation backend (default ``dsp``: deterministic, no model weights).
     family_evidence : {"tagger", "trained", "musicnn", "clap", "none"}
-        Instrument-family evidence backend (default: the embedded trained model).
+        Instrument-family evidence backend (default ``tagger``: the embedded AudioSet tagger
+        with the trained network, chosen per family; ``trained``: the trained network alone).
     clip : str, optional
         The name the rows carry in ``clip`` (default: the prompt id). Pass the file name
         to get the rows ``timingbench score`` writes for that file.

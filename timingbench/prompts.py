@@ -8,6 +8,7 @@ keys survive a round trip.
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
@@ -232,13 +233,17 @@ def validate_prompt_rows(
     return PromptSet(prompts, errors, source)
 
 
-def load_prompts(path: str | Path) -> PromptSet:
+def load_prompts(path: str | Path, *, require_jsonl: bool = False) -> PromptSet:
     """Load and validate a prompt JSONL file.
 
     Parameters
     ----------
     path : str or Path
         The prompt file.
+    require_jsonl : bool
+        Refuse, as one error, a file none of whose lines is a JSON object (an audio file, a
+        YAML file, an empty file) instead of returning one rejected row per line. A file
+        with at least one JSON-object line is read as without it.
 
     Returns
     -------
@@ -248,9 +253,42 @@ def load_prompts(path: str | Path) -> PromptSet:
     Raises
     ------
     PromptError
-        If the file cannot be read at all.
+        If the file cannot be read at all, or (``require_jsonl``) is not JSONL at all
+        (:func:`not_jsonl_error`).
     """
-    return load_rows(path, what="prompt file", error=PromptError, validate=validate_prompt_rows)
+    objects = 0
+
+    def counted(rows: Iterable[tuple[int, Any]], **kw: Any) -> PromptSet:
+        def each() -> Iterable[tuple[int, Any]]:
+            nonlocal objects
+            for row in rows:
+                objects += 1
+                yield row
+        return validate_prompt_rows(each(), **kw)
+
+    ps = load_rows(path, what="prompt file", error=PromptError, validate=counted)
+    if require_jsonl and objects == 0:
+        raise not_jsonl_error(Path(path))
+    return ps
+
+
+def not_jsonl_error(path: Path) -> PromptError:
+    """The one error for a prompt file none of whose lines is a JSON object.
+
+    It names the file once, absolute, says what it holds instead (nothing, binary data or
+    text of other lines) and what ``--prompts`` takes.
+    """
+    data = path.read_bytes()
+    lines = sum(1 for line in data.splitlines() if line.strip())
+    try:
+        data.decode("utf-8-sig")
+        binary = b"\0" in data
+    except UnicodeDecodeError:
+        binary = True
+    why = ("it is empty" if lines == 0 else "binary data, not UTF-8 text" if binary
+           else f"none of its {lines} lines is a JSON object")
+    return PromptError(f"{os.path.abspath(path)}: not a prompt file ({why}); --prompts takes a JSONL file, "
+                       "one prompt object per line (docs/formats.md §1)")
 
 
 @dataclass(frozen=True)

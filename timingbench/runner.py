@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -215,10 +216,22 @@ def score_clip(ref: ClipRef, prompt: Prompt, config: Config, opts: ScoreOptions)
         clip = load_clip(ref.path, config, allow_silent=True)
         return {"key": key, **score_decoded(clip, ref, prompt, config, opts)}
     except TimingbenchError as exc:
-        msg = str(exc)
-        if str(ref.path) not in msg:  # errors raised past decoding do not know the file
-            msg = f"{ref.path}: {msg}"
-        return error_part(ref, prompt, config, opts, msg)
+        return error_part(ref, prompt, config, opts, clip_error_message(ref.path, exc))
+
+
+def clip_error_message(path: Path, reason: object) -> str:
+    """``/absolute/path: reason``: why a clip could not be scored, naming its file once.
+
+    The decoders name the file as it was given (and ffmpeg names it again inside its own
+    reason); errors raised past decoding do not name it. Every such mention is dropped from
+    ``reason`` and the absolute path leads.
+    """
+    shown = os.path.abspath(path)
+    text = str(reason)
+    for form in sorted({shown, str(path)}, key=len, reverse=True):  # the longer first: it contains the other
+        text = text.replace(f"{form}: ", "")
+    return f"{shown}: {text}"
+
 
 
 def score_decoded(clip: Clip, ref: ClipRef, prompt: Prompt, config: Config, opts: ScoreOptions) -> dict[str, Any]:
@@ -415,8 +428,8 @@ def score_refs(
     for i, part in executor.imap(_work, work, label=lambda w: w[0].clip):
         if isinstance(part, TaskFailure):
             ref, prompt = items[i]
-            yield i, error_part(ref, prompt, config, opts,
-                                f"{ref.path}: failed on {part.attempts} attempts ({part.error})"), False
+            why = f"failed on {part.attempts} attempts ({part.error})"
+            yield i, error_part(ref, prompt, config, opts, clip_error_message(ref.path, why)), False
         else:
             yield i, part, True
 
@@ -509,10 +522,10 @@ def score_folder(
         At once, when ``config`` lists other instrument families than the installation's
         (:func:`timingbench.families.registry`).
     PromptError
-        If the prompt file cannot be read or ``clips_dir`` is not a folder; nothing is
-        written then (``out_dir`` is not created).
+        If the prompt file cannot be read or is not JSONL at all (no line is a JSON object),
+        or ``clips_dir`` is not a folder; nothing is written then (``out_dir`` is not created).
     """
-    ps = load_prompts(prompts_path)
+    ps = load_prompts(prompts_path, require_jsonl=True)
     match = match_clips(clips_dir, ps.prompts)  # both raise before anything is written
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)

@@ -238,6 +238,14 @@ def _file_hash(path: str) -> str | None:
     return file_hash(path) if Path(path).is_file() else None
 
 
+def _backends_used(used: dict[str, int]) -> str:
+    """``dsp (12 clips)``, ``demucs (10 clips), dsp (2 clips)``: a summary's backends used, most clips first."""
+    if not used:
+        return "not used"
+    return ", ".join(f"{name} ({n} clip{'' if n == 1 else 's'})"
+                     for name, n in sorted(used.items(), key=lambda kv: (-kv[1], kv[0])))
+
+
 def _pct(x: float | None) -> str:
     return "   -  " if x is None else f"{100 * x:5.1f}%"
 
@@ -299,11 +307,11 @@ def format_table(summary: dict[str, Any]) -> str:
                  f"timbre match {_pct(summary['timbre_match_rate'])}")
     lines.extend(format_controls(summary))
     sep = summary["separation"]
-    lines.append(f"separation: requested {sep['requested']}, used {sep['used'] or '-'}")
+    lines.append(f"separation: {_backends_used(sep['used'])}; requested {sep['requested']}")
     for n in sep["notes"]:
         lines.append(f"  note: {n}")
     fe = summary["family_evidence"]
-    lines.append(f"family evidence: requested {fe['requested']}, used {fe['used'] or '-'}")
+    lines.append(f"family evidence: {_backends_used(fe['used'])}; requested {fe['requested']}")
     if fe["exempt_families"]:
         lines.append("  exempt families: " + ", ".join(f"{k} ({v})" for k, v in fe["exempt_families"].items()))
     for e in summary["errors"]:

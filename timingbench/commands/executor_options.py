@@ -10,7 +10,7 @@ import os
 import sys
 
 from timingbench.choices import EXECUTORS
-from timingbench.config import Config
+from timingbench.config import Config, load_config
 from timingbench.errors import ParameterError
 from timingbench.executors import Executor, RayOptions, make_executor
 
@@ -34,11 +34,37 @@ def available_cores() -> int:
         return os.cpu_count() or 1
 
 
+def default_jobs(config: Config) -> tuple[int, int, int]:
+    """The ``--jobs`` a command takes when none is given.
+
+    Parameters
+    ----------
+    config : Config
+        Reads ``runtime.default_jobs_max``.
+
+    Returns
+    -------
+    jobs : int
+        The cores available capped at the maximum, >= 1.
+    cores : int
+        The cores available (:func:`available_cores`).
+    cap : int
+        ``runtime.default_jobs_max``.
+    """
+    cores, cap = available_cores(), config.params.runtime.default_jobs_max
+    return max(1, min(cores, cap)), cores, cap
+
+
 def add_jobs_option(p: argparse.ArgumentParser, *, what: str = "worker processes") -> None:
-    """Add ``--jobs N``, the one ``--jobs`` of every command (default: :func:`resolve_jobs`)."""
+    """Add ``--jobs N``, the one ``--jobs`` of every command (default: :func:`resolve_jobs`).
+
+    The help states the number :func:`resolve_jobs` resolves here with the packaged
+    configuration's ``runtime.default_jobs_max``.
+    """
+    jobs, cores, cap = default_jobs(load_config())
     p.add_argument("--jobs", type=positive_int, default=None, metavar="N",
-                   help=f"{what}, >= 1 (default: the cores available, at most runtime.default_jobs_max; "
-                        "results identical for any N)")
+                   help=f"{what}, >= 1 (default: {jobs} = the cores available ({cores}), at most "
+                        f"runtime.default_jobs_max ({cap}); results identical for any N)")
 
 
 def resolve_jobs(args: argparse.Namespace, config: Config) -> int:
@@ -58,8 +84,7 @@ def resolve_jobs(args: argparse.Namespace, config: Config) -> int:
     """
     if getattr(args, "jobs", None) is not None:
         return int(args.jobs)
-    cores, cap = available_cores(), config.params.runtime.default_jobs_max
-    args.jobs = max(1, min(cores, cap))
+    args.jobs, cores, cap = default_jobs(config)
     print(f"jobs: {args.jobs} ({cores} cores available, default capped at {cap} by runtime.default_jobs_max; "
           "--jobs N to choose)", file=sys.stderr)
     return int(args.jobs)
@@ -107,13 +132,24 @@ def add_executor_options(p: argparse.ArgumentParser, *, with_jobs: bool = False)
                         "(default 1)")
 
 
+def check_executor_args(args: argparse.Namespace) -> None:
+    """Refuse ``--ray-*`` options that need ``--executor ray`` without it (before anything runs).
+
+    Raises
+    ------
+    ParameterError
+        ``--ray-address`` or ``--ray-gpus-per-clip`` without ``--executor ray``.
+    """
+    if args.executor != "ray" and (args.ray_address is not None or args.ray_gpus_per_clip > 0):
+        raise ParameterError("--ray-address and --ray-gpus-per-clip need --executor ray")
+
+
 def executor_from_args(args: argparse.Namespace) -> Executor:
     """The executor the parsed options name (a Ray one joins or starts the cluster now).
 
     ``args.jobs`` must be resolved first (:func:`resolve_jobs`) where the command has ``--jobs``.
     """
-    if args.executor != "ray" and (args.ray_address is not None or args.ray_gpus_per_clip > 0):
-        raise ParameterError("--ray-address and --ray-gpus-per-clip need --executor ray")
+    check_executor_args(args)
     jobs = max(1, int(getattr(args, "jobs", 1) or 1))
     ray_opts = RayOptions(address=args.ray_address, cpus_per_task=args.ray_cpus_per_clip,
                           gpus_per_task=args.ray_gpus_per_clip, max_in_flight=args.ray_max_in_flight,

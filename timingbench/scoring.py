@@ -33,8 +33,10 @@ from timingbench.detectors.stem import detect_stem
 from timingbench.detectors.tonal import detect_tonal
 from timingbench.families import STEM_FAMILIES, TONAL_FAMILIES
 from timingbench.gates import IdentityParams
+from timingbench.identity.decide import judged_by_presence, presence_candidates
 from timingbench.memo import object_table
 from timingbench.params.analysis import FeaturesParams
+from timingbench.params.presence import PresenceParams
 from timingbench.params.detectors import (
     ChanceParams,
     EnergyParams,
@@ -108,6 +110,8 @@ class DetectorParams:
     mix: MixParams
     energy: EnergyParams
     identity: IdentityParams
+    #: The evidence-first detection of judged families.
+    presence: PresenceParams
     #: The bank's own analysis constants, for the detectors that read its grid (the percussion routes).
     features: FeaturesParams
 
@@ -154,7 +158,7 @@ class DetectorParams:
                    energy=config.params.energy,
                    identity=IdentityParams(semantic=config.params.semantic,
                                            evidence_params=config.params.evidence),
-                   features=config.params.features)
+                   presence=config.params.presence, features=config.params.features)
 
 
 T = TypeVar("T")
@@ -202,8 +206,13 @@ def run_detector(
 ) -> list[Candidate]:
     """Dispatch ``ctx`` to its family's detector, handing it its parameter set; return the candidates.
 
-    ``family_evidence`` is the clip's evidence, computed by the caller (the runner).
+    ``family_evidence`` is the clip's evidence, computed by the caller (the runner). An
+    entrance or exit of a family the evidence judges is found by the family's own presence
+    (:func:`timingbench.identity.decide.presence_candidates`); the other families keep their
+    family's detector.
     """
+    if ctx.kind in ("instrument_entry", "instrument_exit") and judged_by_presence(family_evidence, ctx.family):
+        return presence_candidates(bank, ctx, family_evidence, params=params.presence)
     name = detector_for(ctx.kind, ctx.family)
     if name == "percussion":
         use_sem = params.percussion.semantic_with_dsp and (

@@ -14,6 +14,9 @@ cache) under a key holding the weights' digest and the chunking parameters.
 Weights are never replaced silently: a missing, unreadable or corrupt file, or one whose
 SHA-256 differs from the configured one, raises :class:`~timingbench.errors.ModelUnavailableError`
 naming the file and the digest expected.
+
+Importing this module imports no torch (every scoring command reads :func:`with_tagger_weights`):
+the network's module is imported when weights are first loaded.
 """
 
 from __future__ import annotations
@@ -32,8 +35,7 @@ import numpy as np
 import numpy.typing as npt
 
 from timingbench.errors import ModelUnavailableError, ParameterError
-from timingbench.evidence_net.tagger_frontend import HOP, MODEL_SR, PAD, log_mel, n_frames
-from timingbench.evidence_net.tagger_model import COLUMN_FRAMES
+from timingbench.evidence_net.tagger_frontend import COLUMN_FRAMES, HOP, MODEL_SR, PAD, log_mel, n_frames
 from timingbench.memo import process_cache
 from timingbench.packaged import data_path
 from timingbench.params.tagger import TaggerParams

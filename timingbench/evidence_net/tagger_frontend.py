@@ -39,6 +39,8 @@ WIN_LENGTH = 800
 HOP = 320
 #: Reflection padding at each end of the signal (samples).
 PAD = N_FFT // 2
+#: Frames per time column of the network's last feature map (its five stride-2 layers).
+COLUMN_FRAMES = 32
 #: Mel bands.
 N_MELS = 128
 #: Lowest and highest edge of the mel filter bank (Hz).

@@ -42,8 +42,6 @@ BN_EPS = 1e-3
 SE_REDUCTION = 4
 #: Channel counts are multiples of this.
 CHANNEL_DIVISOR = 8
-#: Frames per time column of the last feature map (five stride-2 layers).
-COLUMN_FRAMES = 32
 
 
 @dataclass(frozen=True)

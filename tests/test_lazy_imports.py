@@ -26,3 +26,16 @@ def _modules_after(code: str) -> set[str]:
 ])
 def test_the_tagger_module_and_the_score_command_set_up_import_no_torch(code):
     assert "torch" not in _modules_after(code)
+
+
+def test_resolving_auto_separation_without_demucs_weights_imports_no_torch(tmp_path):
+    # an empty torch hub cache: `auto` falls back to dsp, and finding that out needs neither
+    # demucs nor torch (the default scoring run of a clip of whole-mix events imports neither)
+    code = ("import os\n"
+            f"os.environ['TORCH_HOME'] = {str(tmp_path)!r}\n"
+            "from timingbench.config import load_config\n"
+            "from timingbench.features.separation import resolve\n"
+            "r = resolve('auto', cfg=load_config())\n"
+            f"assert (r.backend, r.note.startswith('demucs weights for')) == ('dsp', True), r\n"
+            f"assert {str(tmp_path / 'hub' / 'checkpoints')!r} in r.note, r.note")
+    assert "torch" not in _modules_after(code)

@@ -23,6 +23,8 @@ and the resulting stem features are cached next to the bank.
 
 from __future__ import annotations
 
+import os
+import sys
 import threading
 from dataclasses import dataclass
 from pathlib import Path
@@ -87,9 +89,18 @@ def configured_repo(cfg: Config, demucs_repo: str | Path | None) -> Path | None:
 
 
 def _hub_checkpoint_dir() -> Path:
-    import torch.hub
+    """torch.hub's checkpoint folder, found as ``torch.hub.get_dir`` finds it.
 
-    return Path(torch.hub.get_dir()) / "checkpoints"
+    Without importing torch when it is not loaded yet (then no ``torch.hub.set_dir`` can have
+    moved it): ``$TORCH_HOME/hub``, ``$TORCH_HOME`` defaulting to ``$XDG_CACHE_HOME/torch``
+    and that to ``~/.cache/torch``.
+    """
+    if "torch" in sys.modules:
+        import torch.hub
+
+        return Path(torch.hub.get_dir()) / "checkpoints"
+    cache = os.getenv("XDG_CACHE_HOME", "~/.cache")
+    return Path(os.path.expanduser(os.getenv("TORCH_HOME", os.path.join(cache, "torch")))) / "hub" / "checkpoints"
 
 
 def _remote_files() -> dict[str, str]:
@@ -131,13 +142,15 @@ def find_demucs_weights(name: str, *, repo: Path | None) -> tuple[str, Path] | N
         sigs = _bag_signatures(yml)
         present = {p.stem.split("-", 1)[0] for p in repo.glob("*.th")}
         return ("repo", repo) if all(s in present for s in sigs) else None
+    ckpt = _hub_checkpoint_dir()
+    if not any(ckpt.glob("*.th")):  # no checkpoint at all: demucs (and torch) need not be imported to say so
+        return None
     from demucs.pretrained import REMOTE_ROOT
 
     yml = REMOTE_ROOT / f"{name}.yaml"
     if not yml.is_file():
         return None
     urls = _remote_files()
-    ckpt = _hub_checkpoint_dir()
     for sig in _bag_signatures(yml):
         url = urls.get(sig)
         if url is None or not (ckpt / url.rsplit("/", 1)[-1]).is_file():

@@ -11,6 +11,7 @@ from typing import Any
 from timingbench.audio import file_hash
 from timingbench.config import Config
 from timingbench.controls.report import format_controls, summarise_controls
+from timingbench.judged import identity_judged
 from timingbench.version import __version__
 
 #: Version of the results format (formats §3). 2: ``events.jsonl`` rows carry ``evidence``
@@ -224,6 +225,8 @@ def build_summary(
         "family_evidence": {"requested": opts.family_evidence, "used": dict(ev_backends),
                             "exempt_families": dict(sorted(exempt.items())),
                             "judged_families": sorted({r["family"] for r in verified})},
+        # who the identity-verified headline judged, in words, and what their published figures warn of
+        "identity_judged": identity_judged(config, exempt),
         "chance_credit": {"enabled": chance, "draws": config.params.chance.draws},
         "disabled_gates": list(opts.disabled_gates),
         "controls": summarise_controls(clips, config=config),
@@ -264,7 +267,8 @@ def format_table(summary: dict[str, Any]) -> str:
     )
     lines.append("")
     ver = summary.get("rates_identity_verified")
-    heads = [("identity-verified events (judged families + whole mix)", ver)] if ver else []
+    judged = summary.get("identity_judged") or {}
+    heads = [(f"identity-verified events ({judged.get('label') or 'judged families + whole mix'})", ver)] if ver else []
     heads.append(("all events (timing only for exempt families)", summary["rates"]))
     if c.get("errors") and summary.get("rates_excluding_errors"):
         heads.append((f"excluding the {c['errors']} clips with an error", summary["rates_excluding_errors"]))
@@ -286,6 +290,7 @@ def format_table(summary: dict[str, Any]) -> str:
         lines.append(row(f"  family {k}", r))
     for k, r in summary.get("identity_not_verified", {}).items():
         lines.append(row(f"  {k}: identity not verified", r))
+    lines += [f"  warning: {w}" for w in judged.get("warnings") or []]
     if c.get("error_events"):
         lines.append(f"  the {c['error_events']} events of clips with an error count as none in every rate but the "
                      "last headline row")

@@ -5,6 +5,11 @@ the run recorded in ``summary.json``, the event's detector is run again on its s
 window, and every candidate is returned with its gate verdicts and the statistics they
 rest on (:mod:`timingbench.explain.thresholds`). The verdict is re-decided the way
 ``timingbench score`` decides it and compared with the row in ``events.jsonl``.
+
+Silent audio is explained as the scorer scores it: nothing was delivered, so no detector
+runs, no family evidence is read and no stem is separated (the row's empty gates, no
+rejecting gate, no separation backend). A clip that ends before an event's instructed
+time minus the search half-width has no search window, and the account says so.
 """
 
 from __future__ import annotations
@@ -13,6 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from timingbench.audio import is_silent
 from timingbench.choices import DEFAULT_FAMILY_EVIDENCE
 from timingbench.config import Config, load_config
 from timingbench.convert import round_time
@@ -26,8 +32,13 @@ from timingbench.scoring import DetectorParams, run_detector, score_event, searc
 from timingbench.verdicts import Candidate, EventContext, EventVerdict
 
 if TYPE_CHECKING:
-    from timingbench.identity.evidence import FamilyEvidence
     from timingbench.features.bank import FeatureBank
+    from timingbench.identity.evidence import FamilyEvidence
+
+#: Separation of a silent clip's bank: the scorer separates nothing in silence.
+SILENT_SEPARATION = "none"
+#: What an account says of silent audio (the scorer's verdict on it).
+SILENT_NOTE = "silent audio: nothing delivered"
 
 
 @dataclass(frozen=True)
@@ -90,6 +101,9 @@ class ExplainedEvent:
     inputs : Inputs
     notes : list of str
         Where the re-derivation differs from the recorded row.
+    silent : bool
+        The clip is silent audio: scored as delivering nothing, without detector, family
+        evidence or separation (``bank`` is built without separation, for the plot).
     """
 
     row: dict[str, Any]
@@ -102,6 +116,12 @@ class ExplainedEvent:
     family_evidence: FamilyEvidence | None
     inputs: Inputs
     notes: list[str]
+    silent: bool = False
+
+    @property
+    def has_window(self) -> bool:
+        """False when the clip ends before the search window opens (the window would be inverted)."""
+        return float(round_time(self.window[0])) <= float(round_time(self.window[1]))
 
     @property
     def chosen(self) -> ExplainedCandidate | None:
@@ -250,6 +270,37 @@ def _same(a: float | None, b: float | None) -> bool:
     return float(round_time(a)) == float(round_time(b))
 
 
+def clip_bank(inp: Inputs) -> FeatureBank:
+    """The clip's feature bank, built as the run built it (from the feature cache when present).
+
+    Silent audio is decoded (the scorer scores it: nothing delivered) and its bank is built
+    without separation, as the scorer separates nothing in silence.
+
+    Raises
+    ------
+    TimingbenchError
+        If the clip cannot be decoded.
+    """
+    from timingbench.audio import load_clip
+    from timingbench.features import get_bank
+
+    cfg, opts = inp.config, inp.options
+    clip = load_clip(inp.audio, cfg, allow_silent=True)
+    separation = SILENT_SEPARATION if is_silent(clip.samples, cfg.params.audio) else opts.separation
+    return get_bank(clip, cfg, separation=separation, demucs_repo=opts.demucs_repo, cache_dir=opts.cache_dir)
+
+
+def _silent_event(row: dict[str, Any], prompt: Prompt, index: int, window: tuple[float, float],
+                  bank: FeatureBank, inp: Inputs) -> ExplainedEvent:
+    """An event of silent audio, as the scorer scores it: ``none``, no gate, no candidate."""
+    verdict = EventVerdict("none", None, None, {}, None, {})
+    notes = list(inp.notes)
+    if row.get("outcome") != "none" or row.get("rejected_by") is not None or row.get("gates"):
+        notes.append(f"the clip is silent audio, scored as delivering nothing, but events.jsonl records "
+                     f"{row.get('outcome')} (rejected by {row.get('rejected_by') or '-'}): the audio changed")
+    return ExplainedEvent(row, prompt, index, window, [], verdict, bank, None, inp, notes, silent=True)
+
+
 def explain_event(results: ResultsFolder, clip: str, event_id: str, inputs: Inputs | None = None,
                   *, bank: FeatureBank | None = None, **resolve: Any) -> ExplainedEvent:
     """Re-derive the verdict of ``(clip, event_id)`` of a results folder.
@@ -276,9 +327,6 @@ def explain_event(results: ResultsFolder, clip: str, event_id: str, inputs: Inpu
     TimingbenchError
         If the row or an input is missing, or the clip cannot be decoded.
     """
-    from timingbench.audio import load_clip
-    from timingbench.features import get_bank
-
     row = results.row(clip, event_id)
     inp = inputs if inputs is not None else resolve_inputs(results, clip, str(row.get("prompt_id")), **resolve)
     prompt, cfg, opts = inp.prompt, inp.config, inp.options
@@ -286,11 +334,12 @@ def explain_event(results: ResultsFolder, clip: str, event_id: str, inputs: Inpu
     if index is None:
         raise TimingbenchError(f"prompt {prompt.id!r} has no event {event_id!r} (the prompt file changed?)")
     if bank is None:
-        bank = get_bank(load_clip(inp.audio, cfg), cfg, separation=opts.separation,
-                        demucs_repo=opts.demucs_repo, cache_dir=opts.cache_dir)
+        bank = clip_bank(inp)
+    lo, hi = search_window(prompt.events, index, params=cfg.params.search, analysed_s=float(bank.duration_s))
+    if is_silent(bank.samples, cfg.params.audio):
+        return _silent_event(row, prompt, index, (lo, hi), bank, inp)
     evidence, _ = family_evidence_for(bank, prompt, cfg, opts)
     ev = prompt.events[index]
-    lo, hi = search_window(prompt.events, index, params=cfg.params.search, analysed_s=float(bank.duration_s))
     verdict, _ = score_event(bank, prompt, index, cfg, family_evidence=evidence,
                              disabled_gates=opts.disabled_gates, clip=clip, with_chance=False)
     ctx = EventContext(ev.kind, ev.family, ev.target, ev.time_s, lo, hi)
@@ -314,36 +363,72 @@ def explain_event(results: ResultsFolder, clip: str, event_id: str, inputs: Inpu
     return ExplainedEvent(row, prompt, index, (lo, hi), out, verdict, bank, evidence, inp, notes)
 
 
-def format_explanation(x: ExplainedEvent) -> str:
-    """The plain-text account of an explained event (header, candidates, gate tables)."""
-    from timingbench.explain.thresholds import format_checks
+def window_text(x: ExplainedEvent) -> str:
+    """The search window of an explained event, or why it has none (the clip ends before it opens)."""
+    lo, hi = x.window
+    t = x.prompt.events[x.index].time_s
+    end = float(x.bank.duration_s)
+    ends = f"the clip ends at {end:.3f} s, before the instructed time {t:.3f} s"
+    if not x.has_window:
+        return f"no search window: {ends}"
+    return f"search window [{lo:.3f}, {hi:.3f}] s" + (f" ({ends})" if end < t else "")
 
+
+def explanation_header(x: ExplainedEvent) -> list[str]:
+    """The lines of an account above its candidates: the instruction, the row, the re-scored verdict, inputs."""
     r, ev = x.row, x.prompt.events[x.index]
     tol = r.get("tolerance_s")
+    v = x.verdict
+    rescored = f"re-scored:    {v.outcome}, detected {_t(v.detected_s)}, rejected by {v.rejected_by or '-'}"
     lines = [
         f"{r['clip']}  {ev.id}  {ev.kind}/{ev.family} ({ev.target or '-'})  detector {r.get('detector')}",
-        f"instructed {ev.time_s:.3f} s, tolerance ±{tol} s, search window [{x.window[0]:.3f}, {x.window[1]:.3f}] s",
+        f"instructed {ev.time_s:.3f} s, tolerance ±{tol} s, {window_text(x)}",
         f"events.jsonl: {r.get('outcome')}, detected {_t(r.get('detected_s'))}, error {_t(r.get('error_s'))}, "
         f"rejected by {r.get('rejected_by') or '-'}",
-        f"re-scored:    {x.verdict.outcome}, detected {_t(x.verdict.detected_s)}, "
-        f"rejected by {x.verdict.rejected_by or '-'}",
-        f"separation {x.bank.separation_backend}; family evidence {_evidence_line(x)}",
+        rescored + (f" ({SILENT_NOTE})" if x.silent else ""),
+        "separation -; family evidence - (silent audio is scored without detector, family evidence or "
+        "separation)" if x.silent
+        else f"separation {x.bank.separation_backend}; family evidence {_evidence_line(x)}",
     ]
     if x.inputs.options.disabled_gates:
         lines.append(f"disabled gates: {', '.join(x.inputs.options.disabled_gates)}")
     lines += [f"note: {n}" for n in x.notes]
-    lines.append(f"candidates in the window: {len(x.candidates)}")
-    order = sorted(x.candidates, key=lambda c: (not c.chosen, abs(c.candidate.time_s - ev.time_s)))
-    for c in order:
-        tag = " (detected)" if c.chosen and x.verdict.detected_s is not None else \
-            " (nearest, not credited)" if c.chosen else ""
-        shown = {k.statistic for k in c.checks}  # top-level statistics already in the gate table
-        info = ", ".join(f"{k} {v}" for k, v in c.candidate.stats.items()
-                         if k not in c.candidate.gates and k not in shown and not isinstance(v, dict))
+    if x.silent:
+        lines.append("candidates: none (silent audio: the detector is not run)")
+    elif not x.has_window:
+        lines.append("candidates: none (no search window)")
+    else:
+        lines.append(f"candidates in the window: {len(x.candidates)}")
+    return lines
+
+
+def ordered_candidates(x: ExplainedEvent) -> list[ExplainedCandidate]:
+    """The candidates as an account lists them: the chosen one first, then by distance from the instruction."""
+    t = x.prompt.events[x.index].time_s
+    return sorted(x.candidates, key=lambda c: (not c.chosen, abs(c.candidate.time_s - t)))
+
+
+def candidate_heading(x: ExplainedEvent, c: ExplainedCandidate) -> str:
+    """One candidate's line above its gate table: time, offset, whether chosen, verdict, other statistics."""
+    t = x.prompt.events[x.index].time_s
+    tag = " (detected)" if c.chosen and x.verdict.detected_s is not None else \
+        " (nearest, not credited)" if c.chosen else ""
+    shown = {k.statistic for k in c.checks}  # top-level statistics already in the gate table
+    info = ", ".join(f"{k} {v}" for k, v in c.candidate.stats.items()
+                     if k not in c.candidate.gates and k not in shown and not isinstance(v, dict))
+    return (f"candidate {c.candidate.time_s:.3f} s ({c.candidate.time_s - t:+.3f} s vs instructed)"
+            f"{tag}: {'passes every gate' if c.passed else 'rejected by ' + str(c.candidate.rejected_by)}"
+            + (f"  [{info}]" if info else ""))
+
+
+def format_explanation(x: ExplainedEvent) -> str:
+    """The plain-text account of an explained event (header, candidates, gate tables)."""
+    from timingbench.explain.thresholds import format_checks
+
+    lines = explanation_header(x)
+    for c in ordered_candidates(x):
         lines.append("")
-        lines.append(f"candidate {c.candidate.time_s:.3f} s ({c.candidate.time_s - ev.time_s:+.3f} s vs instructed)"
-                     f"{tag}: {'passes every gate' if c.passed else 'rejected by ' + str(c.candidate.rejected_by)}"
-                     + (f"  [{info}]" if info else ""))
+        lines.append(candidate_heading(x, c))
         lines += format_checks(c.checks)
     return "\n".join(lines)
 

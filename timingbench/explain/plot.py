@@ -20,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from timingbench.explain.event import ExplainedEvent
+from timingbench.explain.event import SILENT_NOTE, ExplainedEvent, window_text
 from timingbench.explain.thresholds import direction_of, format_checks
 from timingbench.params.sets import field_value
 from timingbench.text import shortlist
@@ -31,6 +31,12 @@ INSTRUCTED_COLOR = "#ffffff"
 DETECTED_COLOR = "#3dff8b"
 NEAREST_COLOR = "#c77dff"
 OTHER_FAMILIES_COLOR = "#b8bfcc"
+#: Resolution of an explain figure (14 inches wide: 1260 pixels).
+PLOT_DPI = 90
+#: Colours of a saved figure: the marks' own colours exactly, the rest (the log-mel, text
+#: antialiasing) from an adaptive palette. 64 keep the log-mel readable and a figure of a
+#: dense 12 s clip under 200 KB (a full-colour one is about 700 KB).
+PLOT_COLORS = 64
 
 
 def identity_verified(x: ExplainedEvent) -> bool:
@@ -49,18 +55,30 @@ def title_of(x: ExplainedEvent) -> str:
     ev = x.prompt.events[x.index]
     r = x.row
     verdict = (f" at {x.verdict.detected_s:.3f} s" if x.verdict.detected_s is not None
-               else f" (rejected by {x.verdict.rejected_by})")
+               else " (silent audio)" if x.silent
+               else f" (rejected by {x.verdict.rejected_by})" if x.verdict.rejected_by
+               else " (no candidate)")
     note = "" if identity_verified(x) else "  [identity not verified: timing only]"
     return (f"{r['clip']}  {ev.id}  {ev.kind}/{ev.family} ({ev.target or '-'})  instructed "
             f"{ev.time_s:.2f} s ±{r.get('tolerance_s')} s  ->  {x.verdict.outcome}{verdict}{note}")
 
 
+def no_candidate_text(x: ExplainedEvent) -> str:
+    """Why an event has no candidate: silent audio, no search window, or none found in it."""
+    if x.silent:
+        return f"{SILENT_NOTE}: the detector is not run"
+    if not x.has_window:
+        return window_text(x)
+    return "the detector found no candidate in the search window"
+
+
 def _mark_times(ax: Any, x: ExplainedEvent, *, on_image: bool) -> None:
     lo, hi = x.window
     ev = x.prompt.events[x.index]
-    ax.axvspan(lo, hi, color=WINDOW_COLOR, alpha=0.10 if on_image else 0.08, lw=0)
-    for edge in (lo, hi):
-        ax.axvline(edge, color=WINDOW_COLOR, lw=0.8, alpha=0.9)
+    if x.has_window:
+        ax.axvspan(lo, hi, color=WINDOW_COLOR, alpha=0.10 if on_image else 0.08, lw=0)
+        for edge in (lo, hi):
+            ax.axvline(edge, color=WINDOW_COLOR, lw=0.8, alpha=0.9)
     ax.axvline(ev.time_s, color=INSTRUCTED_COLOR if on_image else "k", ls="--", lw=1.2)
     c = x.chosen
     if c is not None:
@@ -93,7 +111,7 @@ def plot_explanation(x: ExplainedEvent, out: Path, *, compress_level: int = 6) -
     t = np.asarray(bank.times, dtype=np.float64)
     gates = list(dict.fromkeys(g for c in x.candidates for g in c.candidate.gates))
     chosen = x.chosen
-    table = format_checks(chosen.checks) if chosen is not None else ["  no candidate inside the search window"]
+    table = format_checks(chosen.checks) if chosen is not None else [f"  {no_candidate_text(x)}"]
     heights = [3.0, 1.8, max(0.9, 0.32 * (len(gates) + 1)), 0.22 * (len(table) + 2)]
     fig = plt.figure(figsize=(14, sum(heights) + 0.8), constrained_layout=True)
     grid = fig.add_gridspec(4, 1, height_ratios=heights)
@@ -114,7 +132,10 @@ def plot_explanation(x: ExplainedEvent, out: Path, *, compress_level: int = 6) -
     ax_mel.set_title(title_of(x), fontsize=10)
 
     # 2. family evidence
-    _draw_evidence(ax_ev, x)
+    if x.silent:
+        _no_evidence_panel(ax_ev, "no family evidence (silent audio is scored without it)")
+    else:
+        _draw_evidence(ax_ev, x)
     _mark_times(ax_ev, x, on_image=False)
 
     # 3. gate verdicts per candidate
@@ -131,8 +152,7 @@ def plot_explanation(x: ExplainedEvent, out: Path, *, compress_level: int = 6) -
     ax_g.set_ylim(-0.7, max(len(gates), 1) - 0.3)
     ax_g.invert_yaxis()
     if not x.candidates:
-        ax_g.text(0.5, 0.5, "the detector found no candidate in the search window", transform=ax_g.transAxes,
-                  ha="center", va="center", fontsize=9)
+        ax_g.text(0.5, 0.5, no_candidate_text(x), transform=ax_g.transAxes, ha="center", va="center", fontsize=9)
     ax_g.set_xlabel("time (s)   [shaded: search window; dashed: instructed; green: detected; violet: nearest "
                     "rejected; markers: ▲ pass, ✕ fail, ○ exempt]", fontsize=8)
     ax_mel.set_xlim(0.0, end)
@@ -140,15 +160,76 @@ def plot_explanation(x: ExplainedEvent, out: Path, *, compress_level: int = 6) -
     # 4. the gate table of the chosen candidate
     ax_tab.axis("off")
     head = "gates of the detected candidate" if x.verdict.detected_s is not None else \
-        "gates of the nearest candidate (not credited)"
+        "gates of the nearest candidate (not credited)" if chosen is not None else "no gates"
     when = f" at {chosen.candidate.time_s:.3f} s" if chosen is not None else ""
     ax_tab.text(0.0, 1.0, "\n".join([head + when, *table]), family="monospace", fontsize=7.5, va="top",
                 transform=ax_tab.transAxes)
     out = Path(out)
     out.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(out, dpi=100, pil_kwargs={"compress_level": compress_level})
+    save_png(fig, out, compress_level=compress_level)
     plt.close(fig)
     return out
+
+
+def _drawn_colors(fig: Any) -> list[tuple[int, int, int]]:
+    """The opaque colours the figure draws its lines, markers and text in (8-bit RGB), white and black.
+
+    Read from the figure's artists, so a curve added to a panel keeps its exact colour too.
+    """
+    from matplotlib.colors import to_rgba, to_rgba_array
+
+    found: list[Any] = ["#ffffff", "#000000"]
+    for ax in fig.axes:
+        found += [line.get_color() for line in ax.get_lines()]
+        found += [t.get_color() for t in ax.texts]
+        for coll in ax.collections:
+            found += list(to_rgba_array(coll.get_facecolor())) + list(to_rgba_array(coll.get_edgecolor()))
+    out: dict[tuple[int, int, int], None] = {}
+    for c in found:
+        r, g, b, a = to_rgba(c)
+        if a >= 1.0:
+            out[(round(255 * r), round(255 * g), round(255 * b))] = None
+    return list(out)[:PLOT_COLORS // 2]
+
+
+def save_png(fig: Any, out: Path, *, compress_level: int = 6) -> None:
+    """Save ``fig`` as a paletted PNG of :data:`PLOT_COLORS` colours at :data:`PLOT_DPI`.
+
+    The palette holds every drawn colour exactly (:func:`_drawn_colors`) and fills the rest by
+    median cut of the rendered figure; each pixel takes its nearest palette colour (no
+    dithering, so flat areas stay flat and compress).
+
+    Parameters
+    ----------
+    fig : matplotlib.figure.Figure
+    out : Path
+        PNG path.
+    compress_level : int
+        zlib level, 0-9.
+    """
+    import io
+
+    from PIL import Image
+
+    buf = io.BytesIO()
+    fig.savefig(buf, dpi=PLOT_DPI, format="png")
+    rgb = Image.open(buf).convert("RGB")
+    fixed = np.array(_drawn_colors(fig), dtype=np.int32)
+    adaptive = rgb.quantize(colors=max(PLOT_COLORS - len(fixed), 2), method=Image.Quantize.MEDIANCUT,
+                            dither=Image.Dither.NONE)
+    pal = np.asarray(adaptive.getpalette() or [], dtype=np.int32)[:3 * (PLOT_COLORS - len(fixed))]
+    palette = np.vstack([fixed, pal.reshape(-1, 3)])
+    px = np.asarray(rgb, dtype=np.uint32)
+    packed = (px[..., 0] << 16) | (px[..., 1] << 8) | px[..., 2]
+    colours, inverse = np.unique(packed.ravel(), return_inverse=True)
+    unique_rgb = np.stack([(colours >> 16) & 255, (colours >> 8) & 255, colours & 255], axis=1).astype(np.int32)
+    nearest = np.empty(len(colours), dtype=np.uint8)
+    for k in range(0, len(colours), 8192):  # bounded memory: 8192 colours x palette at a time
+        d = ((unique_rgb[k:k + 8192, None, :] - palette[None, :, :]) ** 2).sum(axis=-1)
+        nearest[k:k + 8192] = d.argmin(axis=1)
+    img = Image.fromarray(nearest[inverse].reshape(packed.shape), mode="P")
+    img.putpalette(palette.astype(np.uint8).ravel().tolist())
+    img.save(out, format="PNG", compress_level=compress_level)
 
 
 def tagger_label(classes: tuple[str, ...] | list[str], most: int = 4) -> str:
@@ -156,6 +237,13 @@ def tagger_label(classes: tuple[str, ...] | list[str], most: int = 4) -> str:
     if not classes:
         return "max over the family's AudioSet classes"
     return "max of " + shortlist(list(classes), most)
+
+
+def _no_evidence_panel(ax: Any, text: str) -> None:
+    """The family-evidence panel of an event scored without family evidence: its axes and why."""
+    ax.set_ylabel("family\nevidence (p)")
+    ax.set_ylim(-0.03, 1.03)
+    ax.text(0.5, 0.5, text, transform=ax.transAxes, ha="center", va="center", fontsize=9)
 
 
 def _draw_evidence(ax: Any, x: ExplainedEvent) -> None:

@@ -168,17 +168,31 @@ def gate_checks(
     return out
 
 
+#: Columns of a gate table, as :func:`check_cells` fills them and :func:`format_checks` prints them.
+CHECK_COLUMNS = ("gate", "verdict", "statistic", "value", "threshold", "meets")
+
+
+def check_cells(c: GateCheck) -> tuple[str, str, str, str, str, str]:
+    """One gate-table row as text, one cell per :data:`CHECK_COLUMNS` entry.
+
+    The plain-text table (:func:`format_checks`) and the report's HTML table print these
+    same cells, so both show the same numbers.
+    """
+    value = "-" if c.value is None else (f"{c.value:.4g}" if _is_number(c.value) else str(c.value))
+    if c.constant is None:
+        rule = "(value only)" if c.statistic is not None else "(no statistic recorded)"
+    elif c.threshold is None:
+        rule = f"{c.op} disabled ({c.constant})"
+    else:
+        rule = f"{c.op} {c.threshold:.4g} ({c.constant})"
+    meets = "" if c.meets is None else ("yes" if c.meets else "NO")
+    return c.gate, c.verdict, c.statistic or "-", value, rule, meets
+
+
 def format_checks(checks: list[GateCheck]) -> list[str]:
     """Plain-text rows of a gate table: gate, verdict, statistic, value, rule, meets."""
     lines = [f"  {'gate':<24}{'verdict':<9}{'statistic':<20}{'value':>10}  {'threshold':<48}{'meets':>5}"]
     for c in checks:
-        value = "-" if c.value is None else (f"{c.value:.4g}" if _is_number(c.value) else str(c.value))
-        if c.constant is None:
-            rule = "(value only)" if c.statistic is not None else "(no statistic recorded)"
-        elif c.threshold is None:
-            rule = f"{c.op} disabled ({c.constant})"
-        else:
-            rule = f"{c.op} {c.threshold:.4g} ({c.constant})"
-        meets = "" if c.meets is None else ("yes" if c.meets else "NO")
-        lines.append(f"  {c.gate:<24}{c.verdict:<9}{c.statistic or '-':<20}{value:>10}  {rule:<48}{meets:>5}")
+        gate, verdict, statistic, value, rule, meets = check_cells(c)
+        lines.append(f"  {gate:<24}{verdict:<9}{statistic:<20}{value:>10}  {rule:<48}{meets:>5}")
     return lines

@@ -3,8 +3,9 @@
 The per-clip work runs in executor workers (:class:`timingbench.executors.LocalExecutor`):
 the clip is decoded and its feature bank built once (from the feature cache when present)
 with the options the run recorded; every event is re-derived with
-:func:`timingbench.explain.event.explain_event` on that bank, its gate table printed by
-:func:`timingbench.explain.event.format_explanation` and drawn by
+:func:`timingbench.explain.event.explain_event` on that bank, its account and gate tables
+written as HTML by :func:`timingbench.report.html.explanation_html` (the lines and cells
+``timingbench explain`` prints) and drawn by
 :func:`timingbench.explain.plot.plot_explanation`; the log-mel image comes from the
 labelling page's :mod:`timingbench.label.spectrogram`. A clip that cannot be re-derived
 (audio gone, undecodable, a prompt that changed) still gets its page, with the reason.
@@ -90,7 +91,7 @@ def _event_view(x: Any, row: dict[str, Any]) -> dict[str, Any]:
     return {
         "event_id": ev.id, "kind": ev.kind, "family": ev.family, "target": ev.target,
         "instructed_s": ev.time_s, "tolerance_s": row.get("tolerance_s", ev.tolerance_s),
-        "window": [x.window[0], x.window[1]], "outcome": row.get("outcome"),
+        "window": [x.window[0], x.window[1]] if x.has_window else None, "outcome": row.get("outcome"),
         "detected_s": row.get("detected_s"),
         "nearest_s": None if chosen is None or row.get("detected_s") is not None else chosen.candidate.time_s,
         "candidates": [c.candidate.time_s for c in x.candidates], "exempt": row.get("_exempt", False),
@@ -157,7 +158,7 @@ def write_clip_page(job: ClipJob) -> dict[str, Any]:
     folder = ResultsFolder(Path(job.results), job.rows, {job.clip: job.clip_row} if job.clip_row else {},
                            job.summary)
     views: list[dict[str, Any]] = []
-    texts: dict[str, str] = {}
+    accounts: dict[str, str] = {}
     plots: dict[str, str] = {}
     event_errors: dict[str, str] = {}
     spec: dict[str, Any] | None = None
@@ -166,35 +167,32 @@ def write_clip_page(job: ClipJob) -> dict[str, Any]:
     prompt_text = None
     if error is None and (job.rows or job.clip_row.get("prompt_id")):
         try:
-            spec, audio_rel, prompt_text = _derive(job, folder, stem, views, texts, plots, event_errors)
+            spec, audio_rel, prompt_text = _derive(job, folder, stem, views, accounts, plots, event_errors)
         except (TimingbenchError, OSError) as exc:
             error = str(exc)
             views.clear()  # the row's own times only, for every event alike
-            texts.clear()
+            accounts.clear()
             plots.clear()
     if not views:
         views = [_row_view(r) for r in job.rows]
-    html = clip_page_html(job=job, views=views, texts=texts, plots=plots, event_errors=event_errors,
+    html = clip_page_html(job=job, views=views, accounts=accounts, plots=plots, event_errors=event_errors,
                           spec=spec, audio_rel=audio_rel, error=error, prompt_text=prompt_text)
     (out / "clips" / f"{stem}.html").write_text(html, encoding="utf-8")
     return {"page": job.page, "clip": job.clip, "error": error, "seconds": time.perf_counter() - t0}
 
 
-def _derive(job: ClipJob, folder: ResultsFolder, stem: str, views: list[dict[str, Any]], texts: dict[str, str],
+def _derive(job: ClipJob, folder: ResultsFolder, stem: str, views: list[dict[str, Any]], accounts: dict[str, str],
             plots: dict[str, str], event_errors: dict[str, str]) -> tuple[dict[str, Any], str | None, str]:
-    from timingbench.audio import load_clip
-    from timingbench.explain.event import explain_event, format_explanation
+    from timingbench.explain.event import clip_bank, explain_event
     from timingbench.explain.plot import plot_explanation
-    from timingbench.features import get_bank
     from timingbench.label.spectrogram import logmel_from_bank, write_logmel_png
+    from timingbench.report.html import explanation_html
 
     out = Path(job.out)
     run = _run_inputs(job, folder)
     prompt_id = job.clip_row.get("prompt_id") or job.rows[0]["prompt_id"]  # a tempo-only clip has no rows
     inp = clip_inputs(run, folder, job.clip, str(prompt_id), overrides=job.overrides)
-    opts = inp.options
-    bank = get_bank(load_clip(inp.audio, inp.config, allow_silent=True), inp.config, separation=opts.separation,
-                    demucs_repo=opts.demucs_repo, cache_dir=opts.cache_dir)
+    bank = clip_bank(inp)
     lm = logmel_from_bank(bank)
     write_logmel_png(lm, out / "img" / f"{stem}.png", compress_level=PNG_COMPRESS_LEVEL)
     n_frames = int(lm.db.shape[1])
@@ -210,7 +208,7 @@ def _derive(job: ClipJob, folder: ResultsFolder, stem: str, views: list[dict[str
             views.append(_row_view(row))
             continue
         views.append(_event_view(x, row))
-        texts[eid] = format_explanation(x)
+        accounts[eid] = explanation_html(x)
         png = plot_explanation(x, out / "img" / f"{stem}_e{k}.png", compress_level=PNG_COMPRESS_LEVEL)
         plots[eid] = f"../img/{png.name}"
     audio = copy_audio(inp.audio, out / "audio" / stem, job.audio)

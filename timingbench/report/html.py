@@ -17,6 +17,7 @@ from timingbench.report.svg import OUTCOME_COLORS, error_histogram, fmt_pct, out
 
 if TYPE_CHECKING:
     from timingbench.compare.core import Comparison
+    from timingbench.explain.event import ExplainedEvent
     from timingbench.report.pages import ClipJob
 
 OUTCOME_WORDS = {"on_time": "on time", "off_time": "off time", "none": "none"}
@@ -62,6 +63,9 @@ def _page(title: str, body: str, *, script: str, prefix: str) -> str:
 
 
 def _ci(ci: dict[str, Any] | None) -> str:
+    """A bootstrap interval in words; over one prompt there is none to give (``n = 1, no interval``)."""
+    if ci and ci.get("n_prompts") == 1:
+        return '<span class="ci" title="one prompt: a bootstrap over it has no spread">n = 1, no interval</span>'
     if not ci or ci.get("lo") is None:
         return '<span class="ci">no interval</span>'
     return (f'<span class="ci" title="bootstrap interval over {ci["n_prompts"]} prompts, macro-averaged, as '
@@ -69,12 +73,33 @@ def _ci(ci: dict[str, Any] | None) -> str:
             f'[{100 * ci["lo"]:.1f}, {100 * ci["hi"]:.1f}] · {ci["n_prompts"]} prompts</span>')
 
 
-def _card(h: Headline, extra: str = "") -> str:
+def _card(h: Headline, extra: str = "", *, primary: bool = False, judged: str = "") -> str:
     value = "" if h.value is None else repr(float(h.value))
-    return (f'<div class="card" data-key="{escape(h.key)}" data-value="{value}">'
+    return (f'<div class="card{" primary" if primary else ""}" data-key="{escape(h.key)}" data-value="{value}">'
             f'<div class="label">{escape(h.label)}</div><div class="num">{fmt_pct(h.value)}</div>'
-            f'<div class="sub">{extra}</div><div class="sub">macro {_ci(h.ci)}</div>'
+            + (f'<div class="judged">{escape(judged)}</div>' if judged else "")
+            + f'<div class="sub">{extra}</div><div class="sub">macro {_ci(h.ci)}</div>'
             f'<div class="key">summary.json: {escape(h.key)}</div></div>')
+
+
+#: The clip table's legend of its exempt marker (the ``*`` ``index.js`` writes after a family).
+EXEMPT_LEGEND = ('<p class="hint" id="exempt-legend"><b>*</b> after a family: identity not verified. The family '
+                 "evidence does not judge that family, so its events are timed only: any layer changing at the "
+                 "instructed time is credited.</p>")
+
+#: The headline card that stands out: the on-time rate over identity-verified events.
+PRIMARY_KEY = "rates_identity_verified.on_time_rate"
+
+
+def _headline_cards(summary: dict[str, Any], ov: Overview) -> str:
+    """The overview's headline cards (the primary one naming who was judged) and the judged set's warnings."""
+    judged = summary.get("identity_judged") or {}
+    cards = "".join(_card(h, _counts_text(summary, h.key), primary=h.key == PRIMARY_KEY,
+                          judged=str(judged.get("label") or "") if h.key == PRIMARY_KEY else "")
+                    for h in ov.headline)
+    warnings = "".join(f"<li>{escape(str(w))}</li>" for w in judged.get("warnings") or [])
+    return (f'<div class="cards" id="headline">{cards}</div>'
+            + (f'<ul class="warn" id="judged-warnings">{warnings}</ul>' if warnings else ""))
 
 
 #: Summary rates object whose events a discounted rate is computed over.
@@ -220,7 +245,6 @@ def index_html(*, title: str, system: str, results: str, summary: dict[str, Any]
     comp : Comparison or None
         With ``--compare``.
     """
-    cards = "".join(_card(h, _counts_text(summary, h.key)) for h in ov.headline)
     ladder = "".join(_card(h, _counts_text(summary, h.key)) for h in ov.ladder)
     unresolved = "".join(f"<li>{escape(n)}</li>" for n in ov.unresolved) or "<li>nothing flagged</li>"
     prov = "".join(f"<tr><th>{escape(k)}</th><td>{escape(v)}</td></tr>" for k, v in ov.provenance)
@@ -236,7 +260,7 @@ def index_html(*, title: str, system: str, results: str, summary: dict[str, Any]
         f'<header><h1>{escape(title)}</h1><p class="where">system <b>{escape(system)}</b> · results '
         f'<code>{escape(results)}</code></p><nav>'
         + " · ".join(f'<a href="#{n}">{n}</a>' for n in nav) + "</nav></header><main>"
-        f'<section id="overview"><h2>Overview</h2><div class="cards" id="headline">{cards}</div>'
+        f'<section id="overview"><h2>Overview</h2>{_headline_cards(summary, ov)}'
         + (f'<h3>Tempo ladder</h3><div class="cards" id="ladder">{ladder}</div>' if ov.ladder else "")
         + f'<p class="hint">Big numbers are <code>summary.json</code>\'s rates over events, each with the '
         "events it counts. The first is over identity-verified events: events of the families whose "
@@ -270,7 +294,8 @@ def index_html(*, title: str, system: str, results: str, summary: dict[str, Any]
         '<option value="closest">closest calls first</option>'
         + ('<option value="disagree">systems disagree first</option>' if comp else "")
         + '</select></label> <span id="count"></span></div>'
-        '<table class="clips" id="clip-table"><thead></thead><tbody></tbody></table>'
+        + (EXEMPT_LEGEND if any(r.get("exempt") for r in table.get("rows") or []) else "")
+        + '<table class="clips" id="clip-table"><thead></thead><tbody></tbody></table>'
         '<div class="pager"><button id="prev">‹ previous</button> <span id="pageinfo"></span> '
         '<button id="next">next ›</button></div></section></main>'
         + inline_json(table, "tb-table"))
@@ -285,10 +310,41 @@ def _verdict_text(row: dict[str, Any] | None) -> str:
     return OUTCOME_WORDS.get(str(o), str(o)) + ("" if err is None else f" {1000 * float(err):+.0f} ms")
 
 
-def clip_page_html(*, job: ClipJob, views: list[dict[str, Any]], texts: dict[str, str], plots: dict[str, str],
+def explanation_html(x: ExplainedEvent) -> str:
+    """An explained event as HTML: the lines ``timingbench explain`` prints, each candidate's gate table a table.
+
+    Parameters
+    ----------
+    x : ExplainedEvent
+
+    Returns
+    -------
+    html : str
+        A ``<div class="explanation">``: the account's header lines, then per candidate its
+        heading and a ``<table class="gates">`` with the cells of the text table.
+    """
+    from timingbench.explain.event import candidate_heading, explanation_header, ordered_candidates
+    from timingbench.explain.thresholds import CHECK_COLUMNS, check_cells
+
+    head = "".join(f"<li>{escape(line)}</li>" for line in explanation_header(x))
+    parts = [f'<ul class="account">{head}</ul>']
+    columns = "".join(f"<th>{escape(c)}</th>" for c in CHECK_COLUMNS)
+    for c in ordered_candidates(x):
+        rows = []
+        for check in c.checks:
+            cells = dict(zip(CHECK_COLUMNS, check_cells(check), strict=True))
+            rows.append(f'<tr class="{escape(check.verdict)}">' + "".join(
+                f'<td class="{col}{" no" if col == "meets" and value == "NO" else ""}">{escape(value)}</td>'
+                for col, value in cells.items()) + "</tr>")
+        parts.append(f'<p class="candidate">{escape(candidate_heading(x, c))}</p>'
+                     f'<table class="gates"><tr>{columns}</tr>{"".join(rows)}</table>')
+    return f'<div class="explanation">{"".join(parts)}</div>'
+
+
+def clip_page_html(*, job: ClipJob, views: list[dict[str, Any]], accounts: dict[str, str], plots: dict[str, str],
                    event_errors: dict[str, str], spec: dict[str, Any] | None, audio_rel: str | None,
                    error: str | None, prompt_text: str | None) -> str:
-    """One clip page (see :mod:`timingbench.report.clip_page`)."""
+    """One clip page (see :mod:`timingbench.report.clip_page`); ``accounts``: event id -> :func:`explanation_html`."""
     from timingbench.report.pages import page_name
 
     prev, nxt = job.neighbours
@@ -321,7 +377,7 @@ def clip_page_html(*, job: ClipJob, views: list[dict[str, Any]], texts: dict[str
         row = by_id.get(eid, {})
         verdicts = f"<tr><th>{escape(job.system)}</th><td>{escape(_verdict_text(row))}</td></tr>" + "".join(
             f"<tr><th>{escape(n)}</th><td>{escape(_verdict_text(m.get(eid)))}</td></tr>" for n, m in other_by)
-        gate = texts.get(eid)
+        account = accounts.get(eid)
         events_html.append(
             f'<section class="event" id="ev-{escape(eid)}"><h3><span class="dot {escape(str(v["outcome"]))}"></span>'
             f'{escape(eid)} · {escape(str(v["kind"]))}/{escape(str(v["family"]))}'
@@ -330,7 +386,7 @@ def clip_page_html(*, job: ClipJob, views: list[dict[str, Any]], texts: dict[str
             + (' <span class="badge exempt">identity not verified</span>' if v.get("exempt") else "") + "</h3>"
             f'<table class="verdicts">{verdicts}</table>'
             + (f'<p class="warn">{escape(event_errors[eid])}</p>' if eid in event_errors else "")
-            + (f'<h4>Gate table</h4><pre class="gates">{escape(gate)}</pre>' if gate else "")
+            + (f"<h4>Gate table</h4>{account}" if account else "")
             + (f'<h4>Explain plot</h4><img class="explain" loading="lazy" src="{escape(plots[eid])}" '
                f'alt="explain plot of {escape(eid)}">' if eid in plots else "")
             + "</section>")

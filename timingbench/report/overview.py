@@ -20,9 +20,10 @@ from timingbench.compare.core import family_floors
 from timingbench.compare.stats import Estimate
 from timingbench.report.run import Run, exempt_families, margin_floors
 
-#: (summary key path, label, compare metric key) of the headline numbers. The first card is the
-#: on-time rate over identity-verified events (judged families and whole-mix events); the
-#: all-events rates follow, labelled as timing only for exempt families.
+#: (summary key path, label, compare metric key) of the headline numbers. The first card, the
+#: primary one, is the on-time rate over identity-verified events (judged families and
+#: whole-mix events); the all-events rates follow, labelled as timing only for exempt
+#: families. The tempo cards are left out when no clip has a tempo target.
 HEADLINE = (
     ("rates_identity_verified.on_time_rate", "on time, identity verified", "on_time_rate_judged"),
     ("rates.on_time_rate", "on time, all events (timing only for exempt families)", "on_time_rate"),
@@ -229,10 +230,12 @@ def build_overview(run: Run, est: dict[str, Estimate], *, min_prompts: int) -> O
     overview : Overview
     """
     s = run.summary
-    head = [Headline(k, label, lookup(s, k), interval(est.get(m))) for k, label, m in HEADLINE]
+    tempo = bool(lookup(s, "tempo.n"))  # no clip with a tempo target: no tempo card at all
+    head = [Headline(k, label, lookup(s, k), interval(est.get(m))) for k, label, m in HEADLINE
+            if tempo or not k.startswith("tempo.")]
     ladder = [Headline(f"tempo.ladder.{k}", f"tempo within ±{k} %", lookup(s, f"tempo.ladder.{k}"),
                        interval(est.get(f"tempo_within_{k}pct")))
-              for k in (lookup(s, "tempo.ladder") or {})]
+              for k in (lookup(s, "tempo.ladder") or {})] if tempo else []
     floors = family_floors([run.checked])
     exempt = exempt_families(s)
     fams = [_group(run, "family", f, v, est, floors, exempt) for f, v in (s.get("by_family") or {}).items()]

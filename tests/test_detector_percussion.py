@@ -15,9 +15,9 @@ from timingbench.detectors.percussion import (
     percussion_routes,
 )
 from timingbench.errors import ConfigError
-from timingbench.identity.evidence import FamilyEvidence
 from timingbench.features import compute_bank
 from timingbench.features.separation import route_percussion, route_percussion_low
+from timingbench.identity.evidence import FamilyEvidence
 from timingbench.identity.rules import tagger_family_fall
 from timingbench.params.detectors import PercussionParams
 from timingbench.prompts import parse_prompt

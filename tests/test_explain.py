@@ -16,8 +16,8 @@ from timingbench.config import Config
 from timingbench.curves import Grid
 from timingbench.errors import TimingbenchError
 from timingbench.explain.thresholds import format_checks, gate_checks
-from timingbench.identity.evidence import FamilyEvidence
 from timingbench.gates import level_change, persistence
+from timingbench.identity.evidence import FamilyEvidence
 from timingbench.identity.rules import trained_verdict
 from timingbench.runner import ScoreOptions, score_folder
 

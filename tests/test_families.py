@@ -49,8 +49,8 @@ def test_the_order_is_the_shipped_networks() -> None:
 def test_back_compatible_names_are_the_registry() -> None:
     from timingbench.evidence.programs import FAMILIES
     from timingbench.families import FAMILY_NAMES
-    from timingbench.prompts import EVENT_FAMILIES, STEM_FAMILIES, TONAL_FAMILIES
     from timingbench.families import FAMILY_NAMES as RENDERED
+    from timingbench.prompts import EVENT_FAMILIES, STEM_FAMILIES, TONAL_FAMILIES
 
     assert FAMILY_NAMES == FAMILIES == RENDERED == families.FAMILY_NAMES
     assert EVENT_FAMILIES == families.EVENT_FAMILIES

@@ -97,3 +97,23 @@ def test_entrance_near_the_clip_start_is_decided_on_the_pre_roll_there_is() -> N
     far = measure(_evidence(z2), "percussion", entry=True, lo_s=5.4, hi_s=11.0, params=params)
     assert far.step is not None and not far.short_context
     assert far.step.before_s >= params.min_side_s - HOP / 2 and far.step.time_s > 6.0
+
+
+def test_pooled_presence_is_the_head_on_averaged_embeddings() -> None:
+    import torch
+
+    from timingbench.evidence_net.tagger import TaggerColumns, pooled_logits, tagger_for
+
+    tagger = tagger_for(load_config().params.tagger)
+    rng = np.random.default_rng(3)
+    c = int(tagger.shape.last)
+    emb = rng.normal(size=(c, 7)).astype(np.float32)
+    with torch.no_grad():
+        raw = tagger.folded.head(torch.from_numpy(emb.T.copy())).numpy().T
+        mid = tagger.folded.head(torch.from_numpy(emb[:, 2:5].mean(axis=1)[None])).numpy()[0]
+    cols = TaggerColumns(times=0.32 * np.arange(7), logits=raw, embeddings=emb, labels=tagger.labels,
+                         weights=tagger.weights)
+    np.testing.assert_allclose(pooled_logits(cols, tagger, span_s=0.1), raw, atol=1e-6)
+    pooled = pooled_logits(cols, tagger, span_s=0.96)
+    np.testing.assert_allclose(pooled[:, 3], mid, atol=1e-4)
+    assert not np.allclose(pooled[:, 3], raw[:, 3], atol=1e-3)

@@ -16,12 +16,12 @@ from timingbench.audio import load_clip
 from timingbench.cli import main
 from timingbench.config import Config
 from timingbench.errors import ParameterError
+from timingbench.families import FAMILY_NAMES
 from timingbench.prompts import EVENT_KINDS, load_prompts, parse_prompt
 from timingbench.render import CORPORA, RECIPES, RenderedClip, render_corpus, render_recipe
 from timingbench.render.arrangement import Note, Part
 from timingbench.render.corpus import ClipSpec, render_specs
 from timingbench.render.instruments import INSTRUMENTS, instrument, style
-from timingbench.families import FAMILY_NAMES
 from timingbench.render.synth import read_midi_notes, render_midi, resolve_soundfont, write_midi
 
 HOP = 512  # one analysis frame (paper Sec. IV-A: ~11.6 ms at 44.1 kHz)

@@ -9,9 +9,9 @@ import numpy as np
 import pytest
 import soundfile as sf
 
+from timingbench.families import FAMILY_NAMES
 from timingbench.prompts import load_prompts
 from timingbench.render import CORPORA, render_corpus, render_recipe
-from timingbench.families import FAMILY_NAMES
 
 HOP, SR = 512, 44100
 

@@ -11,8 +11,8 @@ import pytest
 
 from timingbench.config import Config
 from timingbench.errors import ParameterError
-from timingbench.identity.evidence import FamilyEvidence
 from timingbench.families import FAMILY_NAMES
+from timingbench.identity.evidence import FamilyEvidence
 from timingbench.identity.providers import family_evidence
 from timingbench.identity.rules import family_rise, timbre_match
 

@@ -37,13 +37,19 @@ from timingbench.prompts import (
     match_clips,
 )
 from timingbench.runlock import RunLock
-from timingbench.scoring import detector_name, event_tolerance, needs_family_evidence, score_event
+from timingbench.scoring import (
+    detector_name,
+    detector_used,
+    event_tolerance,
+    needs_family_evidence,
+    score_event,
+)
 from timingbench.summary import RESULTS_FORMAT, identity_exempt_families, is_identity_verified
 from timingbench.version import __version__
 
 if TYPE_CHECKING:
-    from timingbench.identity.evidence import FamilyEvidence
     from timingbench.features.bank import FeatureBank
+    from timingbench.identity.evidence import FamilyEvidence
 
 PARTS = ".parts"
 ROUND = 6
@@ -159,7 +165,7 @@ def score_bank(
             "tolerance_s": _r(event_tolerance(ev, config)), "outcome": verdict.outcome,
             "detected_s": _r(verdict.detected_s), "error_s": _r(verdict.error_s),
             "gates": verdict.gates, "rejected_by": verdict.rejected_by,
-            "detector": detector_name(ev), "p_chance": _r(p_chance),
+            "detector": detector_used(ev, family_evidence), "p_chance": _r(p_chance),
             "floor_s": floor_of(ev.family, config),
             "gate_stats": gate_stats(verdict.gates, verdict.stats), "error": None,
             "identity_verified": is_identity_verified(ev.family, exempt),

@@ -79,6 +79,14 @@ def detector_name(event: Event) -> str:
     return detector_for(event.kind, event.family)
 
 
+def detector_used(event: Event, family_evidence: FamilyEvidence | None) -> str:
+    """The detector that scored ``event`` on a clip with ``family_evidence``: ``presence`` for an entrance or
+    exit of a family the evidence judges, else :func:`detector_name` (the ``detector`` field of a row)."""
+    if event.kind in ("instrument_entry", "instrument_exit") and judged_by_presence(family_evidence, event.family):
+        return "presence"
+    return detector_name(event)
+
+
 def needs_family_evidence(prompt: Prompt, backend: str = DEFAULT_FAMILY_EVIDENCE, *,
                           percussion_low_route: bool = False) -> bool:
     """True when any event of ``prompt`` may consult the family evidence of ``backend``.

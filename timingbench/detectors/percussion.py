@@ -48,8 +48,8 @@ from timingbench.params.detectors import PercussionParams
 from timingbench.verdicts import EXEMPT, FAIL, PASS, Candidate, EventContext, GateVerdict
 
 if TYPE_CHECKING:
-    from timingbench.identity.evidence import FamilyEvidence
     from timingbench.features.bank import FeatureBank
+    from timingbench.identity.evidence import FamilyEvidence
 
 F64 = npt.NDArray[np.float64]
 #: The constants the dsp route's curves read (their memo key, :mod:`timingbench.memo`).

@@ -64,8 +64,8 @@ from timingbench.params.detectors import StemParams
 from timingbench.verdicts import EXEMPT, Candidate, EventContext
 
 if TYPE_CHECKING:
-    from timingbench.identity.evidence import FamilyEvidence
     from timingbench.features.bank import FeatureBank, Stem
+    from timingbench.identity.evidence import FamilyEvidence
 
 #: Separated stem that carries each stem-isolable family (the ``stem`` of its registry row).
 STEM_OF_FAMILY = {f.name: f.stem for f in registry().rows if f.stem is not None}

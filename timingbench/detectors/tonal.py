@@ -34,8 +34,8 @@ from timingbench.params.detectors import TonalParams
 from timingbench.verdicts import EXEMPT, FAIL, PASS, Candidate, EventContext
 
 if TYPE_CHECKING:
-    from timingbench.identity.evidence import FamilyEvidence
     from timingbench.features.bank import FeatureBank
+    from timingbench.identity.evidence import FamilyEvidence
 
 F64 = npt.NDArray[np.float64]
 _T = TypeVar("_T")

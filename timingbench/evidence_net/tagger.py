@@ -556,3 +556,35 @@ def _to_entry(cols: TaggerColumns) -> dict[str, Any]:
 def _from_entry(entry: dict[str, Any]) -> TaggerColumns:
     return TaggerColumns(times=entry["times"], logits=entry["logits"], embeddings=entry["embeddings"],
                          labels=tuple(entry["labels"]), weights=TaggerWeights(**entry["weights"]))
+
+
+def pooled_logits(columns: TaggerColumns, tagger: LoadedTagger, *, span_s: float) -> npt.NDArray[np.float64]:
+    """The tagger's head applied to the column embeddings averaged over ``span_s`` seconds, per column.
+
+    The head was trained on the time average of the feature map; reading it on the average
+    of a few columns (centred, the edge columns repeated) is its own clip-level readout over a
+    short window. ``span_s`` no longer than one column gives the columns' own logits.
+
+    Parameters
+    ----------
+    columns : TaggerColumns
+        A clip's columns (:func:`tagger_columns`).
+    tagger : LoadedTagger
+        The tagger that made them.
+    span_s : float
+        Length of the average in seconds (rounded to whole columns).
+
+    Returns
+    -------
+    logits : np.ndarray of float64, shape (527, n_columns)
+    """
+    k = max(int(round(span_s / COLUMN_S)), 1)
+    if k <= 1 or columns.times.size == 0:
+        return np.asarray(columns.logits, dtype=np.float64)
+    import torch
+    from scipy.ndimage import uniform_filter1d
+
+    emb = uniform_filter1d(np.asarray(columns.embeddings, dtype=np.float32), size=k, axis=1, mode="nearest")
+    with torch.no_grad():
+        out = tagger.folded.head(torch.from_numpy(np.ascontiguousarray(emb.T))).numpy().T
+    return np.asarray(out, dtype=np.float64)

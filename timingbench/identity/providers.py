@@ -48,9 +48,9 @@ from timingbench.choices import FAMILY_EVIDENCE_BACKENDS
 from timingbench.config import digest
 from timingbench.convert import frame_period_s
 from timingbench.errors import ModelUnavailableError, ParameterError
-from timingbench.identity.evidence import FamilyEvidence
-from timingbench.features.musicnn import WEIGHTS_PATH
 from timingbench.families import FAMILY_NAMES
+from timingbench.features.musicnn import WEIGHTS_PATH
+from timingbench.identity.evidence import FamilyEvidence
 
 if TYPE_CHECKING:
     from timingbench.features.bank import FeatureBank

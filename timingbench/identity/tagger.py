@@ -173,8 +173,13 @@ def tagger_evidence(
 
     tagger_presence = LazyCurves(families, lambda f: presence("tagger", f))
 
+    def pooled_logits() -> Any:
+        from timingbench.evidence_net.tagger import pooled_logits as pool
+
+        return memo("pooled", lambda: pool(cols(), loaded, span_s=tagger_params.presence_pool_s))
+
     def family_logits(family: str) -> F64:
-        return group_logits(cols().logits, cols().labels, {family: table[family]},
+        return group_logits(pooled_logits(), cols().labels, {family: table[family]},
                             what="families.audioset_classes")[family]
 
     def curve(family: str) -> F64:

@@ -246,6 +246,41 @@ def _no_evidence_panel(ax: Any, text: str) -> None:
     ax.text(0.5, 0.5, text, transform=ax.transAxes, ha="center", va="center", fontsize=9)
 
 
+def _draw_presence(ax: Any, x: ExplainedEvent) -> None:
+    """The family's log-odds presence on a second axis, with what the presence detection read of it.
+
+    For an event the presence detection scored: the change point (a vertical line), the two
+    levels either side of it over the search window (horizontal segments), and the snapped
+    time (a diamond at the later level). Drawn for exempt families too, when the provider
+    gives their presence, so a reader sees what judging them would read.
+    """
+    fe = x.family_evidence
+    ev = x.prompt.events[x.index]
+    if fe is None or ev.kind not in ("instrument_entry", "instrument_exit") or ev.family not in fe.presence_logits:
+        return
+    times, z = fe.presence_logit(ev.family, prob_clip=x.inputs.config.params.presence.prob_clip)
+    ax2 = ax.twinx()
+    ax2.plot(times, z, lw=1.1, color="#8338ec", label=f"{ev.family} presence (log-odds)", zorder=4)
+    ax2.set_ylabel("presence\n(log-odds)", fontsize=8, color="#8338ec")
+    chosen = x.chosen
+    stats = chosen.candidate.stats if chosen is not None else {}
+    step = stats.get("family_change") if isinstance(stats.get("family_change"), dict) else None
+    if chosen is not None and step is not None and step.get("change_point_s") is not None:
+        cp = float(step["change_point_s"])
+        lo, hi = x.window
+        ax2.axvline(cp, color="#8338ec", ls=":", lw=1.0, label=f"change point {cp:.2f} s")
+        ax2.hlines([step["before"], step["after"]], [lo, cp], [cp, hi], colors="#3a0ca3", lw=2.0,
+                   label=f"levels {step['before']:.2f} -> {step['after']:.2f} (size {step['size']:.2f}, "
+                         f"needs {step['min_step']})")
+        t_snap = float(chosen.candidate.time_s)
+        ax2.scatter([t_snap], [step["after"] if ev.kind == "instrument_entry" else step["before"]], marker="D",
+                    color="#ff006e", s=40, zorder=5,
+                    label=f"snapped to the {stats.get('route', 'route')} onset: {t_snap:.2f} s"
+                    if stats.get("snapped") else f"no onset within snap reach: {t_snap:.2f} s")
+    handles, labels = ax2.get_legend_handles_labels()
+    ax2.legend(handles, labels, loc="upper left", fontsize=6.5, framealpha=0.8)
+
+
 def _draw_evidence(ax: Any, x: ExplainedEvent) -> None:
     fe = x.family_evidence
     ev = x.prompt.events[x.index]
@@ -291,6 +326,7 @@ def _draw_evidence(ax: Any, x: ExplainedEvent) -> None:
     for val, keys in at.items():  # one label per level, naming every constant drawn there
         ax.text(0.0, val, f" {' = '.join(keys)} = {val:g}", fontsize=6.5, va="bottom", color="#6c757d",
                 transform=ax.get_yaxis_transform())
+    _draw_presence(ax, x)
     if ax.get_legend_handles_labels()[0]:  # every drawn curve is labelled
         design = fe.sources.get(ev.family)
         title = f"backend {fe.backend}" + (f", design {design}" if design else "")

@@ -194,9 +194,6 @@ class SemanticParams(Params):
 
     Attributes
     ----------
-    backend : str
-        the embedded, offline trained family evidence model (docs/evidence-model.md) is the default;
-        musicnn is the embedded tagger; clap needs a local checkpoint (convention)
     input_loud_level_dbfs : float
         tagger input is scaled so the clip's loud level (95th pct frame RMS) sits at -14 dBFS, a
         typical mastered level: the taggers' log front ends are not gain-invariant, scoring must be
@@ -248,7 +245,6 @@ class SemanticParams(Params):
 
     SECTION = "semantic"
 
-    backend: str
     input_loud_level_dbfs: float
     hop_s: float
     clap_window_s: float

@@ -8,8 +8,9 @@ Chromium (Playwright, as the labelling page's test). It checks that the overview
 equal ``summary.json``, that filtering the clip table to one family leaves exactly that
 family's rows, that the comparison shows ``timingbench compare``'s verdicts, that a clip
 page plays audio and that clicking its spectrogram seeks, and that nothing but local files
-is requested. Screenshots are taken in every run (and refresh ``docs/img/report-*.png``
-when TIMINGBENCH_UPDATE_SCREENSHOT=1).
+is requested. Screenshots are taken in every run, into the test's temporary folder: the docs'
+screenshots (``docs/img/report-*.png``) come from ``tools/report_screenshots.sh``, a report of
+the demo under a neutral path, so that no temporary folder shows in them.
 
 The other tests need no browser: bad results folders, the audio modes, the charts and
 the index's numbers read back from its HTML.
@@ -19,7 +20,6 @@ from __future__ import annotations
 
 import importlib
 import json
-import os
 import re
 import shutil
 import sys
@@ -44,8 +44,6 @@ from timingbench.report.svg import error_histogram, fmt_pct, outcome_bar
 
 ROOT = Path(__file__).resolve().parents[1]
 BENCH = ROOT / "benchmarks" / "compare_rendered_systems.py"
-SHOTS = {"overview": ROOT / "docs" / "img" / "report-overview.png",
-         "clip": ROOT / "docs" / "img" / "report-clip.png"}
 
 
 def _bench() -> ModuleType:
@@ -255,8 +253,7 @@ def rendered_report(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
 
 
 def _shot(page: Any, name: str, tmp: Path) -> None:
-    path = SHOTS[name] if os.environ.get("TIMINGBENCH_UPDATE_SCREENSHOT") == "1" else tmp / f"{name}.png"
-    path.parent.mkdir(parents=True, exist_ok=True)
+    path = tmp / f"{name}.png"
     page.screenshot(path=str(path))
     assert path.stat().st_size > 10_000
 

@@ -6,6 +6,9 @@
   ``hydrogen-drumkits`` (played by :func:`render_hydrogen`, a small sampler: each General
   MIDI drum note is mapped to a kit instrument by its name, the velocity picks the
   sample layer). A kit counts when it has a kick, a snare and a closed hi-hat.
+- **Kits by name**: :func:`find_kit` resolves a kit name (as the rendered kit corpora,
+  :data:`timingbench.render.corpus.KIT_SPLITS`, name them), :func:`render_kit` plays either
+  format, :func:`kit_pitches` says which General MIDI drum notes a kit plays.
 - **freepats** (Debian package ``freepats``): a General MIDI set of Gravis patches,
   rendered by TiMidity++ (:func:`render_timidity`); a program the set lacks is played
   by another program of the same family that it has (:func:`available_programs`).
@@ -24,8 +27,9 @@ import numpy as np
 import numpy.typing as npt
 import soundfile as sf
 
-from timingbench.errors import ConfigError
-from timingbench.render.synth import run_renderer
+from timingbench.errors import ConfigError, TimingbenchError
+from timingbench.params.generation import RenderParams
+from timingbench.render.synth import render_midi, run_renderer
 
 #: The avldrums kits (SF2).
 AVL_KITS = ("/usr/share/sounds/sf2/Black_Pearl_4_LV2.sf2", "/usr/share/sounds/sf2/Red_Zeppelin_4_LV2.sf2")
@@ -161,6 +165,109 @@ def real_kits() -> list[str]:
 def is_sf2_kit(kit: str) -> bool:
     """True for an SF2 kit (rendered by FluidSynth), False for a Hydrogen folder."""
     return kit.lower().endswith((".sf2", ".sf3"))
+
+
+def kit_name(kit: str) -> str:
+    """The name of a kit path: the SF2 file name or the Hydrogen folder name."""
+    return Path(kit).name
+
+
+def find_kit(name: str) -> str:
+    """The installed kit (a :func:`real_kits` entry) called ``name``.
+
+    Raises
+    ------
+    ConfigError
+        If no installed kit has that name.
+    """
+    for kit in real_kits():
+        if kit_name(kit) == name:
+            return kit
+    raise ConfigError(f"drum kit {name!r} is not installed; run `make setup` (Debian packages hydrogen-drumkits "
+                      "and avldrums.lv2-soundfont)")
+
+
+def _kit_midi(notes: list[tuple[float, float, int, int]], path: Path) -> None:
+    """A MIDI file playing drum notes (onset_s, end_s, pitch, velocity) on melodic channel 0,
+    program 0: the avldrums kits' bank-0 program-0 preset."""
+    import pretty_midi
+
+    pm = pretty_midi.PrettyMIDI(resolution=960, initial_tempo=120.0)
+    inst = pretty_midi.Instrument(program=0, is_drum=False, name="kit")
+    inst.notes = [pretty_midi.Note(velocity=int(v), pitch=int(p), start=float(s), end=float(e))
+                  for s, e, p, v in notes]
+    pm.instruments.append(inst)
+    pm.write(str(path))
+
+
+def render_kit(kit: str, notes: list[tuple[float, float, int, int]], *, n_samples: int,
+               render: RenderParams) -> npt.NDArray[np.float64]:
+    """Play General MIDI drum notes on a real kit (mono float64 at ``render.sample_rate_hz``).
+
+    Parameters
+    ----------
+    kit : str
+        An SF2 kit path (FluidSynth, with ``render``'s gain and timeout) or a Hydrogen kit
+        folder (:func:`render_hydrogen`).
+    notes : list of (onset_s, end_s, pitch, velocity)
+        Drum hits in seconds; a Hydrogen kit ignores ``end_s``.
+    n_samples : int
+        Output length.
+    render : RenderParams
+        The renderer's configuration.
+
+    Returns
+    -------
+    audio : np.ndarray of float64, shape (n_samples,)
+
+    Raises
+    ------
+    TimingbenchError
+        If FluidSynth fails.
+    """
+    sr = render.sample_rate_hz
+    if not is_sf2_kit(kit):
+        return render_hydrogen(kit, [(s, p, v) for s, _, p, v in notes], n_samples=n_samples, sr=sr)
+    import tempfile
+
+    with tempfile.TemporaryDirectory(prefix="tb-kit-") as tmp:
+        midi = Path(tmp) / "kit.mid"
+        _kit_midi(notes, midi)
+        return render_midi(midi, n_samples=n_samples, soundfont=kit, params=render)
+
+
+_KIT_PITCHES: dict[str, frozenset[int]] = {}
+
+
+def kit_pitches(kit: str, render: RenderParams) -> frozenset[int]:
+    """The General MIDI drum notes (of :data:`GM_DRUM_KIND`) that sound on ``kit``.
+
+    A Hydrogen kit plays a note whose kind it has (a pedal hat falls back to the closed hat,
+    as in :func:`render_hydrogen`); an SF2 kit is asked by rendering every note once,
+    0.5 s apart, and keeping those whose stretch is not digital silence.
+
+    Raises
+    ------
+    TimingbenchError
+        If FluidSynth fails or the kit plays none of the notes.
+    """
+    if kit in _KIT_PITCHES:
+        return _KIT_PITCHES[kit]
+    pitches = sorted(GM_DRUM_KIND)
+    if not is_sf2_kit(kit):
+        kinds = set(_parsed(kit).by_kind)
+        out = {p for p in pitches if GM_DRUM_KIND[p] in kinds or (GM_DRUM_KIND[p] == "hat_pedal"
+                                                                    and "hat_closed" in kinds)}
+    else:
+        sr = render.sample_rate_hz
+        y = render_kit(kit, [(0.5 * i, 0.5 * i + 0.1, p, 127) for i, p in enumerate(pitches)],
+                       n_samples=int(round(0.5 * sr * (len(pitches) + 1))), render=render)
+        step = int(round(0.5 * sr))
+        out = {p for i, p in enumerate(pitches) if np.any(y[i * step:(i + 1) * step] != 0.0)}
+    if not out:
+        raise TimingbenchError(f"drum kit {kit} plays none of the General MIDI drum notes")
+    _KIT_PITCHES[kit] = frozenset(out)
+    return _KIT_PITCHES[kit]
 
 
 @lru_cache(maxsize=256)

@@ -5,7 +5,8 @@ corpus again gives byte-identical audio and identical truth. A rendered corpus f
 holds ``clips/<clip_id>.wav``, ``midi/<clip_id>.mid``, ``prompts.jsonl`` (formats §1),
 ``truth.jsonl`` (formats §5 Layer 1), ``observed.jsonl`` (Layer 2: every part's
 entrances) and ``manifest.jsonl`` (one row per clip: split, soundfont file name, recipe,
-seed, scenario and the recipe's meta: delivered times, offsets, bpm, decoys, parts).
+seed, scenario and the recipe's meta: delivered times, offsets, bpm, decoys, parts; in a
+kit corpus also ``kit``, the real drum kit that played the clip's drum-kit part).
 """
 
 from __future__ import annotations
@@ -18,10 +19,10 @@ from pathlib import Path
 from typing import Any
 
 from timingbench.errors import ParameterError
+from timingbench.families import FAMILY_NAMES
 from timingbench.jsonio import write_jsonl
 from timingbench.render.lookup import lookup
 from timingbench.render.pipeline import RenderedClip, render_recipe
-from timingbench.families import FAMILY_NAMES
 
 
 @dataclass(frozen=True)
@@ -46,6 +47,10 @@ class ClipSpec:
         Explicit id; the recipe's default id when None.
     stem_parts : tuple of str or None
         Only these parts' stems when stems are rendered (all when None).
+    kit : str or None
+        A real drum kit (a :data:`KIT_SPLITS` name) that plays the
+        drum-kit part (:func:`timingbench.render.kit_mix.render_kit_recipe`); the soundfont's
+        kit when None.
     """
 
     recipe: str
@@ -56,6 +61,7 @@ class ClipSpec:
     humanize_ms: float = 0.0
     clip_id: str | None = None
     stem_parts: tuple[str, ...] | None = None
+    kit: str | None = None
 
 
 #: The order in which the event corpus' repetitions take the families' exits (half each time). Like
@@ -129,6 +135,48 @@ def _identity_corpus(base_seed: int, *, reps: int) -> list[ClipSpec]:
     return specs
 
 
+#: Kit names (SF2 file name or Hydrogen folder name) of the rendered kit corpora by split: a
+#: fixed corpus definition. The avldrums Black Pearl SF2 and Hydrogen's "The Black Pearl 1.0" are
+#: one kit in two formats, and the three Millo kits share an author and sample names, so each
+#: group sits in one split.
+KIT_SPLITS: dict[str, tuple[str, ...]] = {
+    "dev": ("Black_Pearl_4_LV2.sf2", "The Black Pearl 1.0", "Millo-Drums_v.1", "Millo_MultiLayered2",
+            "Millo_MultiLayered3", "ColomboAcousticDrumkit", "HardElectro1"),
+    "validation": ("Red_Zeppelin_4_LV2.sf2", "Audiophob", "BJA_Pacific", "ElectricEmpireKit", "ForzeeStereo",
+                   "VariBreaks", "rumpf_kit_z01_h2"),
+}
+
+
+#: The kit corpora's recipes and their extra parameters (the dev-identity design plus both negatives
+#: of ``never_delivered``), all for the percussion family.
+_KIT_RECIPES: tuple[tuple[str, dict[str, Any]], ...] = (
+    ("entry_on_time", {}), ("entry_off_time", {}), ("exit_on_time", {}), ("exit_off_time", {}),
+    ("busy_decoy", {}), ("pre_existing", {}), ("never_delivered", {"kind": "instrument_entry"}),
+    ("never_delivered", {"kind": "instrument_exit"}),
+)
+#: Drum-kit targets the kit corpora cycle through; an electronic kit plays the drum machine.
+_KIT_TARGETS = ("drums", "jazz_drums", "cinematic_drums")
+_ELECTRONIC_KITS = ("HardElectro1", "ElectricEmpireKit", "VariBreaks")
+
+
+def _kits_corpus(base_seed: int, *, reps: int, kits: Sequence[str]) -> list[ClipSpec]:
+    """The percussion scenarios of the identity corpus and both ``never_delivered`` negatives, ``reps`` times with
+    fresh seeds; the drum-kit part is played by ``kits`` in turn (a clip without one, such as a busy decoy or an
+    absent target, keeps its kit name in the spec and renders without it)."""
+    specs: list[ClipSpec] = []
+    seed = base_seed
+    k = 0
+    for r in range(reps):
+        for j, (recipe, extra) in enumerate(_KIT_RECIPES):
+            seed += 1
+            kit = kits[k % len(kits)]
+            k += 1
+            target = "drum_machine" if kit in _ELECTRONIC_KITS else _KIT_TARGETS[(r + j) % len(_KIT_TARGETS)]
+            specs.append(ClipSpec(recipe, seed, params={"family": "percussion", "target": target, **extra},
+                                  humanize_ms=8.0 if (j + r) % 2 else 0.0, kit=kit))
+    return specs
+
+
 def _demo_corpus() -> list[ClipSpec]:
     items: list[tuple[str, dict[str, Any]]] = [
         ("entry_on_time", {"family": "percussion", "time_s": 6.0}),
@@ -187,6 +235,15 @@ CORPORA: dict[str, CorpusDef] = {
     "dev-identity": CorpusDef("dev-identity", "dev", tuple(_identity_corpus(3000, reps=3)),
                               "entrances, exits, busy decoys and pre-existing targets of the judged families "
                               "(percussion, bass, piano, vocals), three seeds each (may influence thresholds)"),
+    "dev-kits": CorpusDef("dev-kits", "dev", tuple(_kits_corpus(3400, reps=6, kits=KIT_SPLITS["dev"])),
+                          "percussion entrances, exits, busy decoys, pre-existing kits and never-delivered "
+                          "entrances and exits, six seeds each, the drum kit played by the real kits "
+                          f"{', '.join(KIT_SPLITS['dev'])} over FluidR3 backings (may influence thresholds; "
+                          f"the kits {', '.join(KIT_SPLITS['validation'])} are held back for validation-kits)"),
+    "validation-kits": CorpusDef("validation-kits", "validation",
+                                 tuple(_kits_corpus(6400, reps=6, kits=KIT_SPLITS["validation"])),
+                                 "the dev-kits design with other seeds and the held-back real kits "
+                                 f"{', '.join(KIT_SPLITS['validation'])} (never tunes anything)"),
     "demo": CorpusDef("demo", "dev", tuple(_demo_corpus()),
                       "12 short clips spanning every event kind, a negative and an off-time delivery"),
     "tempo": CorpusDef("tempo", "dev", tuple(_tempo_corpus()),
@@ -196,6 +253,12 @@ CORPORA: dict[str, CorpusDef] = {
 
 def _render_one(spec: ClipSpec, out_dir: Path, split: str, stems: bool,
                 soundfont: Path | None, controls: bool = False) -> RenderedClip:
+    if spec.kit is not None:
+        from timingbench.render.kit_mix import render_kit_recipe
+
+        return render_kit_recipe(spec.recipe, kit=spec.kit, seed=spec.seed, out_dir=out_dir, clip_id=spec.clip_id,
+                                 duration_s=spec.duration_s, gain_db=spec.gain_db, soundfont=soundfont, split=split,
+                                 humanize_ms=spec.humanize_ms, **spec.params)
     return render_recipe(spec.recipe, seed=spec.seed, out_dir=out_dir, clip_id=spec.clip_id,
                          duration_s=spec.duration_s, gain_db=spec.gain_db, stems=stems,
                          soundfont=soundfont, split=split, humanize_ms=spec.humanize_ms,
@@ -246,6 +309,9 @@ def render_specs(
     """
     if jobs < 1:
         raise ParameterError(f"jobs must be a positive number of processes, got {jobs!r}")
+    if (stems or controls) and any(s.kit is not None for s in specs):
+        raise ParameterError("a corpus whose drum kits are real kits (dev-kits, validation-kits) is rendered "
+                             "without --stems and --controls")
     out_dir = Path(out_dir)
     results: list[RenderedClip | None] = [None] * len(specs)
     if jobs == 1:
@@ -273,7 +339,8 @@ def render_specs(
     write_jsonl(out_dir / "manifest.jsonl", [
         {"clip": c.audio_path.name, "prompt_id": c.clip_id, "scenario": c.scenario, "split": split,
          "soundfont": sf_name, "midi": str(c.midi_path.relative_to(out_dir)),
-         "stems": {k: str(v.relative_to(out_dir)) for k, v in c.stem_paths.items()}, "meta": c.meta}
+         "stems": {k: str(v.relative_to(out_dir)) for k, v in c.stem_paths.items()},
+         **({"kit": c.meta["kit"]} if "kit" in c.meta else {}), "meta": c.meta}
         for c in clips])
     return clips
 
@@ -296,7 +363,7 @@ def render_corpus(name: str, *, out_dir: Path, jobs: int = 1, progress: bool = T
     Parameters
     ----------
     name : str
-        ``dev`` | ``validation`` | ``demo`` | ``tempo``.
+        ``dev`` | ``validation`` | ``dev-identity`` | ``dev-kits`` | ``validation-kits`` | ``demo`` | ``tempo``.
     out_dir : Path
         Output folder.
     jobs : int

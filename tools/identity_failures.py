@@ -1,22 +1,23 @@
 """The explain plot of every judged-family instrument event a scored corpus gets wrong, with the limit it hits.
 
 Usage: .venv/bin/python tools/identity_failures.py RESULTS CORPUS OUT_DIR [--split validation]
+       [--config CONFIG] [--families a,b]
 
 RESULTS is a ``timingbench score --out`` folder of CORPUS's clips (``CORPUS/truth.jsonl``
-and ``manifest.jsonl`` give the truth). For each entrance or exit of a family the trained
-evidence judges whose verdict disagrees with the truth (a true delivery not credited, a
-negative credited, an off-time delivery placed more than ``calibration.offset_match_s``
-away), ``timingbench explain --plot`` is drawn into OUT_DIR and one line says which limit
-the failure hits, read off the evidence at the true time (the instructed time for a
-negative):
+and ``manifest.jsonl`` give the truth), scored with CONFIG (default: the packaged one; its
+registry says which families are judged, ``--families`` narrows them). For each entrance or
+exit of a judged family whose verdict disagrees with the truth (a true delivery not
+credited, a negative credited, an off-time delivery placed more than
+``calibration.offset_match_s`` away), ``timingbench explain --plot`` is drawn into OUT_DIR
+and one line says which limit the failure hits, read off the family's log-odds presence at
+the true time (the instructed time for a negative): the median of the columns in the
+``SIDE_S`` after it against the median of those in the ``SIDE_S`` before it.
 
-- **evidence**: the change head stays under its floor (``evidence.entry_min_prob`` /
-  ``exit_min_prob``) within ``evidence.gate_reach_s`` of the true time, or the summarised
-  presence does not rise across it, or (a negative credited) the evidence itself says the
-  target family came in: no decision rule on this evidence can get it right;
-- **decision**: the evidence shows the change at the true time (change head over its
-  floor, presence rising by ``evidence.min_logit_rise``) but a gate or the candidate search
-  still got it wrong.
+- **evidence**: that step stays under the family's ``presence.entry_min_step_by_family``
+  (``exit_min_step_by_family``) at the true time, or (a negative credited) reaches it where
+  the family never sounded: no decision on this evidence can get it right;
+- **decision**: the presence shows the change at the true time, but the change point was
+  placed elsewhere (a larger step in the window, a snap to another onset) or a gate rejected it.
 
 OUT_DIR/index.md lists every failure with its plot and its line.
 """
@@ -28,12 +29,13 @@ import json
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from timingbench.config import load_config
 from timingbench.explain.event import explain_event
 from timingbench.explain.plot import plot_explanation
 from timingbench.explain.results import load_results
 from timingbench.families import judged_families
-from timingbench.identity.rules import change_near, logit_rise, side_levels
 
 
 def _jsonl(path: Path) -> list[dict[str, Any]]:
@@ -49,32 +51,43 @@ def _shrink(path: Path) -> None:
     im.quantize(colors=96, method=Image.Quantize.MEDIANCUT).save(path, optimize=True)
 
 
+#: Seconds of presence either side of the true time the limit is read on.
+SIDE_S = 3.0
+
+
+def step_at(ev: Any, family: str, t_s: float, *, entry: bool, prob_clip: float) -> float | None:
+    """Log-odds presence step of ``family`` across ``t_s``: median after minus before (None: a side is empty)."""
+    times, z = ev.presence_logit(family, prob_clip=prob_clip)
+    pre = z[(times < t_s) & (times >= t_s - SIDE_S)]
+    post = z[(times > t_s) & (times <= t_s + SIDE_S)]
+    if not pre.size or not post.size:
+        return None
+    step = float(np.median(post) - np.median(pre))
+    return step if entry else -step
+
+
 def limit_of(x: Any, truth: dict[str, Any], cfg: Any) -> tuple[str, str]:
     """``(limit, why)`` of one failure (module docstring)."""
-    ev, row = x.family_evidence, x.row
-    sec = cfg.params.evidence
+    row = x.row
     entry = row["kind"] == "instrument_entry"
-    t = truth["onset_s"] if truth["occurred"] and truth["onset_s"] is not None else row["instructed_s"]
     fam = row["family"]
-    ch = change_near((ev.entered if entry else ev.left)[fam], ev.times, t, sec.gate_reach_s)
-    lv = side_levels(ev, fam, t_s=t, params=sec, entry=entry)
-    rise = None if lv.quiet is None or lv.sounding is None else logit_rise(lv.quiet, lv.sounding, clip=sec.prob_clip)
-    floor = sec.entry_min_prob if entry else sec.exit_min_prob
-    stats = (f"at {t:.2f} s: change {ch:.2f} (floor {floor}), presence {lv.quiet:.2f} -> {lv.sounding:.2f}, "
-             f"rise {rise:.1f} (needs {sec.min_logit_rise})") \
-        if ch is not None and rise is not None else f"at {t:.2f} s"
-    shows = ch is not None and floor is not None and ch >= floor and rise is not None \
-        and (sec.min_logit_rise is None or rise >= sec.min_logit_rise)
+    t = truth["onset_s"] if truth["occurred"] and truth["onset_s"] is not None else row["instructed_s"]
+    p = cfg.params.presence
+    need = p.threshold("entry_min_step_by_family" if entry else "exit_min_step_by_family", fam)
+    step = None if x.family_evidence is None else step_at(x.family_evidence, fam, t, entry=entry,
+                                                           prob_clip=p.prob_clip)
+    stats = f"step at {t:.2f} s: {'-' if step is None else f'{step:.2f}'} log-odds (needs {need})"
+    shows = step is not None and (need is None or step >= need)
     if not truth["occurred"]:
         if shows:
-            return "evidence", f"the evidence says {fam} came in where it did not ({stats})"
-        return "decision", (f"credited at {row['detected_s']:.2f} s although the evidence at the instructed time "
-                            f"does not show it ({stats})")
+            return "evidence", f"the presence says {fam} came in where it did not ({stats})"
+        return "decision", f"credited at {row['detected_s']:.2f} s although the presence at the instructed time " \
+            f"does not show it ({stats})"
     if shows:
         where = f"detected at {row['detected_s']:.2f} s" if row["detected_s"] is not None \
             else f"rejected by {row['rejected_by']}"
-        return "decision", f"the evidence shows the change but the verdict is {row['outcome']} ({where}; {stats})"
-    return "evidence", f"the evidence does not show the change ({stats})"
+        return "decision", f"the presence shows the change but the verdict is {row['outcome']} ({where}; {stats})"
+    return "evidence", f"the presence does not show the change ({stats})"
 
 
 def main() -> None:
@@ -83,9 +96,11 @@ def main() -> None:
     ap.add_argument("corpus", type=Path)
     ap.add_argument("out", type=Path)
     ap.add_argument("--split", default=None, help="only truth rows of this split")
+    ap.add_argument("--config", type=Path, default=None, help="the configuration RESULTS was scored with")
+    ap.add_argument("--families", default=None, help="only these judged families (comma-separated)")
     args = ap.parse_args()
-    cfg = load_config()
-    judged = list(judged_families(cfg))
+    cfg = load_config(args.config) if args.config else load_config()
+    judged = [f for f in judged_families(cfg) if args.families is None or f in args.families.split(",")]
     match_s = cfg.params.calibration.offset_match_s
     truth = {(r["clip"], r["event_id"]): r for r in _jsonl(args.corpus / "truth.jsonl")
              if args.split is None or r.get("split") == args.split}

@@ -208,9 +208,36 @@ def format_report(report: Mapping[str, Any]) -> str:
     for fam, r in report["families"].items():
         c = r["counts"]["all"]
         verdict = "judged" if r["judged"] else f"exempt: {r['reason']}"
-        lines.append(f"{fam:<11}{r['min_step']['entry']:>8.2f}{r['min_step']['exit']:>9.2f}"
+        steps = [("off" if r["min_step"][k] is None else f"{r['min_step'][k]:.2f}") for k in ("entry", "exit")]
+        lines.append(f"{fam:<11}{steps[0]:>8}{steps[1]:>9}"
                      f"{_frac(c['on_time_credited'], c['n_on_time']):>10}"
                      f"{_frac(c['off_time_located'], c['n_off_time']):>12}"
                      f"{_frac(c['negative_credited'], c['n_negative']):>13}"
                      f"{_frac(c['negative_reported'], c['n_negative']):>8}  {verdict}")
     return "\n".join(lines)
+
+
+def configured_report(stats: Sequence[EventStat], config: Config, families: Sequence[str], *,
+                      offset_match_s: float) -> dict[str, Any]:
+    """Per family and kind, the counts at the thresholds ``config`` holds (for measuring held-out corpora).
+
+    Returns
+    -------
+    report : dict
+        ``families``: family -> ``min_step`` (entry/exit) and ``counts`` (entry/exit/all), as :func:`fit`
+        reports them; ``judged`` is the registry's verdict of ``config``.
+    """
+    from timingbench.families import judged_families
+
+    p = config.params.presence
+    judged = set(judged_families(config))
+    out: dict[str, Any] = {}
+    for fam in families:
+        steps = {"entry": p.threshold("entry_min_step_by_family", fam), "exit": p.threshold("exit_min_step_by_family",
+                                                                                            fam)}
+        per_kind = {short: counts([s for s in stats if s.family == fam and s.kind == short], steps[short],
+                                  offset_match_s=offset_match_s) for short in KINDS}
+        total = {k: per_kind["entry"][k] + per_kind["exit"][k] for k in per_kind["entry"]}
+        out[fam] = {"min_step": steps, "counts": {**per_kind, "all": total}, "judged": fam in judged,
+                    "reason": None if fam in judged else "exempt in the registry"}
+    return {"families": out}

@@ -28,7 +28,10 @@ from timingbench.params.base import Params, register
 MIX = "mix"
 #: Keys a row of ``families.table`` may hold.
 ROW_KEYS = ("name", "judged", "exempt", "stem", "gm_drum_kits", "gm_programs", "audioset_classes",
-            "prompt_targets")
+            "prompt_targets", "dev_on_time", "dev_negatives_credited", "validation_on_time",
+            "validation_negatives_credited")
+#: Row fields that record a measured figure as ``[count, out of]`` (the judging bar's evidence).
+FIGURE_KEYS = ("dev_on_time", "dev_negatives_credited", "validation_on_time", "validation_negatives_credited")
 #: Keys every row must hold.
 REQUIRED_ROW_KEYS = ("name", "gm_programs", "audioset_classes")
 _NAME = re.compile(r"^[a-z][a-z0-9_]*$")
@@ -120,6 +123,12 @@ def _row(i: int, row: Any, floors: Mapping[str, Any]) -> Family:
     if exempt is not None and (not isinstance(exempt, str) or not _NAME.match(exempt.replace(".", "_"))):
         raise _fail("table", f"{where} 'exempt' must be a reason written as one token "
                     f"(held_out_entrance_auc_below_0.85), got {exempt!r:.60}")
+    for key in FIGURE_KEYS:
+        fig = row.get(key)
+        if fig is not None and not (isinstance(fig, list | tuple) and len(fig) == 2 and all(
+                isinstance(v, int) and not isinstance(v, bool) and v >= 0 for v in fig) and fig[0] <= fig[1]):
+            raise _fail("table", f"{where} '{key}' must be [count, out of] (two whole numbers, count <= out of), "
+                        f"got {fig!r:.40}")
     stem = row.get("stem")
     if stem is not None and (not isinstance(stem, str) or not _NAME.match(stem)):
         raise _fail("table", f"{where} 'stem' must be a stem name or null, got {stem!r:.40}")

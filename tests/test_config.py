@@ -29,7 +29,6 @@ def test_packaged_config_loads_with_provenance(config):
         ("mix.silence_below_loud_db", 35.0),
         ("mix.fade_point_below_loud_db", 23.0),
         ("tempo.tolerance_pct", 3.0),
-        ("chance.draws", 16),
     ],
 )
 def test_paper_conventions(config, key, expected):

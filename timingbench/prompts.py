@@ -8,8 +8,11 @@ keys survive a round trip.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import re
+import warnings
+from collections import defaultdict
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from functools import partial
@@ -299,6 +302,9 @@ class ClipRef:
     path: Path
     prompt_id: str
     sample: int
+    #: Why the file is not scored although it names a prompt: another file of the folder claims
+    #: the same (prompt, sample). None for a clip to score. Such a clip counts as not delivered.
+    conflict: str | None = None
 
 
 @dataclass
@@ -308,6 +314,8 @@ class ClipMatch:
     clips: list[ClipRef]
     unmatched: list[str]
     missing: list[str]
+    #: Subfolders of the clips folder that hold audio files: not searched, so never scored.
+    subfolders: list[str] = field(default_factory=list)
 
 
 def parse_clip_name(name: str) -> tuple[str, int]:
@@ -333,12 +341,20 @@ def match_clips(clips_dir: str | Path, prompt_ids: Iterable[str]) -> ClipMatch:
     -------
     match : ClipMatch
         Matched clips sorted by (prompt id, sample, name); file names that match no prompt
-        (``unmatched``); prompt ids with no clip (``missing``).
+        (``unmatched``); prompt ids with no clip (``missing``); subfolders that hold audio
+        (``subfolders``). Two or more files that claim one (prompt, sample)
+        (``x.wav``, ``x.WAV``, ``x__0.flac``) are all kept with a ``conflict`` naming the
+        others (:func:`claim_conflicts`): none is scored, each counts as not delivered.
 
     Raises
     ------
     PromptError
         If ``clips_dir`` is not a folder.
+
+    Warns
+    -----
+    UserWarning
+        Naming the subfolders that hold audio (they are not scored).
     """
     d = Path(clips_dir)
     if not d.is_dir():
@@ -359,7 +375,46 @@ def match_clips(clips_dir: str | Path, prompt_ids: Iterable[str]) -> ClipMatch:
             clips.append(ClipRef(f.name, f, pid, k))
         else:
             unmatched.append(f.name)
+    clips = claim_conflicts(clips)
     clips.sort(key=lambda c: (c.prompt_id, c.sample, c.clip))
     have = {c.prompt_id for c in clips}
     missing = sorted(ids - have)
-    return ClipMatch(clips, unmatched, missing)
+    subfolders = audio_subfolders(d)
+    if subfolders:
+        warnings.warn(f"{d}: subfolders holding audio are not searched and not scored: "
+                      + ", ".join(f"{n}/" for n in subfolders) + " (put the clips in the folder itself)",
+                      UserWarning, stacklevel=2)
+    return ClipMatch(clips, unmatched, missing, subfolders)
+
+
+def claim_conflicts(clips: Iterable[ClipRef]) -> list[ClipRef]:
+    """``clips`` with a ``conflict`` on every clip that shares its (prompt, sample) with another.
+
+    Which of two files claiming one sample is the output cannot be known, so neither is
+    scored; both stay in the run and count as not delivered, with a reason naming both.
+    """
+    by_sample: dict[tuple[str, int], list[ClipRef]] = defaultdict(list)
+    for c in clips:
+        by_sample[(c.prompt_id, c.sample)].append(c)
+    out: list[ClipRef] = []
+    for (pid, k), group in by_sample.items():
+        if len(group) == 1:
+            out.extend(group)
+            continue
+        names = sorted(c.clip for c in group)
+        for c in group:
+            named = [c.clip, *(n for n in names if n != c.clip)]
+            why = (f"{', '.join(named[:-1])} and {named[-1]} claim the same sample {k} of prompt {pid!r}, so none "
+                   f"is scored (each counts as not delivered); keep one, or rename the others "
+                   f"{pid}__<k>.<ext> with unused k")
+            out.append(dataclasses.replace(c, conflict=why))
+    return out
+
+
+def audio_subfolders(clips_dir: Path) -> list[str]:
+    """Names of the (non-hidden) subfolders of ``clips_dir`` that hold an audio file at any depth."""
+    def holds_audio(folder: Path) -> bool:
+        return any(f.suffix.lower() in AUDIO_EXTENSIONS and f.is_file() for f in folder.rglob("*"))
+
+    return [f.name for f in sorted(clips_dir.iterdir())
+            if f.is_dir() and not f.name.startswith(".") and holds_audio(f)]

@@ -218,6 +218,8 @@ def score_clip(ref: ClipRef, prompt: Prompt, config: Config, opts: ScoreOptions)
         clip row carries ``error`` and ``events`` is empty.
     """
     key = part_key(ref, prompt, config, opts)
+    if ref.conflict is not None:  # another file claims the same sample: neither is scored
+        return error_part(ref, prompt, config, opts, clip_error_message(ref.path, ref.conflict))
     try:
         clip = load_clip(ref.path, config, allow_silent=True)
         return {"key": key, **score_decoded(clip, ref, prompt, config, opts)}
@@ -467,6 +469,7 @@ def assemble(
     clips = [p["clip"] for p in parts]
     summary = build_summary(
         events, clips, config=config, opts=opts, unmatched=match.unmatched, missing=match.missing,
+        subfolders=match.subfolders,
         prompt_errors=[str(e) for e in prompt_set.errors], parts=list(parts), prompts_path=prompts_path,
         clips_dir=clips_dir, out_dir=out_dir,
     )
@@ -481,6 +484,7 @@ def part_key(ref: ClipRef, prompt: Prompt, config: Config, opts: ScoreOptions) -
         "config": config.content_hash, "version": __version__, "format": RESULTS_FORMAT,
         "opts": [opts.separation, opts.family_evidence, opts.chance, sorted(opts.disabled_gates),
                  opts.demucs_repo, opts.clap_dir],
+        **({"conflict": ref.conflict} if ref.conflict is not None else {}),
     }
     return json.dumps(payload, sort_keys=True)
 

@@ -288,26 +288,66 @@ def event_tolerance(event: Event, config: Config | SearchParams) -> float:
     return event.tolerance_s if event.tolerance_s is not None else search.default_tolerance_s
 
 
-def chance_times(
-    *, clip: str, event_id: str, instructed_s: float, lo_s: float, hi_s: float, params: ChanceParams
-) -> np.ndarray:
-    """Seeded random instructed times for the chance-credit re-scoring.
+def audio_content_key(samples: np.ndarray, *, sr: int) -> str:
+    """Identity of decoded audio: SHA-256 (hex, first 16 digits) of the samples and their rate.
 
-    The generator is seeded from ``chance.seed`` and a hash of (clip, event id), so the
-    draws do not depend on the order or the process in which clips are scored. Draws
-    closer than ``chance.min_distance_s`` to the real instruction are re-drawn.
+    Parameters
+    ----------
+    samples : np.ndarray of float32, shape (n,)
+        The analysed mono signal (a feature bank's ``samples``).
+    sr : int
+        Its sample rate in Hz.
+
+    Returns
+    -------
+    key : str
+        Equal for equal audio whatever the file's name, extension or container.
+    """
+    h = hashlib.sha256(np.ascontiguousarray(samples, dtype=np.float32).tobytes())
+    h.update(f"|{int(sr)}".encode())
+    return h.hexdigest()[:16]
+
+
+def chance_times(
+    *, audio_key: str, event_id: str, instructed_s: float, lo_s: float, hi_s: float, params: ChanceParams
+) -> np.ndarray:
+    """Seeded random instructed times for the chance-credit re-scoring, in seconds.
+
+    The generator is seeded from ``chance.seed`` and a hash of (audio, event id), so the
+    draws depend on the audio content (:func:`audio_content_key`), not on the clip's file name, nor
+    on the order or the process in which clips are scored. The ``chance.draws`` times are
+    stratified: the span ``[lo_s, hi_s]`` without the ``chance.min_distance_s`` either side
+    of the real instruction is cut into ``chance.draws`` equal strata and one time is drawn
+    uniformly in each, so every time is uniform over the span and the spread of ``p_chance``
+    is at most the binomial one of independent draws.
+
+    Parameters
+    ----------
+    audio_key : str
+        :func:`audio_content_key` of the clip's analysed audio.
+    event_id : str
+        The instructed event.
+    instructed_s, lo_s, hi_s : float
+        The real instructed time and the span the draws lie in, in seconds.
+    params : ChanceParams
+
+    Returns
+    -------
+    times : np.ndarray of float, shape (chance.draws,) or (0,)
+        Empty when the span is at most twice ``chance.min_distance_s`` long.
     """
     n, gap = params.draws, params.min_distance_s
-    digest = hashlib.sha256(f"{clip}\x00{event_id}".encode()).digest()
-    rng = np.random.default_rng([params.seed, int.from_bytes(digest[:8], "little")])
-    out: list[float] = []
     if hi_s - lo_s <= 2 * gap:
-        return np.asarray(out)
-    while len(out) < n:
-        t = float(rng.uniform(lo_s, hi_s))
-        if abs(t - instructed_s) >= gap:
-            out.append(t)
-    return np.asarray(out)
+        return np.zeros(0)
+    digest = hashlib.sha256(f"{audio_key}\x00{event_id}".encode()).digest()
+    rng = np.random.default_rng([params.seed, int.from_bytes(digest[:8], "little")])
+    # the excluded interval, clipped to the span (the instruction may lie past a short clip's end)
+    cut_lo = min(max(lo_s, instructed_s - gap), hi_s)
+    cut_hi = max(min(hi_s, instructed_s + gap), lo_s)
+    below = cut_lo - lo_s  # allowed seconds before the excluded interval
+    allowed = below + (hi_s - cut_hi)
+    u = (np.arange(n) + rng.uniform(0.0, 1.0, n)) / n * allowed
+    return np.where(u < below, lo_s + u, cut_hi + (u - below))
 
 
 def event_candidates(
@@ -340,6 +380,9 @@ def score_event(
 ) -> tuple[EventVerdict, float | None]:
     """Score event ``index`` of ``prompt`` on a clip's feature bank.
 
+    ``p_chance`` depends on the bank's audio and the event (:func:`chance_times`), never on
+    ``clip``, the file's name (kept for the callers that pass it).
+
     Returns
     -------
     verdict : EventVerdict
@@ -362,8 +405,8 @@ def score_event(
     if not with_chance:
         return verdict, None
     w = p.search.window_s
-    times = chance_times(clip=clip, event_id=ev.id, instructed_s=ev.time_s, lo_s=0.0,
-                         hi_s=min(analysed, prompt.duration_s), params=p.chance)
+    times = chance_times(audio_key=audio_content_key(bank.samples, sr=bank.sr), event_id=ev.id, instructed_s=ev.time_s,
+                         lo_s=0.0, hi_s=min(analysed, prompt.duration_s), params=p.chance)
     if not times.size:
         return verdict, None
     credited = sum(

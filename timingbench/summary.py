@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import os
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping, Sequence
@@ -74,6 +75,78 @@ def discounted_on_time(rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
     return {"n": len(rows), "on_time_rate": round(sum(credit) / len(rows), 4) if rows else None}
 
 
+def chance_standard_error(rows: Sequence[Mapping[str, Any]], *, draws: int | None,
+                          weights: Sequence[float] | None = None) -> float | None:
+    """Standard error of a p_chance-discounted on-time rate that comes from the chance draws alone.
+
+    An on-time row's credit ``1 - p_chance`` is estimated from ``draws`` re-scorings; as a
+    binomial proportion its variance is ``p (1 - p) / draws`` (an upper bound for the
+    stratified draws of :func:`timingbench.scoring.chance_times`; 0 when every draw agreed).
+    Other rows add nothing: their credit is exact.
+
+    Parameters
+    ----------
+    rows : sequence of dict
+        ``events.jsonl`` rows (``outcome`` and ``p_chance`` read).
+    draws : int or None
+        Chance draws per event (``chance.draws`` of the run); None when not known.
+    weights : sequence of float, optional
+        Each row's weight in the rate (default ``1 / len(rows)``, the plain rate).
+
+    Returns
+    -------
+    se : float or None
+        In rate units (a fraction), rounded to 6 decimals; None without rows or draws.
+    """
+    if not rows or not draws:
+        return None
+    w = [1.0 / len(rows)] * len(rows) if weights is None else list(weights)
+    var = sum(wi * wi * float(r["p_chance"]) * (1.0 - float(r["p_chance"])) / draws
+              for r, wi in zip(rows, w, strict=True) if r["outcome"] == "on_time" and r.get("p_chance") is not None)
+    return round(math.sqrt(var), 6)
+
+
+def carries_timbre(kind: str, family: str, backend: str | None) -> bool:
+    """Whether the scorer gives an event a timbre verdict under the family-evidence ``backend``.
+
+    Tonal-layer entrances do (stem-family entrances too with a backend of change curves);
+    without family evidence (``none``) no event is judged.
+    """
+    from timingbench.choices import CHANGE_BACKENDS
+    from timingbench.families import STEM_FAMILIES, TONAL_FAMILIES
+
+    if backend in (None, "none") or kind != "instrument_entry":
+        return False
+    return family in TONAL_FAMILIES or (family in STEM_FAMILIES and backend in CHANGE_BACKENDS)
+
+
+def undelivered_timbre(events: Iterable[Mapping[str, Any]], clips: Iterable[Mapping[str, Any]], *,
+                       backend: str | None) -> list[Mapping[str, Any]]:
+    """The event rows whose timbre match is failed because their clip delivered nothing.
+
+    A clip that could not be scored, or is silent, has no ``timbre_match``; each of its
+    events that would carry a verdict (:func:`carries_timbre`) counts as no match, so
+    failing never raises the timbre-match rate.
+
+    Parameters
+    ----------
+    events : iterable of dict
+        ``events.jsonl`` rows.
+    clips : iterable of dict
+        ``clips.jsonl`` rows (``error``, ``silent`` and ``timbre_match`` read).
+    backend : str or None
+        The family-evidence backend the run asked for.
+
+    Returns
+    -------
+    rows : list of dict
+        The event rows, in order.
+    """
+    failed = {c.get("clip") for c in clips
+              if (c.get("error") is not None or c.get("silent")) and not c.get("timbre_match")}
+    return [r for r in events if r.get("clip") in failed and carries_timbre(r["kind"], r["family"], backend)]
+
+
 def identity_exempt_families(config: Config, backend: str | None) -> dict[str, str]:
     """Families whose identity the family evidence does not verify -> why.
 
@@ -124,7 +197,7 @@ def build_summary(
     events: list[dict[str, Any]], clips: list[dict[str, Any]], *, config: Config, opts: Any,
     unmatched: list[str], missing: list[str], prompt_errors: list[str],
     parts: list[dict[str, Any]], prompts_path: str, clips_dir: str | None = None,
-    out_dir: str | Path | None = None,
+    out_dir: str | Path | None = None, subfolders: Sequence[str] = (),
 ) -> dict[str, Any]:
     """Headline rates, counts and provenance of a scoring run.
 
@@ -133,7 +206,10 @@ def build_summary(
     clip counts: the events of a clip that could not be scored are rows with outcome
     ``none`` and an ``error`` reason, and the rates excluding those clips are given
     apart. ``p_chance_discounted_on_time_rate`` weights every on-time credit by
-    ``1 - p_chance`` over the same rows as the raw rate beside it.
+    ``1 - p_chance`` over the same rows as the raw rate beside it; its ``_chance_se``
+    companion is the spread the chance draws alone give it (:func:`chance_standard_error`).
+    ``ignored_subfolders`` names the subfolders of the clips folder that hold audio (not
+    scored).
 
     ``clips_dir`` and ``prompts_path`` are stored absolute, and ``clips_dir_relative`` is
     the clips folder relative to ``out_dir`` (the results folder), so ``timingbench explain``
@@ -161,6 +237,9 @@ def build_summary(
         k = f"{float(pct):g}"
         ladder[k] = _rate(sum(bool((t.get("within_pct") or {}).get(k)) for t in tempo_rows), len(tempo_rows))
     timbre = [t for c in clips for t in (c.get("timbre_match") or []) if t.get("match") is not None]
+    backend = getattr(opts, "family_evidence", None)
+    timbre += [{"match": False} for _ in undelivered_timbre(events, clips, backend=backend)]
+    draws = config.params.chance.draws
     seps = Counter(c.get("separation") for c in scored if c.get("separation"))
     notes = sorted({n for p in parts for n in p.get("notes", [])})
     ev_backends = Counter(c.get("family_evidence") for c in scored if c.get("family_evidence"))
@@ -202,6 +281,10 @@ def build_summary(
         "p_chance_discounted_on_time_rate": discounted_on_time(events)["on_time_rate"] if chance else None,
         "p_chance_discounted_on_time_rate_identity_verified": (
             discounted_on_time(verified)["on_time_rate"] if chance else None),
+        # the discounted rates' own spread from the chance draws (binomial standard error, a fraction)
+        "p_chance_discounted_on_time_rate_chance_se": chance_standard_error(events, draws=draws) if chance else None,
+        "p_chance_discounted_on_time_rate_identity_verified_chance_se": (
+            chance_standard_error(verified, draws=draws) if chance else None),
         "tempo": {
             "n": len(tempo_rows),
             "accuracy_3pct": _rate(sum(bool(t.get("credited")) for t in tempo_rows), len(tempo_rows)),
@@ -219,6 +302,8 @@ def build_summary(
         "duration_compliance_excluding_errors": _rate(sum(bool(c["duration_ok"]) for c in scored), len(scored)),
         "timbre_match_rate": _rate(sum(bool(t["match"]) for t in timbre), len(timbre)),
         "unmatched": unmatched,
+        # subfolders of the clips folder that hold audio: not searched, nothing in them scored
+        "ignored_subfolders": list(subfolders),
         "missing": missing,
         "errors": [{"clip": c["clip"], "error": c["error"]} for c in clips if c.get("error")],
         "separation": {"requested": opts.separation, "used": dict(seps), "notes": notes},
@@ -227,7 +312,7 @@ def build_summary(
                             "judged_families": sorted({r["family"] for r in verified})},
         # who the identity-verified headline judged, in words, and what their published figures warn of
         "identity_judged": identity_judged(config, exempt),
-        "chance_credit": {"enabled": chance, "draws": config.params.chance.draws},
+        "chance_credit": {"enabled": chance, "draws": draws, "seeded_by": "audio content and event id"},
         "disabled_gates": list(opts.disabled_gates),
         "controls": summarise_controls(clips, config=config),
     }
@@ -296,12 +381,15 @@ def format_table(summary: dict[str, Any]) -> str:
                      "last headline row")
     lines.append("")
     disc = [(f"p_chance-discounted on-time rate, all events (n={summary['rates']['n']})",
-             summary["p_chance_discounted_on_time_rate"])]
+             summary["p_chance_discounted_on_time_rate"], summary.get("p_chance_discounted_on_time_rate_chance_se"))]
     if ver:
         disc.insert(0, (f"p_chance-discounted on-time rate, identity verified (n={ver['n']})",
-                        summary.get("p_chance_discounted_on_time_rate_identity_verified")))
-    dw = max(len(label) for label, _ in disc) + 2
-    lines += [f"{label:<{dw}}{_pct(value)}" for label, value in disc]
+                        summary.get("p_chance_discounted_on_time_rate_identity_verified"),
+                        summary.get("p_chance_discounted_on_time_rate_identity_verified_chance_se")))
+    dw = max(len(label) for label, _, _ in disc) + 2
+    draws = (summary.get("chance_credit") or {}).get("draws")
+    lines += [f"{label:<{dw}}{_pct(value)}" + ("" if se is None else f"  ±{100 * se:.1f} (chance s.e., {draws} draws)")
+              for label, value, se in disc]
     t = summary["tempo"]
     if t["n"]:
         lad = "  ".join(f"±{k}% {_pct(v)}" for k, v in t["ladder"].items())
@@ -321,4 +409,6 @@ def format_table(summary: dict[str, Any]) -> str:
         lines.append("  exempt families: " + ", ".join(f"{k} ({v})" for k, v in fe["exempt_families"].items()))
     for e in summary["errors"]:
         lines.append(f"error: {e['clip']}: {e['error']}")
+    for name in summary.get("ignored_subfolders") or []:
+        lines.append(f"warning: subfolder {name}/ of the clips folder holds audio: not searched, not scored")
     return "\n".join(lines)

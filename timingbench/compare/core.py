@@ -14,16 +14,23 @@ The comparison follows the paper's rules for reading the benchmark honestly:
 - the p_chance-discounted on-time rate credits each on-time event ``1 - p_chance`` (an
   event without an estimate keeps its full credit) over exactly the events and prompts of
   the raw rate beside it, so it is never above it, in the estimate and in every resample;
-  the low-p_chance rate is the on-time rate on events whose ``p_chance`` is at most
-  ``compare.low_p_chance_max``;
+  the low-p_chance rate is the share of *all* events delivered on time with a ``p_chance``
+  of at most ``compare.low_p_chance_max`` (an on-time event without an estimate is not
+  credited), so it too is never above the raw rate, and the events of clips that could not
+  be scored (``p_chance`` null) stay in its denominator; the chance standard error of the
+  discounted rate (:func:`chance_standard_error`) says how much of it is the chance draws'
+  own spread;
 - every submitted clip counts: the events of a clip that could not be scored are ``none``
-  rows, and such a clip fails duration compliance and, when a tempo was instructed, the
-  tempo criteria; duration compliance and timbre match are reported apart from timing;
-  prompts with no clip (``missing``) are disclosed per system.
+  rows, and such a clip fails duration compliance, the timbre match of each event that
+  would carry one, and, when a tempo was instructed, the tempo criteria; duration
+  compliance and timbre match are reported apart from timing; prompts with no clip
+  (``missing``) are disclosed per system. No rate, interval or rank of a system rises when
+  one of its clips fails instead.
 """
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -45,7 +52,7 @@ from timingbench.config import Config
 from timingbench.controls.report import METRICS as CONTROL_METRICS
 from timingbench.errors import ParameterError, TimingbenchError
 from timingbench.prompts import EVENT_FAMILIES, EVENT_KINDS
-from timingbench.summary import row_identity_verified
+from timingbench.summary import chance_standard_error, row_identity_verified, undelivered_timbre
 
 #: The metric systems are ranked on first: the on-time rate over identity-verified events.
 HEADLINE_METRIC = "on_time_rate_judged"
@@ -145,15 +152,17 @@ def metric_info(key: str) -> MetricInfo:
     fam = scope.split("=", 1)[1] if scope.startswith("family=") else None
     table: dict[str, MetricInfo] = {
         "on_time_rate": MetricInfo("on-time rate", +1, "rate"),
-        "off_time_rate": MetricInfo("off-time rate", -1, "rate"),
+        # neither direction: a failure turns an off-time delivery into none, lowering this share
+        "off_time_rate": MetricInfo("off-time rate", 0, "rate"),
         "none_rate": MetricInfo("none rate", -1, "rate"),
         "on_time_rate_discounted": MetricInfo("on-time rate, p_chance-discounted", +1, "rate"),
         "on_time_rate_judged": MetricInfo("on-time rate, identity verified", +1, "rate"),
-        "off_time_rate_judged": MetricInfo("off-time rate, identity verified", -1, "rate"),
+        "off_time_rate_judged": MetricInfo("off-time rate, identity verified", 0, "rate"),
         "none_rate_judged": MetricInfo("none rate, identity verified", -1, "rate"),
         "on_time_rate_discounted_judged": MetricInfo("on-time rate, identity verified, p_chance-discounted", +1,
                                                      "rate"),
-        "on_time_rate_low_p_chance": MetricInfo("on-time rate, low-p_chance subset", +1, "rate"),
+        "on_time_rate_low_p_chance": MetricInfo("on-time rate, low-p_chance credits only (all events)", +1,
+                                                "rate"),
         "error_median_s": MetricInfo("off-time signed error median", 0, "s", fam or "*", 0.5),
         "error_q25_s": MetricInfo("off-time signed error 25th pct", 0, "s", fam or "*", 0.25),
         "error_q75_s": MetricInfo("off-time signed error 75th pct", 0, "s", fam or "*", 0.75),
@@ -228,8 +237,9 @@ def system_series(
     if chance is True or (chance is None and np.any(has_p)):  # scored with chance credit
         for mask, key in ((everything, "on_time_rate_discounted"), (judged, "on_time_rate_discounted_judged")):
             out[key] = rate_series(prompt_index=pidx[mask], hits=credit[mask], n_prompts=n)
-    low = has_p & (np.round(pch, nd) <= settings.low_p_chance_max)
-    out["on_time_rate_low_p_chance"] = rate_series(prompt_index=pidx[low], hits=on[low], n_prompts=n)
+        # over every event: an event of a failed clip (p_chance null) is an uncredited row, never left out
+        low = on * (has_p & (np.round(np.nan_to_num(pch, nan=1.0), nd) <= settings.low_p_chance_max))
+        out["on_time_rate_low_p_chance"] = rate_series(prompt_index=pidx, hits=low, n_prompts=n)
     errors(everything, "")
     for k in EVENT_KINDS:
         if np.any(kind == k):
@@ -262,6 +272,9 @@ def system_series(
            for c in submitted if c.get("error") is not None or isinstance(c.get("duration_ok"), bool)]
     out["duration_ok_rate"] = rate_series(prompt_index=[d[0] for d in dur], hits=[d[1] for d in dur], n_prompts=n)
     tim = [(index[c["prompt_id"]], float(v)) for c in system.clips for v in timbre_verdicts(c.get("timbre_match"))]
+    backend = ((system.summary.get("family_evidence") or {}).get("requested")
+               if isinstance(system.summary.get("family_evidence"), dict) else None)
+    tim += [(index[r["prompt_id"]], 0.0) for r in undelivered_timbre(ev, submitted, backend=backend)]
     out["timbre_match_rate"] = rate_series(prompt_index=[t[0] for t in tim], hits=[t[1] for t in tim], n_prompts=n)
     out.update(control_series(submitted, index=index, n_prompts=n))
     return out
@@ -332,6 +345,9 @@ class Comparison:
         Event family -> published measurement floor in seconds (median of ``floor_s``).
     ranks : dict of str to dict of str to int
         Metric key -> system name -> rank (1 + systems resolved better than it).
+    chance_se : dict of str to dict of str to float or None
+        System name -> discounted metric key -> the spread of that macro rate that comes from
+        the chance draws alone (:func:`discounted_chance_se`).
     """
 
     systems: list[SystemResults]
@@ -342,6 +358,7 @@ class Comparison:
     pairwise: list[PairRow]
     floors_s: dict[str, float]
     ranks: dict[str, dict[str, int]] = field(default_factory=dict)
+    chance_se: dict[str, dict[str, float | None]] = field(default_factory=dict)
 
     @property
     def names(self) -> list[str]:
@@ -455,7 +472,32 @@ def compare_systems(
                 pairwise.append(PairRow(key, a, b, d, floor, ok, verdict))
     comp = Comparison(systems, prompt_ids, settings, mixed, estimates, pairwise, floors)
     comp.ranks = ranks(comp)
+    comp.chance_se = {s.name: discounted_chance_se(s) for s in systems}
     return comp
+
+
+def discounted_chance_se(system: SystemResults) -> dict[str, float | None]:
+    """The chance standard error of each macro p_chance-discounted rate of ``system``.
+
+    Each event weighs ``1 / (events of its prompt x prompts)`` in the macro rate, and its
+    credit's binomial variance is read from its ``p_chance`` and the run's
+    ``chance_credit.draws`` (:func:`timingbench.summary.chance_standard_error`).
+
+    Returns
+    -------
+    se : dict of str to float or None
+        ``on_time_rate_discounted`` and ``on_time_rate_discounted_judged`` -> standard error
+        (a fraction); None when the folder records no draws or has no events.
+    """
+    chance = system.summary.get("chance_credit")
+    draws = chance.get("draws") if isinstance(chance, dict) and chance.get("enabled") is not False else None
+    judged = [e for e in system.events if row_identity_verified(e, system.summary)]
+    out: dict[str, float | None] = {}
+    for key, rows in (("on_time_rate_discounted", system.events), ("on_time_rate_discounted_judged", judged)):
+        per_prompt = Counter(r["prompt_id"] for r in rows)
+        weights = [1.0 / (per_prompt[r["prompt_id"]] * len(per_prompt)) for r in rows]
+        out[key] = chance_standard_error(rows, draws=draws if isinstance(draws, int) else None, weights=weights)
+    return out
 
 
 def _estimates(series: dict[str, Series], counts: np.ndarray, settings: CompareSettings) -> dict[str, Estimate]:

@@ -93,6 +93,8 @@ def system_rows(comp: Comparison) -> list[dict[str, Any]]:
             row[k + "_hi"] = None if e is None or not math.isfinite(e.hi) else e.hi
             row[k + "_n_prompts"] = None if e is None else e.n_prompts
         row["off_time_count"] = est["error_median_s"].n_items
+        for k, se in comp.chance_se.get(s.name, {}).items():
+            row[k + "_chance_se"] = se
         rows.append(row)
     return rows
 
@@ -128,33 +130,41 @@ def pair_rows(comp: Comparison) -> list[dict[str, Any]]:
             for p in comp.pairwise]
 
 
+def _se(comp: Comparison, system: str, key: str) -> str:
+    """The chance standard error of a discounted rate, in percentage points (``-`` when unknown)."""
+    se = comp.chance_se.get(system, {}).get(key)
+    return "-" if se is None else f"±{100 * se:.1f}"
+
+
 def format_text(comp: Comparison) -> str:
     """The comparison as plain-text tables for stdout."""
     level = f"{100 * comp.settings.ci_level:g} %"
     tempo = f"tempo_within_{comp.settings.tempo_tolerance_pct:g}pct"
     ladder = [f"tempo_within_{p:g}pct" for p in sorted(set(comp.settings.tempo_ladder_pct))]
     out = []
-    head = ["system", "rank", "events", "on-time", "off-time", "none", "on-time (p_chance-disc.)"]
+    head = ["system", "rank", "events", "on-time", "off-time", "none", "on-time (p_chance-disc.)", "chance s.e."]
     rows = []
     for s in comp.systems:
         e = comp.estimates[s.name]
         rows.append([s.name, str(comp.ranks.get(HEADLINE_METRIC, {}).get(s.name, "-")),
                      str(e["on_time_rate_judged"].n_items), _pct(e["on_time_rate_judged"]),
                      _pct(e["off_time_rate_judged"]), _pct(e["none_rate_judged"]),
-                     _pct(e.get("on_time_rate_discounted_judged"))])
+                     _pct(e.get("on_time_rate_discounted_judged")),
+                     _se(comp, s.name, "on_time_rate_discounted_judged")])
     out.append(_table(f"Timing, % of identity-verified events (judged families and whole-mix events; macro over "
                       f"prompts, {level} bootstrap intervals; rank 1 + systems resolved better on the on-time rate)",
                       head, rows, comp))
-    head = ["system", "events", "on-time", "off-time", "none", "on-time (p_chance-disc.)",
-            f"on-time (p_chance<={comp.settings.low_p_chance_max:g})"]
+    head = ["system", "events", "on-time", "off-time", "none", "on-time (p_chance-disc.)", "chance s.e.",
+            f"on-time with p_chance<={comp.settings.low_p_chance_max:g}"]
     rows = []
     for s in comp.systems:
         e = comp.estimates[s.name]
         rows.append([s.name, str(e["on_time_rate"].n_items), _pct(e["on_time_rate"]), _pct(e["off_time_rate"]),
                      _pct(e["none_rate"]), _pct(e.get("on_time_rate_discounted")),
-                     _pct(e["on_time_rate_low_p_chance"])])
-    out.append(_table(f"Timing, % of all instructed events (timing only for exempt families; {level} intervals)",
-                      head, rows, comp))
+                     _se(comp, s.name, "on_time_rate_discounted"), _pct(e.get("on_time_rate_low_p_chance"))])
+    out.append(_table(f"Timing, % of all instructed events (timing only for exempt families; {level} intervals; "
+                      "every column counts every event, failed clips' included; chance s.e.: the discounted "
+                      "rate's spread from the chance draws alone, in points)", head, rows, comp))
     head = ["system", "off-time n", "signed error median s", "IQR s", "late share", "rushing/dragging"]
     rows = []
     for s in comp.systems:
@@ -238,7 +248,8 @@ def to_json(comp: Comparison) -> dict[str, Any]:
                      "config_hash": s.config_hash, "missing": s.missing,
                      "errors": [{"clip": e.get("clip"), "error": e.get("error")} for e in s.errors],
                      "unmatched": s.unmatched,
-                     "metrics": {k: est(v) for k, v in sorted(comp.estimates[s.name].items())}}
+                     "metrics": {k: est(v) for k, v in sorted(comp.estimates[s.name].items())},
+                     "chance_se": comp.chance_se.get(s.name, {})}
                     for s in comp.systems],
         "table_systems": system_rows(comp),
         "table_by_kind": scoped_rows(comp, "kind"),

@@ -42,9 +42,12 @@ class ChanceParams(Params):
     Attributes
     ----------
     draws : int
-        paper Sec. IV-E: 16 random instructed times per event (convention)
+        stratified random instructed times per event (paper Sec. IV-E draws 16): binomial s.e. of
+        one p_chance <= 0.044, of the discounted rate over n events <= 0.044/sqrt(n) (stratified
+        draws spread less); ~0.6 ms of detector time a draw (convention)
     seed : int
-        fixed seed so p_chance is reproducible (convention)
+        fixed seed so p_chance is reproducible; each event's draws are seeded from it, the decoded
+        audio and the event id (never the file name) (convention)
     min_distance_s : float
         a chance draw closer than 1 s to the true instruction would re-measure the real event
         (convention)

@@ -22,7 +22,7 @@ from timingbench.compare.results import SystemResults
 from timingbench.config import Config
 from timingbench.prompts import ClipRef, parse_prompt
 from timingbench.runner import ScoreOptions, error_part, score_silent
-from timingbench.summary import build_summary, carries_timbre
+from timingbench.summary import build_summary, carries_timbre, identity_exempt_families, is_identity_verified
 
 BACKEND = "tagger"
 FAMILIES = ("percussion", "bass", "strings", "synth", "mix")
@@ -37,15 +37,16 @@ def _prompt(i: int, family: str, tempo: bool) -> Any:
                          "tempo": {"bpm": 120.0} if tempo else None})
 
 
-def _scored_part(ref: ClipRef, prompt: Any, outcome: str, p_chance: float | None, ok: bool) -> dict[str, Any]:
-    """The part the scorer writes for a clip it could score (one event)."""
+def _scored_part(ref: ClipRef, prompt: Any, outcome: str, p_chance: float | None, ok: bool,
+                 exempt: dict[str, str]) -> dict[str, Any]:
+    """The part the scorer writes for a clip it could score (one event), ``exempt``: the run's exempt families."""
     ev = prompt.events[0]
     err = None if outcome == "none" else (0.1 if outcome == "on_time" else 2.0)
     row = {"clip": ref.clip, "prompt_id": prompt.id, "sample": ref.sample, "event_id": ev.id, "kind": ev.kind,
            "family": ev.family, "instructed_s": 6.0, "tolerance_s": 0.5, "outcome": outcome,
            "detected_s": None if err is None else 6.0 + err, "error_s": err, "gates": {}, "rejected_by": None,
            "detector": "x", "p_chance": p_chance, "floor_s": 0.01, "gate_stats": {}, "error": None,
-           "identity_verified": ev.family in ("mix", "strings")}
+           "identity_verified": is_identity_verified(ev.family, exempt)}
     timbre = ([{"event_id": ev.id, "family": ev.family, "match": ok}]
               if carries_timbre(ev.kind, ev.family, BACKEND) else None)
     tempo = None if prompt.tempo_bpm is None else {
@@ -56,11 +57,10 @@ def _scored_part(ref: ClipRef, prompt: Any, outcome: str, p_chance: float | None
     return {"events": [row], "clip": clip}
 
 
-def _system(name: str, parts: list[dict[str, Any]]) -> SystemResults:
+def _system(name: str, parts: list[dict[str, Any]], exempt: dict[str, str]) -> SystemResults:
     events = [r for p in parts for r in p["events"]]
     clips = [p["clip"] for p in parts]
-    summary = {"family_evidence": {"requested": BACKEND, "exempt_families": {"percussion": "x", "bass": "x",
-                                                                             "synth": "x"}},
+    summary = {"family_evidence": {"requested": BACKEND, "exempt_families": exempt},
                "chance_credit": {"enabled": True, "draws": 128}}
     return SystemResults(name=name, path=Path(name), events=events,
                          clips=[c for c in clips if c["error"] is None],
@@ -104,14 +104,17 @@ def test_no_failure_raises_a_rate_an_interval_or_a_rank(cfg: Config, tmp_path_fa
     prompts = [_prompt(i, fam, tempo) for i, (fam, _, _, _, tempo) in enumerate(a_spec)]
     refs = {s: [ClipRef(f"p{i:02d}.wav", tmp / s / f"p{i:02d}.wav", f"p{i:02d}", 0) for i in range(n)]
             for s in "ab"}
-    a = [_scored_part(r, p, oc, pc, ok) for r, p, (_, oc, pc, ok, _) in zip(refs["a"], prompts, a_spec, strict=True)]
-    b = [_scored_part(r, p, oc, pc, ok) for r, p, (_, oc, pc, ok, _) in zip(refs["b"], prompts, b_spec, strict=False)]
+    ex = identity_exempt_families(cfg, BACKEND)
+    a = [_scored_part(r, p, oc, pc, ok, ex)
+         for r, p, (_, oc, pc, ok, _) in zip(refs["a"], prompts, a_spec, strict=True)]
+    b = [_scored_part(r, p, oc, pc, ok, ex)
+         for r, p, (_, oc, pc, ok, _) in zip(refs["b"], prompts, b_spec, strict=False)]
     failed = data.draw(st.sets(st.integers(0, n - 1), min_size=1))
     how = data.draw(st.sampled_from(["error", "silent"]))
     a_failed = [_fail(how, refs["a"][i], prompts[i], cfg) if i in failed else part for i, part in enumerate(a)]
 
-    before = compare_systems([_system("a", a), _system("b", b)], config=cfg)
-    after = compare_systems([_system("a", a_failed), _system("b", b)], config=cfg)
+    before = compare_systems([_system("a", a, ex), _system("b", b, ex)], config=cfg)
+    after = compare_systems([_system("a", a_failed, ex), _system("b", b, ex)], config=cfg)
     for key, e0 in before.estimates["a"].items():
         better = metric_info(key).better
         if better == 0 or (how == "silent" and key == "duration_ok_rate"):  # silence of the right length complies
@@ -143,12 +146,12 @@ def test_a_broken_system_is_not_best_on_the_low_p_chance_column(cfg: Config, tmp
     # the run of the report: 3 of bad's 10 clips scored (all on time, p_chance 0), 7 undecodable;
     # the low-p_chance column dropped the failures and read 100 % beside a raw 30 %
     prompts = [_prompt(i, "mix", False) for i in range(10)]
-    good = [_scored_part(ClipRef(f"p{i:02d}.wav", tmp_path / f"p{i:02d}.wav", f"p{i:02d}", 0), p,
-                         "on_time" if i < 9 else "none", 0.0, True) for i, p in enumerate(prompts)]
-    bad = [_scored_part(ClipRef(f"p{i:02d}.wav", tmp_path / f"p{i:02d}.wav", f"p{i:02d}", 0), p, "on_time", 0.0, True)
-           if i < 3 else _fail("error", ClipRef(f"p{i:02d}.wav", tmp_path / f"p{i:02d}.wav", f"p{i:02d}", 0), p, cfg)
-           for i, p in enumerate(prompts)]
-    comp = compare_systems([_system("good", good), _system("bad", bad)], config=cfg)
+    refs = [ClipRef(f"p{i:02d}.wav", tmp_path / f"p{i:02d}.wav", f"p{i:02d}", 0) for i in range(10)]
+    good = [_scored_part(r, p, "on_time" if i < 9 else "none", 0.0, True, {})
+            for i, (r, p) in enumerate(zip(refs, prompts, strict=True))]
+    bad = [_scored_part(r, p, "on_time", 0.0, True, {}) if i < 3 else _fail("error", r, p, cfg)
+           for i, (r, p) in enumerate(zip(refs, prompts, strict=True))]
+    comp = compare_systems([_system("good", good, {}), _system("bad", bad, {})], config=cfg)
     low = {n: comp.estimates[n]["on_time_rate_low_p_chance"] for n in ("good", "bad")}
     assert low["good"].value == pytest.approx(0.9) and low["bad"].value == pytest.approx(0.3)
     assert low["bad"].n_items == 10  # every event of every submitted clip
@@ -160,8 +163,8 @@ def test_a_failed_clip_fails_the_timbre_match_of_its_tonal_entrance(cfg: Config,
     # a clip that could not be scored has no timbre_match: it dropped out and the rate rose to 100 %
     prompts = [_prompt(i, "strings", False) for i in range(4)]
     refs = [ClipRef(f"p{i:02d}.wav", tmp_path / f"p{i:02d}.wav", f"p{i:02d}", 0) for i in range(4)]
-    parts = [_scored_part(r, p, "on_time", 0.0, ok=i < 3) for i, (r, p) in enumerate(zip(refs, prompts, strict=True))]
+    parts = [_scored_part(r, p, "on_time", 0.0, i < 3, {}) for i, (r, p) in enumerate(zip(refs, prompts, strict=True))]
     parts[3] = _fail("error", refs[3], prompts[3], cfg)
     assert _summary(cfg, parts, tmp_path)["timbre_match_rate"] == 0.75
-    est = compare_systems([_system("a", parts), _system("b", parts)], config=cfg).estimates["a"]
+    est = compare_systems([_system("a", parts, {}), _system("b", parts, {})], config=cfg).estimates["a"]
     assert est["timbre_match_rate"].value == pytest.approx(0.75) and est["timbre_match_rate"].n_items == 4

@@ -44,6 +44,8 @@ TONAL_FAMILIES = _families.TONAL_FAMILIES
 MIX_KINDS = ("music_start_after_silence", "music_end", "music_pause", "mix_energy_increase")
 
 _SAMPLE_RE = re.compile(r"^(?P<id>.+?)__(?P<k>\d+)$")
+#: The warnings module's registry of the subfolder warnings already shown.
+_SUBFOLDER_WARNINGS: dict[Any, Any] = {}
 
 
 @dataclass(frozen=True)
@@ -380,10 +382,10 @@ def match_clips(clips_dir: str | Path, prompt_ids: Iterable[str]) -> ClipMatch:
     have = {c.prompt_id for c in clips}
     missing = sorted(ids - have)
     subfolders = audio_subfolders(d)
-    if subfolders:
-        warnings.warn(f"{d}: subfolders holding audio are not searched and not scored: "
-                      + ", ".join(f"{n}/" for n in subfolders) + " (put the clips in the folder itself)",
-                      UserWarning, stacklevel=2)
+    if subfolders:  # named after the folder, once per process and folder (the runner matches twice)
+        warnings.warn_explicit("subfolders holding audio are not searched and not scored: "
+                               + ", ".join(f"{n}/" for n in subfolders) + " (put the clips in the folder itself)",
+                               UserWarning, filename=str(d), lineno=0, registry=_SUBFOLDER_WARNINGS)
     return ClipMatch(clips, unmatched, missing, subfolders)
 
 
@@ -403,10 +405,10 @@ def claim_conflicts(clips: Iterable[ClipRef]) -> list[ClipRef]:
             continue
         names = sorted(c.clip for c in group)
         for c in group:
-            named = [c.clip, *(n for n in names if n != c.clip)]
-            why = (f"{', '.join(named[:-1])} and {named[-1]} claim the same sample {k} of prompt {pid!r}, so none "
-                   f"is scored (each counts as not delivered); keep one, or rename the others "
-                   f"{pid}__<k>.<ext> with unused k")
+            others = [n for n in names if n != c.clip]
+            why = (f"sample {k} of prompt {pid!r} is also claimed by {' and '.join(others)}: none of them is "
+                   f"scored (each counts as not delivered); keep one, or rename the others {pid}__<k>.<ext> "
+                   "with an unused k")
             out.append(dataclasses.replace(c, conflict=why))
     return out
 

@@ -23,7 +23,7 @@ from timingbench.params.bounds import (
 
 PKG = Path(__file__).resolve().parents[1] / "timingbench"
 #: Where gates record their statistics.
-EMITTERS = ("gates.py", "identity.py", "scoring.py", "detectors")
+EMITTERS = ("gates.py", "identity", "scoring.py", "detectors")
 #: Rendered scenarios that run every detector: percussion, stem and tonal entries and exits,
 #: a start after silence, an ending, an energy increase.
 SCENARIOS = (("entry_on_time", 3701, {"family": "percussion"}), ("entry_on_time", 3702, {"family": "bass"}),

@@ -181,7 +181,8 @@ def _score_default(option: str) -> str:
 def _stated(pattern: str, text: str) -> list[str]:
     m = re.search(pattern, re.sub(r"<!--.*?-->", "", text))
     assert m is not None, pattern
-    return [w.strip(" `.") for w in m.group(1).split(",")]
+    words = [w.strip(" `.") for w in m.group(1).split(",")]
+    return [] if words == ["none"] else words
 
 
 def test_the_defaults_and_families_the_docs_state_are_the_configs(config: Config) -> None:

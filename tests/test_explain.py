@@ -103,7 +103,7 @@ def test_explain_whole_mix_event_uses_the_mix_constants(
 def test_explain_reads_the_trained_evidence_and_draws_its_change_curve(
         scored: dict[str, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
         capsys: pytest.CaptureFixture[str]) -> None:
-    """With trained evidence (here a made-up one), the identity gates are set against the evidence constants."""
+    """With trained evidence (here a made-up one) judging the family, the family's presence finds the event."""
     import timingbench.explain.event as event
 
     def fake(bank: Any, prompt: Any, config: Config, opts: ScoreOptions) -> tuple[FamilyEvidence, dict[str, Any]]:
@@ -122,10 +122,10 @@ def test_explain_reads_the_trained_evidence_and_draws_its_change_curve(
     out = capsys.readouterr().out
     assert rc == 0 and png.is_file()
     assert "family evidence trained (percussion judged)" in out
-    assert "evidence.entry_min_prob" in out and "evidence.quiet_max" in out
-    # the made-up evidence says the drums came in at 2 s from silence: identity passes
-    sem = [ln for ln in out.splitlines() if ln.startswith("  semantic_family") and " change " in ln]
-    assert sem and sem[0].split()[1] == "pass" and sem[0].split()[-1] == "yes"
+    # the made-up evidence says the drums came in at 2 s from silence: the presence step passes there
+    step = [ln for ln in out.splitlines() if ln.startswith("  family_change") and " size " in ln]
+    assert step and step[0].split()[1] == "pass"
+    assert "detector presence" in out
 
 
 def test_another_configuration_is_disclosed_with_the_changed_verdict(

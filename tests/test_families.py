@@ -118,7 +118,8 @@ def test_renderer_and_evidence_programs_are_the_registrys() -> None:
 @pytest.mark.parametrize(("edit", "needle"), [
     (lambda t: t.append(dict(t[0])), "names a family twice"),
     (lambda t: t[1].update(gm_programs=[*t[1]["gm_programs"], 0]), "0 to both 'bass' and 'piano'"),
-    (lambda t: next(r for r in t if r.get("judged")).update(exempt="x"), "either 'judged: true' or 'exempt: <reason>'"),
+    (lambda t: t[0].update(judged=True, exempt="x"), "either 'judged: true' or 'exempt: <reason>'"),
+    (lambda t: t[0].update(dev_on_time=[9, 8]), "two whole numbers"),
     (lambda t: t[2].pop("exempt", None) or t[2].pop("judged", None), "either 'judged: true' or 'exempt: <reason>'"),
     (lambda t: t[0].update(colour="red"), "unknown field"),
     (lambda t: t[0].update(name="mix"), "other than 'mix'"),
@@ -189,7 +190,7 @@ def test_a_drifted_docs_table_is_caught(tmp_path: Path) -> None:
     page.write_text("Judged: <!-- families:judged -->percussion<!-- /families -->.\n", encoding="utf-8")
     text, drifts = tool.generate(page)
     assert [d.kind for d in drifts] == ["judged"]
-    assert f"<!-- families:judged -->{', '.join(families.judged_families())}<!-- /families -->" in text
+    assert f"<!-- families:judged -->{', '.join(families.judged_families()) or 'none'}<!-- /families -->" in text
 
 
 # ----------------------------------------------------------------------------- a twelfth family

@@ -55,6 +55,15 @@ def _judging(config: Config, name: str) -> Config:
     return config.with_value("families.table", table)
 
 
+@pytest.fixture
+def config() -> Config:
+    """The packaged configuration with strings judged: these tests need one judged family whatever the
+    registry ships."""
+    from timingbench.config import load_config
+
+    return _judging(load_config(), "strings")
+
+
 def test_the_summary_and_the_table_name_the_judged_families(config: Config) -> None:
     s = _summary(config)
     names = list(judged_families(config))
@@ -102,7 +111,7 @@ def test_published_negatives_are_read_from_the_registry_rows(config: Config, mon
 
     import timingbench.judged as judged
 
-    table = [dict(row) for row in registry(config).table]
+    table = [{k: v for k, v in row.items() if k != judged.NEGATIVES_FIELD} for row in registry(config).table]
     table[0][judged.NEGATIVES_FIELD] = [1, 4]
     monkeypatch.setattr(judged, "registry", lambda cfg: SimpleNamespace(table=table))
     assert judged.published_credited_negatives(config) == {table[0]["name"]: (1, 4)}

@@ -24,6 +24,19 @@ from timingbench.summary import build_summary, discounted_on_time, identity_exem
 FAMILIES = ("percussion", "bass", "guitar", "strings", "synth", "mix")
 OUTCOMES = ("on_time", "off_time", "none")
 
+@pytest.fixture(scope="module")
+def config() -> Config:
+    """The packaged configuration with strings judged (what these tests read needs one judged family,
+    whatever the shipped registry judges)."""
+    from timingbench.config import load_config
+    from timingbench.families import registry
+
+    base = load_config()
+    table = [({k: v for k, v in row.items() if k != "exempt"} | {"judged": True}) if row["name"] == "strings"
+             else dict(row) for row in registry(base).table]
+    return base.with_value("families.table", table)
+
+
 
 def _event(clip: str, pid: str, k: int, family: str, outcome: str, p_chance: float | None) -> dict[str, Any]:
     kind = "mix_energy_increase" if family == "mix" else "instrument_entry"

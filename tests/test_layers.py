@@ -19,6 +19,7 @@ LAYERS = {
     "timingbench.params": 1, "timingbench.jsonio": 1, "timingbench.curves": 1, "timingbench.result_types": 1,
     "timingbench.runlock": 1, "timingbench.executors": 1, "timingbench.intervals": 1, "timingbench.memo": 1,
     "timingbench.config": 2, "timingbench.families": 2,  # the configuration and its family registry
+    "timingbench.judged": 3, "timingbench.evidence.kits": 7,
     "timingbench.audio": 3,
     "timingbench.prompts": 4, "timingbench.annotation_io": 4, "timingbench.promptset": 4,
     "timingbench.identity.evidence": 4, "timingbench.identity.curves": 4, "timingbench.identity.window": 1,

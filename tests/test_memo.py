@@ -118,7 +118,7 @@ def test_every_declared_read_is_needed(monkeypatch: pytest.MonkeyPatch, bank: An
 
 
 def test_side_levels_reads_are_all_needed(monkeypatch: pytest.MonkeyPatch) -> None:
-    from timingbench import identity
+    from timingbench.identity import rules as identity
 
     class Ev:
         times = np.arange(0, 12, 0.05)

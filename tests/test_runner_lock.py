@@ -42,10 +42,14 @@ def held(tmp_path: Path):
         proc.join(20)
 
 
+#: A valid prompts file (the prompts are read before the results folder is locked).
+ONE_PROMPT = '{"id": "p1", "family": "single_event", "text": "x", "duration_s": 10.0, "events": [{"id": "p1/e1", "kind": "music_end", "family": "mix", "time_s": 5.0}], "tempo": null}\n'
+
+
 def test_second_run_on_the_same_out_stops_at_once(held, config: Config, tmp_path: Path) -> None:
     out, pid = held
     (tmp_path / "clips").mkdir()
-    (tmp_path / "p.jsonl").write_text("", encoding="utf-8")
+    (tmp_path / "p.jsonl").write_text(ONE_PROMPT, encoding="utf-8")
     t0 = time.perf_counter()
     with pytest.raises(RunLockedError) as err:
         score_folder(tmp_path / "clips", tmp_path / "p.jsonl", out, config)
@@ -57,7 +61,7 @@ def test_second_run_on_the_same_out_stops_at_once(held, config: Config, tmp_path
 def test_cli_reports_the_held_folder_and_exits_1(held, tmp_path: Path, capsys) -> None:
     out, pid = held
     prompts = tmp_path / "p.jsonl"
-    prompts.write_text("", encoding="utf-8")
+    prompts.write_text(ONE_PROMPT, encoding="utf-8")
     (tmp_path / "clips").mkdir()
     rc = main(["score", str(tmp_path / "clips"), "--prompts", str(prompts), "--out", str(out)])
     assert rc == 1

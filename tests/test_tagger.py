@@ -200,7 +200,11 @@ def test_a_missing_command_line_weights_file_is_an_error_at_once(tmp_path, capsy
     from timingbench.cli import main
 
     missing = tmp_path / "mn10_as_mAP_471.pt"
-    assert main(["score", str(tmp_path), "--prompts", "p.jsonl", "--out", str(tmp_path / "o"),
+    prompts = tmp_path / "p.jsonl"
+    prompts.write_text('{"id": "p1", "family": "single_event", "text": "x", "duration_s": 10.0, "events": '
+                       '[{"id": "p1/e1", "kind": "music_end", "family": "mix", "time_s": 5.0}], "tempo": null}\n',
+                       encoding="utf-8")
+    assert main(["score", str(tmp_path), "--prompts", str(prompts), "--out", str(tmp_path / "o"),
                  "--tagger-weights", str(missing)]) != 0
     assert f"{missing}: --tagger-weights file not found" in capsys.readouterr().err
 

@@ -17,6 +17,19 @@ from timingbench.features.bank import compute_bank
 from timingbench.identity.providers import family_evidence, tagger_tables
 from timingbench.identity.tagger import check_designs
 
+@pytest.fixture(scope="module")
+def config() -> Config:
+    """The packaged configuration with strings judged (what these tests read needs one judged family,
+    whatever the shipped registry judges)."""
+    from timingbench.config import load_config
+    from timingbench.families import registry
+
+    base = load_config()
+    table = [({k: v for k, v in row.items() if k != "exempt"} | {"judged": True}) if row["name"] == "strings"
+             else dict(row) for row in registry(base).table]
+    return base.with_value("families.table", table)
+
+
 
 @pytest.fixture(scope="module")
 def bank(tmp_path_factory: pytest.TempPathFactory, config: Config):  # type: ignore[no-untyped-def]

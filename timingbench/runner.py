@@ -241,7 +241,6 @@ def clip_error_message(path: Path, reason: object) -> str:
     return f"{shown}: {text}"
 
 
-
 def score_decoded(clip: Clip, ref: ClipRef, prompt: Prompt, config: Config, opts: ScoreOptions) -> dict[str, Any]:
     """Analyse and score one decoded clip: the part :func:`score_clip` makes, without its key.
 

@@ -36,7 +36,6 @@ from timingbench.gates import IdentityParams
 from timingbench.identity.decide import judged_by_presence, presence_candidates
 from timingbench.memo import object_table
 from timingbench.params.analysis import FeaturesParams
-from timingbench.params.presence import PresenceParams
 from timingbench.params.detectors import (
     ChanceParams,
     EnergyParams,
@@ -46,12 +45,13 @@ from timingbench.params.detectors import (
     StemParams,
     TonalParams,
 )
+from timingbench.params.presence import PresenceParams
 from timingbench.prompts import Event, Prompt
 from timingbench.verdicts import EXEMPT, FAIL, Candidate, EventContext, EventVerdict
 
 if TYPE_CHECKING:
-    from timingbench.identity.evidence import FamilyEvidence
     from timingbench.features.bank import FeatureBank
+    from timingbench.identity.evidence import FamilyEvidence
 
 #: The detector of each whole-mix event kind (instrument events go by family, see
 #: :func:`detector_for`).

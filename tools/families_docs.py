@@ -123,7 +123,7 @@ def fragment(kind: str) -> str:
         return ", ".join(f for f, d in _detectors().items() if d == name)
     makers: dict[str, Callable[[], str]] = {
         "table": table,
-        "judged": lambda: ", ".join(_registry().judged),
+        "judged": lambda: ", ".join(_registry().judged) or "none",
         "exempt": lambda: ", ".join(_registry().exempt),
         "exempt_reasons": exempt_reasons,
         "catalogue": catalogue,

@@ -73,7 +73,7 @@ def limit_of(x: Any, truth: dict[str, Any], cfg: Any) -> tuple[str, str]:
     fam = row["family"]
     t = truth["onset_s"] if truth["occurred"] and truth["onset_s"] is not None else row["instructed_s"]
     p = cfg.params.presence
-    need = p.threshold("entry_min_step_by_family" if entry else "exit_min_step_by_family", fam)
+    need = p.threshold(p.entry_min_step_by_family if entry else p.exit_min_step_by_family, fam)
     step = None if x.family_evidence is None else step_at(x.family_evidence, fam, t, entry=entry,
                                                            prob_clip=p.prob_clip)
     stats = f"step at {t:.2f} s: {'-' if step is None else f'{step:.2f}'} log-odds (needs {need})"

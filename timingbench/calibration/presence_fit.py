@@ -233,8 +233,8 @@ def configured_report(stats: Sequence[EventStat], config: Config, families: Sequ
     judged = set(judged_families(config))
     out: dict[str, Any] = {}
     for fam in families:
-        steps = {"entry": p.threshold("entry_min_step_by_family", fam), "exit": p.threshold("exit_min_step_by_family",
-                                                                                            fam)}
+        steps = {"entry": p.threshold(p.entry_min_step_by_family, fam),
+                 "exit": p.threshold(p.exit_min_step_by_family, fam)}
         per_kind = {short: counts([s for s in stats if s.family == fam and s.kind == short], steps[short],
                                   offset_match_s=offset_match_s) for short in KINDS}
         total = {k: per_kind["entry"][k] + per_kind["exit"][k] for k in per_kind["entry"]}

@@ -159,13 +159,14 @@ def decide(found: PresenceMeasure, family: str, *, entry: bool,
     step = found.step
     if step is None:
         raise ValueError("decide() needs a measured step")
-    need = params.threshold("entry_min_step_by_family" if entry else "exit_min_step_by_family", family)
+    need = params.threshold(params.entry_min_step_by_family if entry else params.exit_min_step_by_family,
+                            family)
     size = {"size": round(step.size, 4), "min_step": need, "before": round(step.before, 4),
             "after": round(step.after, 4), "change_point_s": round(step.time_s, 4)}
     change: GateVerdict = (EXEMPT if need is None else PASS if step.size >= need else FAIL), size
     quiet, sounding = (step.before, step.after) if entry else (step.after, step.before)
-    absence = _level_gate(quiet, params.threshold("quiet_max_by_family", family), at_most=True)
-    present = _level_gate(sounding, params.threshold("present_min_by_family", family), at_most=False)
+    absence = _level_gate(quiet, params.threshold(params.quiet_max_by_family, family), at_most=True)
+    present = _level_gate(sounding, params.threshold(params.present_min_by_family, family), at_most=False)
     return [("family_change", change), ("absence_before" if entry else "absence_after", absence),
             ("family_present", present)]
 

@@ -36,12 +36,13 @@ class PresenceParams(Params):
         providers that give probabilities (network, musicnn, CLAP) are read in log-odds of [0.01,
         0.99]; the tagger gives its logits as they are (convention)
     entry_min_step_by_family : dict[str, Any]
-        least rise of the family's log-odds presence across an entrance's change point (the median
-        after minus the median before); default: the one threshold of 1.0 log-odds a first zero-shot
-        trial used (few_shot)
+        chosen per family by timingbench calibrate evidence on dev corpora only (real, dev-kits):
+        the least step that maximises on-time credits plus off-time located with at most
+        calibration.evidence_max_negative_rate of the negatives credited (calibrated)
     exit_min_step_by_family : dict[str, Any]
-        least fall of the family's log-odds presence across an exit's change point (the median
-        before minus the median after); default as for entrances (few_shot)
+        chosen per family by timingbench calibrate evidence on dev corpora only (real, dev-kits):
+        the least step that maximises on-time credits plus off-time located with at most
+        calibration.evidence_max_negative_rate of the negatives credited (calibrated)
     quiet_max_by_family : dict[str, Any]
         most log-odds presence on the quiet side (before an entrance, after an exit); null: not
         checked (convention)
@@ -81,8 +82,9 @@ class PresenceParams(Params):
                 if v is not None and (isinstance(v, bool) or not isinstance(v, (int, float))):
                     raise constant_error("presence", f"{name}.{fam}", "must be a number (log-odds) or null", v)
 
-    def threshold(self, table: str, family: str) -> float | None:
-        """The family's entry of ``table`` (``entry_min_step_by_family`` ...), else its ``default`` (None: off)."""
-        t = dict(getattr(self, table) or {})
+    @staticmethod
+    def threshold(table: dict[str, Any] | None, family: str) -> float | None:
+        """The family's entry of a per-family ``table``, else its ``default`` entry (None: off)."""
+        t = dict(table or {})
         v = t.get(family, t.get("default"))
         return None if v is None else float(v)

@@ -43,7 +43,8 @@ def held(tmp_path: Path):
 
 
 #: A valid prompts file (the prompts are read before the results folder is locked).
-ONE_PROMPT = '{"id": "p1", "family": "single_event", "text": "x", "duration_s": 10.0, "events": [{"id": "p1/e1", "kind": "music_end", "family": "mix", "time_s": 5.0}], "tempo": null}\n'
+ONE_PROMPT = ('{"id": "p1", "family": "single_event", "text": "x", "duration_s": 10.0, "events": '
+              '[{"id": "p1/e1", "kind": "music_end", "family": "mix", "time_s": 5.0}], "tempo": null}\n')
 
 
 def test_second_run_on_the_same_out_stops_at_once(held, config: Config, tmp_path: Path) -> None:

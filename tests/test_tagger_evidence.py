@@ -17,6 +17,7 @@ from timingbench.features.bank import compute_bank
 from timingbench.identity.providers import family_evidence, tagger_tables
 from timingbench.identity.tagger import check_designs
 
+
 @pytest.fixture(scope="module")
 def config() -> Config:
     """The packaged configuration with strings judged (what these tests read needs one judged family,

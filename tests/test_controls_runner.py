@@ -149,3 +149,20 @@ def test_silence_is_scored_on_its_controls(tmp_path: Path, config: Config):
     (row,) = res.clips
     assert row["error"] is None and row["silent"] is True
     assert row["controls"]["beats"]["f_measure"] == 0.0 and row["controls"]["drums"]["f_measure"] == 0.0
+
+
+def test_control_chance_draws_follow_the_audio_not_the_file_name(tmp_path: Path, config: Config):
+    """Two names of one clip (``ctl.wav`` and ``ctl__1.wav``) get the same control chance figures."""
+    y, beats = _clicks(120.0, 12.0)
+    y = y + 0.02 * np.random.default_rng(5).standard_normal(y.size).astype(np.float32)  # busy enough to credit by luck
+    clips = tmp_path / "clips"
+    clips.mkdir()
+    for name in ("ctl.wav", "ctl__1.wav"):
+        sf.write(clips / name, y, SR)
+    prompts = tmp_path / "p.jsonl"
+    shifted = [round(float(b) + 0.13, 6) for b in beats]
+    prompts.write_text(json.dumps(_controls_prompt(controls={"beats_s": shifted})) + "\n")
+    res = score_folder(clips, prompts, tmp_path / "out", config,
+                       opts=ScoreOptions(separation="dsp", family_evidence="none"))
+    a, b = (row["controls"]["beats"]["chance"] for row in res.clips)
+    assert a == b

@@ -38,6 +38,7 @@ from timingbench.prompts import (
 )
 from timingbench.runlock import RunLock
 from timingbench.scoring import (
+    audio_content_key,
     detector_name,
     detector_used,
     event_tolerance,
@@ -285,7 +286,8 @@ def score_decoded(clip: Clip, ref: ClipRef, prompt: Prompt, config: Config, opts
         from timingbench.controls.score import ControlSections, score_controls
 
         clip_row["controls"] = score_controls(
-            bank, prompt.controls, ControlSections.of(config), span_s=prompt.duration_s, key=ref.clip,
+            bank, prompt.controls, ControlSections.of(config), span_s=prompt.duration_s,
+            key=audio_content_key(bank.samples, sr=bank.sr),
             instructed_bpm=prompt.tempo_bpm, with_chance=opts.chance,
             control_bank=lambda path: compute_bank(load_clip(path, config), config, separation="dsp"))
     notes = [n for n in (bank.separation_note,) if n]
@@ -374,7 +376,7 @@ def score_silent(clip: Clip, ref: ClipRef, prompt: Prompt, config: Config, opts:
 
         bank = compute_bank(clip, config, separation="dsp")  # the drum control reads the drums stem
         row["controls"] = score_controls(bank, prompt.controls, ControlSections.of(config), span_s=prompt.duration_s,
-                                         key=ref.clip,
+                                         key=audio_content_key(bank.samples, sr=bank.sr),
                                          instructed_bpm=prompt.tempo_bpm, with_chance=opts.chance)
     return {"events": undelivered_rows(ref, prompt, config, opts, error=None), "clip": row,
             "notes": [], "family_evidence": {}}

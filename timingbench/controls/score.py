@@ -120,7 +120,8 @@ def score_controls(bank: FeatureBank, controls: Controls, sections: ControlSecti
     span_s : float
         The instructed duration in seconds: the span shifts wrap around.
     key : str
-        Identifies the clip for the chance draws (its file name).
+        Identifies the clip's audio for the chance draws (:func:`timingbench.scoring.audio_content_key`: a
+        renamed copy draws the same shifts).
     instructed_bpm : float, optional
         The prompt's tempo target, reported beside the tempo the beats imply.
     with_chance : bool

@@ -11,6 +11,7 @@ import argparse
 import importlib
 import re
 import sys
+import warnings
 from collections.abc import Sequence
 
 from timingbench.errors import TimingbenchError
@@ -99,8 +100,16 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _one_line_warning(message: Warning | str, category: type[Warning], filename: str, lineno: int,
+                      line: str | None = None) -> str:
+    """A warning on the command line: ``timingbench: warning: <where>: <message>``, one line."""
+    where = f"{filename}: " if filename and lineno == 0 else ""
+    return f"timingbench: warning: {where}{message}\n"
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; returns the exit status."""
+    warnings.formatwarning = _one_line_warning
     parser = build_parser()
     args = parser.parse_args(argv)
     if not getattr(args, "func", None):

@@ -20,6 +20,7 @@ from timingbench.errors import ConfigError, ModelUnavailableError, ParameterErro
 from timingbench.evidence_net.tagger import (
     COLUMN_S,
     SHIPPED_WEIGHTS,
+    at_level,
     audioset_labels,
     bank_key,
     bank_tagger,
@@ -322,10 +323,15 @@ def test_threads_are_restored_after_a_call(params):
 
 
 class _Bank:
-    """What :func:`bank_tagger` reads of a feature bank: samples, rate and the ``derived`` memo."""
+    """What :func:`bank_tagger` reads of a feature bank: samples, rate, loud level and the ``derived`` memo."""
 
     def __init__(self, samples: np.ndarray, sr: int) -> None:
+        from types import SimpleNamespace
+
         self.samples, self.sr = samples, sr
+        frames = np.lib.stride_tricks.sliding_window_view(samples, 2048)[::512]
+        rms_db = 10 * np.log10(np.maximum((frames.astype(np.float64) ** 2).mean(axis=1), 1e-20))
+        self.loudness = SimpleNamespace(loud_level_db=float(np.percentile(rms_db, 95)))
         self.memo: dict[str, object] = {}
         self.computed: list[str] = []
 
@@ -340,17 +346,27 @@ def test_bank_tagger_is_memoised_under_the_weights_digest_and_the_params(params)
     y = np.random.default_rng(3).standard_normal(44100 * 3).astype(np.float32) * 0.1
     bank = _Bank(y, 44100)
     key = bank_key(params)
-    assert key == f"tagger:{SHIPPED_SHA256[:16]}:chunk32:context40"
+    assert key == f"tagger:{SHIPPED_SHA256[:16]}:chunk32:context40:level{params.input_loud_level_dbfs:g}"
     first = bank_tagger(bank, params)
     again = bank_tagger(bank, params)
     assert bank.computed == [key] and np.array_equal(again.logits, first.logits)
-    direct = tagger_columns(y, 44100, params)
+    direct = tagger_columns(at_level(y, loud_db=bank.loudness.loud_level_db, target_db=params.input_loud_level_dbfs),
+                            44100, params)
     assert np.array_equal(first.logits, direct.logits) and first.weights == direct.weights
     assert first.labels == audioset_labels() and first.logits.shape == (527, 10)
     assert bank_key(dataclasses.replace(params, context_s=5.0)) != key
     import pickle
 
     assert isinstance(pickle.loads(pickle.dumps(bank.memo[key])), dict)  # what a cached bank stores
+
+
+def test_bank_tagger_reads_the_same_columns_at_any_gain(params):
+    """The tagger's input is brought to one loud level: a clip 20 dB quieter reads the same logits."""
+    y = np.random.default_rng(5).standard_normal(44100 * 3).astype(np.float32) * 0.1
+    loud, quiet = bank_tagger(_Bank(y, 44100), params), bank_tagger(_Bank(y * 0.1, 44100), params)
+    np.testing.assert_allclose(quiet.logits, loud.logits, atol=1e-3)
+    raw_quiet = tagger_columns(y * 0.1, 44100, params)
+    assert np.abs(raw_quiet.logits - loud.logits).max() > 0.1  # the unscaled network is not gain-invariant
 
 
 def test_bank_tagger_on_a_feature_bank(config, params):

@@ -521,7 +521,7 @@ def tagger_columns(samples: npt.ArrayLike, sr: float, params: TaggerParams) -> T
 
 
 def bank_key(params: TaggerParams) -> str:
-    """The bank memo key of :func:`bank_tagger`: the weights' digest and the chunking.
+    """The bank memo key of :func:`bank_tagger`: the weights' digest, the chunking and the input level.
 
     Raises
     ------
@@ -530,12 +530,14 @@ def bank_key(params: TaggerParams) -> str:
     """
     path, sha = weights_of(params)
     chunk, context = _grid(params)
-    return f"tagger:{_check_file(path, sha)[:16]}:chunk{chunk}:context{context}"
+    return f"tagger:{_check_file(path, sha)[:16]}:chunk{chunk}:context{context}:level{params.input_loud_level_dbfs:g}"
 
 
 def bank_tagger(bank: Any, params: TaggerParams) -> TaggerColumns:
-    """:func:`tagger_columns` of a clip's feature bank (``bank.samples`` at ``bank.sr``), memoised
-    in the bank and its cache under :func:`bank_key`.
+    """:func:`tagger_columns` of a clip's feature bank (``bank.samples`` at ``bank.sr``, scaled so that
+    the clip's loud level ``bank.loudness.loud_level_db`` sits at ``tagger.input_loud_level_dbfs``:
+    the tagger's log-mel front end is not gain-invariant), memoised in the bank and its cache under
+    :func:`bank_key`.
 
     Raises
     ------
@@ -543,9 +545,32 @@ def bank_tagger(bank: Any, params: TaggerParams) -> TaggerColumns:
         If the weights cannot be loaded (see :func:`load_tagger`).
     """
     def compute(b: Any) -> dict[str, Any]:
-        return _to_entry(tagger_columns(b.samples, b.sr, params))
+        return _to_entry(tagger_columns(at_level(b.samples, loud_db=float(b.loudness.loud_level_db),
+                                                 target_db=params.input_loud_level_dbfs), b.sr, params))
 
     return _from_entry(bank.derived(bank_key(params), compute))
+
+
+def at_level(samples: npt.ArrayLike, *, loud_db: float, target_db: float) -> npt.NDArray[np.float32]:
+    """``samples`` scaled by ``target_db - loud_db`` dB (unchanged when the loud level is not finite: silence).
+
+    Parameters
+    ----------
+    samples : array_like, shape (n,)
+        Mono signal.
+    loud_db : float
+        Its loud level in dBFS.
+    target_db : float
+        The level it is brought to, dBFS.
+
+    Returns
+    -------
+    scaled : np.ndarray of float32, shape (n,)
+    """
+    x = np.asarray(samples, dtype=np.float32)
+    if not math.isfinite(loud_db):
+        return x
+    return (x * np.float32(10.0 ** ((target_db - loud_db) / 20.0))).astype(np.float32)
 
 
 def _to_entry(cols: TaggerColumns) -> dict[str, Any]:

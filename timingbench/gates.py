@@ -16,24 +16,20 @@ Gates:
 - **absence_after** — an exit needs sustained absence after it.
 - **persistence** — the new state must hold for a while after the candidate.
 - **level_change** — the level must change by a minimum amount across the candidate.
-- **semantic_family** — the target family's evidence must rise across the candidate and
-  have been quiet before (rejection-only; the rules live in :mod:`timingbench.identity.rules`).
+- the family-evidence gates (``semantic_family``, ``semantic_family_exit``) live with the other
+  identity rules in :mod:`timingbench.identity.rules`.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
 from timingbench.curves import Grid, fraction_true
-from timingbench.identity.rules import IdentityParams, family_fall, family_rise
 from timingbench.params.detectors import AbsenceParams, LevelChangeParams, PersistenceParams
-from timingbench.verdicts import EXEMPT, FAIL, PASS, GateVerdict
-
-if TYPE_CHECKING:
-    from timingbench.identity.evidence import FamilyEvidence
+from timingbench.verdicts import FAIL, PASS, GateVerdict
 
 FloatArray = npt.NDArray[np.floating[Any]]
 
@@ -171,44 +167,3 @@ def level_change(
     change = float(after.mean() - before.mean())
     ok = change >= min_db if rising else -change >= min_db
     return (PASS if ok else FAIL), {"change_db": round(change, 2)}
-
-
-def semantic_family(evidence: FamilyEvidence | None, family: str, *, t_s: float, params: IdentityParams) -> GateVerdict:
-    """The target family's evidence must rise across the candidate (rejection-only).
-
-    Parameters
-    ----------
-    evidence : FamilyEvidence or None
-        Windowed family evidence of the clip; None when no backend is available.
-    family : str
-        formats §1 family of the target.
-    t_s : float
-        Candidate time in seconds.
-    params : IdentityParams
-        Passed to :func:`timingbench.identity.family_rise`.
-
-    Returns
-    -------
-    verdict : str
-        ``exempt`` (with ``reason``) when there is no evidence or the backend cannot
-        judge the family.
-    evidence : dict
-    """
-    if evidence is None:
-        return EXEMPT, {"reason": "model_unavailable"}
-    verdict, detail = family_rise(evidence, family, candidate_s=t_s, semantic=params.semantic,
-                                  evidence_params=params.evidence_params)
-    return verdict, dict(detail)
-
-
-def semantic_family_exit(evidence: FamilyEvidence | None, family: str, *, t_s: float,
-                         params: IdentityParams) -> GateVerdict:
-    """The target family's evidence must show it leaving across the candidate (rejection-only).
-
-    ``exempt`` when there is no evidence or the backend does not judge exits
-    (see :func:`timingbench.identity.family_fall`).
-    """
-    if evidence is None:
-        return EXEMPT, {"reason": "model_unavailable"}
-    verdict, detail = family_fall(evidence, family, candidate_s=t_s, evidence_params=params.evidence_params)
-    return verdict, dict(detail)

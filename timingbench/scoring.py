@@ -32,8 +32,8 @@ from timingbench.detectors.percussion import detect_percussion
 from timingbench.detectors.stem import detect_stem
 from timingbench.detectors.tonal import detect_tonal
 from timingbench.families import STEM_FAMILIES, TONAL_FAMILIES
-from timingbench.gates import IdentityParams
 from timingbench.identity.decide import judged_by_presence, presence_candidates
+from timingbench.identity.rules import IdentityParams
 from timingbench.memo import object_table
 from timingbench.params.analysis import FeaturesParams
 from timingbench.params.detectors import (

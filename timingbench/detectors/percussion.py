@@ -33,15 +33,20 @@ from timingbench.curves import Grid, accent, falling_crossings, moving_average, 
 from timingbench.errors import ConfigError
 from timingbench.features.kernels import hysteresis, rectified_onset_density
 from timingbench.gates import (
-    IdentityParams,
     absence_after,
     absence_levels,
     judge_absence_before,
     level_change,
     persistence,
-    semantic_family,
 )
-from timingbench.identity.rules import judges, tagger_family_fall, trained_candidates, trained_gates
+from timingbench.identity.rules import (
+    IdentityParams,
+    judges,
+    semantic_family,
+    tagger_family_fall,
+    trained_candidates,
+    trained_gates,
+)
 from timingbench.memo import memo_key, memoised, persisted
 from timingbench.params.analysis import FeaturesParams
 from timingbench.params.detectors import PercussionParams

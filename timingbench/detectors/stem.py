@@ -49,15 +49,12 @@ from timingbench.curves import (
 )
 from timingbench.families import registry
 from timingbench.gates import (
-    IdentityParams,
     absence_after,
     absence_before,
     level_change,
     persistence,
-    semantic_family,
-    semantic_family_exit,
 )
-from timingbench.identity.rules import judges, trained_candidates
+from timingbench.identity.rules import IdentityParams, judges, semantic_family, semantic_family_exit, trained_candidates
 from timingbench.memo import memoised
 from timingbench.params.base import zero_if_off
 from timingbench.params.detectors import StemParams

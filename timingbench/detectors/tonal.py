@@ -27,7 +27,7 @@ import numpy.typing as npt
 
 from timingbench.curves import Grid, accent, local_peaks, window_means
 from timingbench.errors import ParameterError
-from timingbench.gates import IdentityParams, semantic_family, semantic_family_exit
+from timingbench.identity.rules import IdentityParams, semantic_family, semantic_family_exit
 from timingbench.memo import memoised
 from timingbench.params.base import zero_if_off
 from timingbench.params.detectors import TonalParams

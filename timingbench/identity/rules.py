@@ -734,3 +734,47 @@ def timbre_match(
     observed = max(score, key=lambda f: (score[f], f == family))
     out.update(match=observed == family, observed_family=observed, rise=round(score[family], 4))
     return out
+
+
+# --------------------------------------------------------------------------- the gates of the detectors
+
+
+def semantic_family(evidence: FamilyEvidence | None, family: str, *, t_s: float, params: IdentityParams) -> GateVerdict:
+    """The target family's evidence must rise across the candidate (rejection-only).
+
+    Parameters
+    ----------
+    evidence : FamilyEvidence or None
+        Windowed family evidence of the clip; None when no backend is available.
+    family : str
+        formats §1 family of the target.
+    t_s : float
+        Candidate time in seconds.
+    params : IdentityParams
+        Passed to :func:`timingbench.identity.family_rise`.
+
+    Returns
+    -------
+    verdict : str
+        ``exempt`` (with ``reason``) when there is no evidence or the backend cannot
+        judge the family.
+    evidence : dict
+    """
+    if evidence is None:
+        return EXEMPT, {"reason": "model_unavailable"}
+    verdict, detail = family_rise(evidence, family, candidate_s=t_s, semantic=params.semantic,
+                                  evidence_params=params.evidence_params)
+    return verdict, dict(detail)
+
+
+def semantic_family_exit(evidence: FamilyEvidence | None, family: str, *, t_s: float,
+                         params: IdentityParams) -> GateVerdict:
+    """The target family's evidence must show it leaving across the candidate (rejection-only).
+
+    ``exempt`` when there is no evidence or the backend does not judge exits
+    (see :func:`timingbench.identity.family_fall`).
+    """
+    if evidence is None:
+        return EXEMPT, {"reason": "model_unavailable"}
+    verdict, detail = family_fall(evidence, family, candidate_s=t_s, evidence_params=params.evidence_params)
+    return verdict, dict(detail)

@@ -292,3 +292,11 @@ def test_judging_every_family_judges_every_row_and_changes_nothing_else(config: 
         assert (a.name, a.gm_programs, a.audioset_classes, a.stem) == \
             (b.name, b.gm_programs, b.audioset_classes, b.stem)
     assert families.exempt_families(config)  # the shipped registry is left as it is
+
+
+def test_judging_some_families_leaves_the_other_rows_as_they_are(config: Config) -> None:
+    one = families.judging(config, ["bass"])
+    assert families.judged_families(one) == tuple(f for f in families.FAMILY_NAMES
+                                                  if f == "bass" or f in families.judged_families(config))
+    assert {k: v for k, v in families.exempt_families(config).items() if k != "bass"} == \
+        families.exempt_families(one)

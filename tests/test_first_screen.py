@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 
 from timingbench.config import Config
-from timingbench.families import judged_families, registry
+from timingbench.families import judged_families, judging, registry
 from timingbench.report import build_report
 from timingbench.runner import ScoreOptions
 from timingbench.summary import build_summary, format_table
@@ -48,20 +48,13 @@ def _summary(config: Config, *, family_evidence: str = "tagger") -> dict[str, An
                          unmatched=[], missing=[], prompt_errors=[], parts=[], prompts_path="")
 
 
-def _judging(config: Config, name: str) -> Config:
-    """``config`` with family ``name`` judged as well."""
-    table = [({k: v for k, v in row.items() if k != "exempt"} | {"judged": True}) if row["name"] == name
-             else dict(row) for row in registry(config).table]
-    return config.with_value("families.table", table)
-
-
 @pytest.fixture
 def config() -> Config:
     """The packaged configuration with strings judged: these tests need one judged family whatever the
     registry ships."""
     from timingbench.config import load_config
 
-    return _judging(load_config(), "strings")
+    return judging(load_config(), ["strings"])
 
 
 def test_the_summary_and_the_table_name_the_judged_families(config: Config) -> None:
@@ -76,7 +69,7 @@ def test_the_summary_and_the_table_name_the_judged_families(config: Config) -> N
 def test_another_judged_set_is_named_as_the_registry_says(config: Config) -> None:
     exempt = [f.name for f in registry(config).rows if not f.judged]
     assert exempt, "the packaged registry exempts at least one family"
-    other = _judging(config, exempt[-1])
+    other = judging(config, [exempt[-1]])
     names = list(judged_families(other))
     assert exempt[-1] in names
     s = _summary(other)

@@ -29,12 +29,9 @@ def config() -> Config:
     """The packaged configuration with strings judged (what these tests read needs one judged family,
     whatever the shipped registry judges)."""
     from timingbench.config import load_config
-    from timingbench.families import registry
+    from timingbench.families import judging
 
-    base = load_config()
-    table = [({k: v for k, v in row.items() if k != "exempt"} | {"judged": True}) if row["name"] == "strings"
-             else dict(row) for row in registry(base).table]
-    return base.with_value("families.table", table)
+    return judging(load_config(), ["strings"])
 
 
 

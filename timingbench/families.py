@@ -26,6 +26,7 @@ Two ways in:
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from pathlib import Path
 
 import timingbench.config as _config
@@ -49,6 +50,7 @@ __all__ = [
     "floor_s",
     "instrument_families",
     "judged_families",
+    "judging",
     "judging_every_family",
     "program_families",
     "registry",
@@ -155,8 +157,15 @@ def judging_every_family(config: Config) -> Config:
     chosen with every family's events scored through the family evidence, before the registry
     says which families meet the bar.
     """
-    table = [{k: v for k, v in dict(row).items() if k != "exempt"} | {"judged": True}
-             for row in registry(config).table]
+    return judging(config, registry(config).names)
+
+
+def judging(config: Config, names: Iterable[str]) -> Config:
+    """``config`` with the registry rows of ``names`` judged as well (their ``exempt`` dropped), the others as
+    they are."""
+    judge = set(names)
+    table = [({k: v for k, v in dict(row).items() if k != "exempt"} | {"judged": True}) if row["name"] in judge
+             else dict(row) for row in registry(config).table]
     return config.with_value("families.table", table)
 
 

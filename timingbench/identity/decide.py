@@ -53,8 +53,6 @@ MEASURE_READS = ("min_side_s", "min_pre_roll_s", "prob_clip")
 ROUTES = {"percussion": "percussive", "bass": "low"}
 #: The route of every other family.
 DEFAULT_ROUTE = "harmonic"
-#: Length (s) of the level means either side of a frame whose difference is an exit's fall.
-FALL_SPAN_S = 0.1
 
 
 def judged_by_presence(evidence: FamilyEvidence | None, family: str) -> TypeGuard[FamilyEvidence]:
@@ -171,12 +169,13 @@ def decide(found: PresenceMeasure, family: str, *, entry: bool,
             ("family_present", present)]
 
 
-def route_curve(bank: FeatureBank, family: str, *, entry: bool) -> F64:
+def route_curve(bank: FeatureBank, family: str, *, entry: bool, fall_span_s: float) -> F64:
     """The bank curve an event of ``family`` is snapped to (module docstring), on the bank's grid.
 
     Entrances: the route's onset strength (``onset_percussive``, the low band's positive
     rise in dB per frame, ``onset_harmonic``). Exits: the fall of the route's level (dB)
-    from the :data:`FALL_SPAN_S` before each frame to the span after it, where positive.
+    from the ``fall_span_s`` seconds (``presence.fall_span_s``) before each frame to the span
+    after it, where positive.
     """
     route = ROUTES.get(family, DEFAULT_ROUTE)
 
@@ -193,11 +192,11 @@ def route_curve(bank: FeatureBank, family: str, *, entry: bool) -> F64:
                 return rise
             return np.asarray(bank.onset_percussive if route == "percussive" else bank.onset_harmonic,
                               dtype=np.float64)
-        k = max(bank.grid.frames(FALL_SPAN_S), 1)
+        k = max(bank.grid.frames(fall_span_s), 1)
         before, after = window_means(level, before=k, after=k, edges="clip")
         return np.asarray(np.maximum(np.nan_to_num(before - after, nan=0.0), 0.0), dtype=np.float64)
 
-    return bank.memo(("presence-route", route, entry), compute)
+    return bank.memo(("presence-route", route, entry, fall_span_s), compute)
 
 
 def snapped_time(curve: F64, grid: Grid, t_s: float, *, snap_s: float, lo_s: float, hi_s: float) -> float | None:
@@ -238,7 +237,8 @@ def presence_candidates(bank: FeatureBank, ctx: EventContext, evidence: FamilyEv
     if found.step is None:
         return []
     t_cp = found.step.time_s
-    snapped = snapped_time(route_curve(bank, ctx.family, entry=entry), bank.grid, t_cp, snap_s=params.snap_s,
+    curve = route_curve(bank, ctx.family, entry=entry, fall_span_s=params.fall_span_s)
+    snapped = snapped_time(curve, bank.grid, t_cp, snap_s=params.snap_s,
                            lo_s=ctx.window_lo_s, hi_s=ctx.window_hi_s)
     t = t_cp if snapped is None else snapped
     stats: dict[str, Any] = {"detector": "presence", "change_point_s": round(t_cp, 4), "snapped": snapped is not None,

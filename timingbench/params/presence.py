@@ -32,6 +32,9 @@ class PresenceParams(Params):
         the change point is moved to the strongest onset (entrances) or level fall (exits) of the
         family's route within 0.3 s: the tagger's columns are 0.32 s apart and blur the step
         (convention)
+    fall_span_s : float
+        an exit's fall is the route's mean level over the 0.1 s before a frame minus the 0.1 s after
+        it: a release is over within a few frames (convention)
     prob_clip : float
         providers that give probabilities (network, musicnn, CLAP) are read in log-odds of [0.01,
         0.99]; the tagger gives its logits as they are (convention)
@@ -56,6 +59,7 @@ class PresenceParams(Params):
     min_side_s: float
     min_pre_roll_s: float
     snap_s: float
+    fall_span_s: float
     prob_clip: float
     entry_min_step_by_family: dict[str, Any]
     exit_min_step_by_family: dict[str, Any]

@@ -175,15 +175,11 @@ def fit(stats: Sequence[EventStat], families: Sequence[str], *, max_negative_rat
     """
     out: dict[str, Any] = {}
     for fam in families:
-        mine = [s for s in stats if s.family == fam]
-        steps: dict[str, float] = {}
-        per_kind: dict[str, dict[str, int]] = {}
-        for short in KINDS:
-            evs = [s for s in mine if s.kind == short]
-            steps[short] = best_threshold(evs, max_negative_rate=max_negative_rate, offset_match_s=offset_match_s,
-                                          floor=floor)
-            per_kind[short] = counts(evs, steps[short], offset_match_s=offset_match_s)
-        total = {k: per_kind["entry"][k] + per_kind["exit"][k] for k in per_kind["entry"]}
+        steps: dict[str, float | None] = {
+            short: best_threshold(_of(stats, fam, short), max_negative_rate=max_negative_rate,
+                                  offset_match_s=offset_match_s, floor=floor) for short in KINDS}
+        per_kind = _counts_by_kind(stats, fam, steps, offset_match_s=offset_match_s)
+        total = per_kind["all"]
         n, k = total["n_on_time"], total["on_time_credited"]
         if n < judge_min_events:
             judged, reason = False, f"dev_on_time_events_below_{judge_min_events}"
@@ -193,8 +189,21 @@ def fit(stats: Sequence[EventStat], families: Sequence[str], *, max_negative_rat
             judged, reason = False, f"dev_on_time_below_{judge_min_on_time:.2f}"
         else:
             judged, reason = True, None
-        out[fam] = {"min_step": steps, "counts": {**per_kind, "all": total}, "judged": judged, "reason": reason}
+        out[fam] = {"min_step": steps, "counts": per_kind, "judged": judged, "reason": reason}
     return {"families": out}
+
+
+def _of(stats: Iterable[EventStat], family: str, kind: str) -> list[EventStat]:
+    return [s for s in stats if s.family == family and s.kind == kind]
+
+
+def _counts_by_kind(stats: Sequence[EventStat], family: str, steps: Mapping[str, float | None], *,
+                    offset_match_s: float) -> dict[str, dict[str, int]]:
+    """:func:`counts` of ``family``'s entrances and exits at their thresholds, and their sum (``all``)."""
+    per_kind = {short: counts(_of(stats, family, short), steps[short], offset_match_s=offset_match_s)
+                for short in KINDS}
+    per_kind["all"] = {k: per_kind["entry"][k] + per_kind["exit"][k] for k in per_kind["entry"]}
+    return per_kind
 
 
 def _frac(k: int, n: int) -> str:
@@ -235,9 +244,7 @@ def configured_report(stats: Sequence[EventStat], config: Config, families: Sequ
     for fam in families:
         steps = {"entry": p.threshold(p.entry_min_step_by_family, fam),
                  "exit": p.threshold(p.exit_min_step_by_family, fam)}
-        per_kind = {short: counts([s for s in stats if s.family == fam and s.kind == short], steps[short],
-                                  offset_match_s=offset_match_s) for short in KINDS}
-        total = {k: per_kind["entry"][k] + per_kind["exit"][k] for k in per_kind["entry"]}
-        out[fam] = {"min_step": steps, "counts": {**per_kind, "all": total}, "judged": fam in judged,
+        out[fam] = {"min_step": steps, "counts": _counts_by_kind(stats, fam, steps, offset_match_s=offset_match_s),
+                    "judged": fam in judged,
                     "reason": None if fam in judged else "exempt in the registry"}
     return {"families": out}

@@ -13,6 +13,7 @@ from rich.progress import Progress, TaskID
 from timingbench.annotation_io import load_annotations
 from timingbench.calibration.confusion import confusion_profile, format_confusion
 from timingbench.calibration.evaluate import Corpus, default_prompts_path, load_corpus, score_corpus
+from timingbench.calibration.evidence_fit import DevCorpus
 from timingbench.calibration.floors import localization_floors, plot_floors
 from timingbench.calibration.gain import gain_check
 from timingbench.calibration.groups import (
@@ -224,12 +225,7 @@ def run_gain_cmd(args: argparse.Namespace) -> int:
 
 def run_calibrate_evidence_cmd(args: argparse.Namespace) -> int:
     """Fit the evidence decisions on the dev corpora, print the table, write the configuration."""
-    from timingbench.calibration.evidence_fit import (
-        fit,
-        format_report,
-        load_dev_corpora,
-        write_constants,
-    )
+    from timingbench.calibration.evidence_fit import fit, format_report, write_constants
     from timingbench.config import DEFAULT_CONFIG_PATH
     from timingbench.families import judging_every_family
 
@@ -241,20 +237,9 @@ def run_calibrate_evidence_cmd(args: argparse.Namespace) -> int:
     fit_cfg = judging_every_family(cfg) if args.judge_all else cfg
     t0 = time.perf_counter()
     with progress_bar() as bar:
-        task = bar.add_task("analysing dev corpora", total=None, clip="")
-        devs = load_dev_corpora(args.dev, fit_cfg,
-                                progress=lambda d, n, c: bar.update(task, completed=d, total=n, clip=c),
-                                cache_dir=args.cache, jobs=args.jobs)
-        bar.update(task, description="fitting")
-        report = fit(devs, fit_cfg, rules=[r.strip() for r in args.rules.split(",") if r.strip()],
-                     progress=lambda d, n, c: bar.update(task, completed=d, total=n, clip=c))
-    print(format_report(report))
-    for d in devs:
-        for err in d.corpus.errors:
-            print(f"error: {err}")
-    if args.out is not None:
-        write_json(args.out, report)
-        print(f"wrote {args.out}")
+        devs, tick = _dev_corpora(args, fit_cfg, bar)
+        report = fit(devs, fit_cfg, rules=[r.strip() for r in args.rules.split(",") if r.strip()], progress=tick)
+    _print_report(format_report(report), devs, report, args.out)
     if not args.dry_run:
         keys = write_constants(path, cfg, report)
         print(f"wrote {len(keys)} calibrated constants to {path}: {', '.join(keys)}")
@@ -262,9 +247,36 @@ def run_calibrate_evidence_cmd(args: argparse.Namespace) -> int:
     return 0
 
 
+def _dev_corpora(args: argparse.Namespace, cfg: Config, bar: Progress
+                 ) -> tuple[list[DevCorpus], Callable[[int, int, str], None]]:
+    """The dev corpora of ``--dev``, analysed once under a progress bar that then says "fitting"; and the tick
+    that moves the bar on (for a fit that reports its progress)."""
+    from timingbench.calibration.evidence_fit import load_dev_corpora
+
+    task = bar.add_task("analysing dev corpora", total=None, clip="")
+
+    def tick(done: int, total: int, clip: str) -> None:
+        bar.update(task, completed=done, total=total, clip=clip)
+
+    devs = load_dev_corpora(args.dev, cfg, progress=tick, cache_dir=args.cache, jobs=args.jobs)
+    bar.update(task, description="fitting")
+    return devs, tick
+
+
+def _print_report(table: str, devs: list[DevCorpus], report: dict[str, Any], out: Path | None) -> None:
+    """Print a fit's table and the corpora's errors; write the report as JSON to ``out`` when given."""
+    print(table)
+    for d in devs:
+        for err in d.corpus.errors:
+            print(f"error: {err}")
+    if out is not None:
+        write_json(out, report)
+        print(f"wrote {out}")
+
+
 def _calibrate_presence(args: argparse.Namespace, cfg: Config, path: Path) -> int:
     """``calibrate evidence --fit presence``: every family's step thresholds and judging figures on dev corpora."""
-    from timingbench.calibration.evidence_fit import load_dev_corpora, write_values
+    from timingbench.calibration.evidence_fit import write_values
     from timingbench.calibration.presence_fit import event_stats, fit, format_report
     from timingbench.families import FAMILY_NAMES, judging_every_family
 
@@ -272,24 +284,14 @@ def _calibrate_presence(args: argparse.Namespace, cfg: Config, path: Path) -> in
     fit_cfg = judging_every_family(cfg)  # the evidence of every family is read, whatever the registry says
     t0 = time.perf_counter()
     with progress_bar() as bar:
-        task = bar.add_task("analysing dev corpora", total=None, clip="")
-        devs = load_dev_corpora(args.dev, fit_cfg,
-                                progress=lambda d, n, c: bar.update(task, completed=d, total=n, clip=c),
-                                cache_dir=args.cache, jobs=args.jobs)
-        bar.update(task, description="fitting")
+        devs, _ = _dev_corpora(args, fit_cfg, bar)
         stats = event_stats(devs, fit_cfg)
     report = fit(stats, FAMILY_NAMES, max_negative_rate=cal.evidence_max_negative_rate,
                  offset_match_s=cal.offset_match_s, floor=cal.presence_step_floor,
                  judge_min_on_time=cal.judge_min_on_time, judge_min_events=cal.judge_min_events)
     report["corpora"] = [str(d.root) for d in devs]
     report["events"] = [dict(vars(s)) for s in stats]
-    print(format_report(report))
-    for d in devs:
-        for err in d.corpus.errors:
-            print(f"error: {err}")
-    if args.out is not None:
-        write_json(args.out, report)
-        print(f"wrote {args.out}")
+    _print_report(format_report(report), devs, report, args.out)
     if not args.dry_run:
         names = ", ".join(d.root.name for d in devs)
         values: dict[str, Any] = {}

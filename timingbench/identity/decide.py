@@ -37,6 +37,7 @@ import numpy as np
 import numpy.typing as npt
 
 from timingbench.curves import Grid, accent, window_means
+from timingbench.errors import ParameterError
 from timingbench.identity.changepoint import Step, best_step
 from timingbench.memo import memoised
 from timingbench.verdicts import EXEMPT, FAIL, PASS, Candidate, EventContext, GateVerdict
@@ -153,10 +154,15 @@ def decide(found: PresenceMeasure, family: str, *, entry: bool,
     Returns
     -------
     gates : list of (str, GateVerdict)
+
+    Raises
+    ------
+    ParameterError
+        If ``found`` holds no step.
     """
     step = found.step
     if step is None:
-        raise ValueError("decide() needs a measured step")
+        raise ParameterError("decide() needs a measured step; measure() found none in the window (no candidate)")
     need = params.threshold(params.entry_min_step_by_family if entry else params.exit_min_step_by_family,
                             family)
     size = {"size": round(step.size, 4), "min_step": need, "before": round(step.before, 4),

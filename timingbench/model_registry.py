@@ -52,12 +52,15 @@ LICENCES = {
     "htdemucs_6s": "MIT (Meta Platforms, demucs)",
     "clap": "Apache-2.0 (LAION, laion/larger_clap_music model card)",
     "efficientat-mn04": "MIT (Florian Schmid, EfficientAT; labels: timingbench/data/tagger/PROVENANCE.md)",
+    "fireredvad-aed": "Apache-2.0 (FireRedTeam, FireRedVAD; timingbench/data/singing/PROVENANCE.md)",
 }
 FETCHABLE = (*DEMUCS_MODELS, "clap")
 #: The AudioSet tagger that ships in the package (``docs/tagger-model.md``).
 TAGGER = "efficientat-mn04"
-#: What ``models verify`` can run: the fetchable models and the shipped tagger.
-VERIFIABLE = (*FETCHABLE, TAGGER)
+#: The singing detector that ships in the package (``timingbench/data/singing/PROVENANCE.md``).
+SINGING = "fireredvad-aed"
+#: What ``models verify`` can run: the fetchable models, the shipped tagger and singing detector.
+VERIFIABLE = (*FETCHABLE, TAGGER, SINGING)
 #: Weight files a CLAP snapshot may leave out when a safetensors file is present.
 _DUPLICATE_WEIGHTS = (".bin", ".h5", ".msgpack", ".onnx", ".ot")
 _SKIP = (".gitattributes", "README.md")
@@ -394,6 +397,31 @@ def verify_tagger() -> str:
             f"({cols.embeddings.shape[0]}-d embeddings), sha256 {cols.weights.digest}, from {cols.weights.path}")
 
 
+def _singing_entry() -> ModelEntry:
+    from timingbench.models.singing import CMVN_PATH, MODEL_PATH
+
+    files = [MODEL_PATH, CMVN_PATH]
+    return ModelEntry(SINGING, all(p.is_file() for p in files), str(MODEL_PATH.parent), _size(files),
+                      LICENCES[SINGING])
+
+
+def verify_singing() -> str:
+    """Load the shipped singing detector (checking both files' sha256) and read one second of a sung tone;
+    a one-line report."""
+    from timingbench.config import load_config
+    from timingbench.models.singing import MODEL_SR, singing_frames
+
+    params = load_config().params.singing
+    t = np.arange(MODEL_SR) / MODEL_SR
+    x = (0.1 * np.sin(2 * np.pi * 220.0 * t + 0.5 * np.sin(2 * np.pi * 5.5 * t))).astype(np.float32)
+    frames = singing_frames(x, MODEL_SR, params)
+    if frames.probs.shape != (98, 3) or not np.isfinite(frames.probs).all():
+        raise ModelUnavailableError(f"{SINGING}: one second gave probabilities of shape {frames.probs.shape}, "
+                                    "expected 98 finite frames of 3 classes")
+    return (f"{SINGING}: ok, read 1 s of audio: {frames.probs.shape[0]} frames of speech, singing, music, "
+            f"sha256 {frames.model_sha256[:16]}")
+
+
 # ----------------------------------------------------------------------------- list
 
 
@@ -407,6 +435,7 @@ def list_models(*, demucs_repo: Path | None = None, clap_dir: Path | None = None
                            LICENCES["family-evidence"]))
     tagger = Path(str(resources.files("timingbench") / "data" / "tagger" / "mn04_as_mAP_432.pt"))
     rows.append(ModelEntry(TAGGER, tagger.is_file(), str(tagger.parent), _size([tagger]), LICENCES[TAGGER]))
+    rows.append(_singing_entry())
     musicnn = Path(str(resources.files("timingbench") / "data" / "musicnn" / "mtt_musicnn.npz"))
     rows.append(ModelEntry("musicnn", musicnn.is_file(), str(musicnn.parent), _size([musicnn]), LICENCES["musicnn"]))
     try:

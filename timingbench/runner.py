@@ -290,8 +290,14 @@ def score_decoded(clip: Clip, ref: ClipRef, prompt: Prompt, config: Config, opts
             key=audio_content_key(bank.samples, sr=bank.sr),
             instructed_bpm=prompt.tempo_bpm, with_chance=opts.chance,
             control_bank=lambda path: compute_bank(load_clip(path, config), config, separation="dsp"))
-    notes = [n for n in (bank.separation_note,) if n]
-    return {"events": events, "clip": clip_row, "notes": notes, "family_evidence": info}
+    notes = [n for n in (bank.separation_note, bank.separation_disclosure) if n]
+    vocals = None
+    if opts.family_evidence != "none":  # evidence only (it judges nothing): cached for explain and the report
+        from timingbench.identity.singing import prompt_presence
+
+        vocals = prompt_presence(bank, (e.family for e in prompt.events), config)
+    return {"events": events, "clip": clip_row, "notes": notes, "family_evidence": info,
+            "vocals_presence": vocals, "separation_source": bank.separation_source}
 
 
 def unverified_families(config: Config, opts: ScoreOptions, evidence_info: dict[str, Any] | None) -> dict[str, str]:

@@ -12,6 +12,7 @@ from typing import Any
 from timingbench.audio import file_hash
 from timingbench.config import Config
 from timingbench.controls.report import format_controls, summarise_controls
+from timingbench.identity.singing import summary_of as vocals_presence_summary
 from timingbench.judged import identity_judged
 from timingbench.version import __version__
 
@@ -306,16 +307,28 @@ def build_summary(
         "ignored_subfolders": list(subfolders),
         "missing": missing,
         "errors": [{"clip": c["clip"], "error": c["error"]} for c in clips if c.get("error")],
-        "separation": {"requested": opts.separation, "used": dict(seps), "notes": notes},
+        "separation": {"requested": opts.separation, "used": dict(seps), "notes": notes,
+                       # which demucs weights ran (clips per source) and the licence of each
+                       "sources": _separation_sources(parts)},
         "family_evidence": {"requested": opts.family_evidence, "used": dict(ev_backends),
                             "exempt_families": dict(sorted(exempt.items())),
                             "judged_families": sorted({r["family"] for r in verified})},
+        # the singing detector's vocals presence: computed for clips with a vocals event, judges nothing yet
+        "vocals_presence": vocals_presence_summary(parts),
         # who the identity-verified headline judged, in words, and what their published figures warn of
         "identity_judged": identity_judged(config, exempt),
         "chance_credit": {"enabled": chance, "draws": draws, "seeded_by": "audio content and event id"},
         "disabled_gates": list(opts.disabled_gates),
         "controls": summarise_controls(clips, config=config),
     }
+
+
+def _separation_sources(parts: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    """``{source: {"clips": n, "licence": ...}}`` of the demucs weights the scored clips ran with."""
+    from timingbench.features.separation import source_licence
+
+    counts = Counter(p.get("separation_source") for p in parts if p.get("separation_source"))
+    return {s: {"clips": n, "licence": source_licence(s)} for s, n in sorted(counts.items())}
 
 
 def _absolute(path: str) -> str:

@@ -13,6 +13,7 @@ from timingbench.model_registry import (
     CLAP_REPO,
     DEMUCS_MODELS,
     FETCHABLE,
+    SINGING,
     TAGGER,
     VERIFIABLE,
     default_clap_dir,
@@ -22,6 +23,7 @@ from timingbench.model_registry import (
     list_models,
     verify_clap,
     verify_demucs,
+    verify_singing,
     verify_tagger,
 )
 
@@ -117,6 +119,8 @@ def run_verify(args: argparse.Namespace) -> int:
                 raise TimingbenchError("not present (see 'timingbench models list')")
             if name == TAGGER:
                 print(verify_tagger())
+            elif name == SINGING:
+                print(verify_singing())
             else:
                 print(verify_demucs(name, repo) if name in DEMUCS_MODELS else verify_clap(clap_dir))
         except TimingbenchError as exc:

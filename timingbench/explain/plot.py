@@ -8,6 +8,8 @@ Panels, top to bottom, sharing the time axis in seconds:
    backend, its probability of entering / leaving at each instant, with the thresholds
    the gates read (absence, change, the presence level persistence counts; other judged
    families faint);
+   for a vocals event, under it: the singing detector's vocals presence (singing and speech
+   log-odds, :mod:`timingbench.explain.singing_panel`), which judges nothing yet;
 3. one row per gate: each candidate's verdict (pass, fail, exempt) at its time;
 4. the gate table of the detected (or nearest) candidate: each measured statistic
    against its threshold.
@@ -21,8 +23,8 @@ from typing import Any
 import numpy as np
 
 from timingbench.explain.event import SILENT_NOTE, ExplainedEvent, window_text
+from timingbench.explain.singing_panel import draw_vocals_presence, panel_presence
 from timingbench.explain.thresholds import direction_of, format_checks
-from timingbench.params.sets import field_value
 from timingbench.text import shortlist
 
 VERDICT_STYLE = {"pass": ("^", "#2a9d4b"), "fail": ("X", "#d62828"), "exempt": ("o", "#8d96a8")}
@@ -112,13 +114,15 @@ def plot_explanation(x: ExplainedEvent, out: Path, *, compress_level: int = 6) -
     gates = list(dict.fromkeys(g for c in x.candidates for g in c.candidate.gates))
     chosen = x.chosen
     table = format_checks(chosen.checks) if chosen is not None else [f"  {no_candidate_text(x)}"]
-    heights = [3.0, 1.8, max(0.9, 0.32 * (len(gates) + 1)), 0.22 * (len(table) + 2)]
+    vocals = panel_presence(x)  # vocals events: the singing detector's panel under the family evidence
+    heights = [3.0, 1.8, *([1.4] if vocals is not None else []), max(0.9, 0.32 * (len(gates) + 1)),
+               0.22 * (len(table) + 2)]
     fig = plt.figure(figsize=(14, sum(heights) + 0.8), constrained_layout=True)
-    grid = fig.add_gridspec(4, 1, height_ratios=heights)
+    grid = fig.add_gridspec(len(heights), 1, height_ratios=heights)
     ax_mel = fig.add_subplot(grid[0])
     ax_ev = fig.add_subplot(grid[1], sharex=ax_mel)
-    ax_g = fig.add_subplot(grid[2], sharex=ax_mel)
-    ax_tab = fig.add_subplot(grid[3])
+    ax_g = fig.add_subplot(grid[-2], sharex=ax_mel)
+    ax_tab = fig.add_subplot(grid[-1])
     end = float(t[-1]) if t.size else float(bank.duration_s)
 
     # 1. log-mel with times
@@ -137,6 +141,10 @@ def plot_explanation(x: ExplainedEvent, out: Path, *, compress_level: int = 6) -
     else:
         _draw_evidence(ax_ev, x)
     _mark_times(ax_ev, x, on_image=False)
+    if vocals is not None:
+        ax_voc = fig.add_subplot(grid[2], sharex=ax_mel)
+        draw_vocals_presence(ax_voc, vocals)
+        _mark_times(ax_voc, x, on_image=False)
 
     # 3. gate verdicts per candidate
     for row, g in enumerate(gates):
@@ -313,19 +321,6 @@ def _draw_evidence(ax: Any, x: ExplainedEvent) -> None:
         ax.text(0.5, 0.85, f"{ev.family}: not judged by {fe.backend} "
                 f"({fe.exempt.get(ev.family, 'not_in_vocabulary')})", transform=ax.transAxes,
                 ha="center", fontsize=8)
-    change_key = "evidence.entry_min_prob" if direction_of(ev.kind) == "rise" else "evidence.exit_min_prob"
-    lines = (("evidence.quiet_max", ":"), (change_key, "-."), ("evidence.present_prob", "--")) \
-        if fe.has_change_heads \
-        else (("semantic.quiet_max", ":"),)
-    at: dict[float, list[str]] = {}
-    for key, style in lines:
-        val = field_value(x.inputs.config, key) if key in x.inputs.config.constants else None
-        if val is not None:
-            ax.axhline(float(val), color="#6c757d", ls=style, lw=0.8)
-            at.setdefault(float(val), []).append(key)
-    for val, keys in at.items():  # one label per level, naming every constant drawn there
-        ax.text(0.0, val, f" {' = '.join(keys)} = {val:g}", fontsize=6.5, va="bottom", color="#6c757d",
-                transform=ax.get_yaxis_transform())
     _draw_presence(ax, x)
     if ax.get_legend_handles_labels()[0]:  # every drawn curve is labelled
         design = fe.sources.get(ev.family)

@@ -307,6 +307,9 @@ SPECTRA_BANKS = 2
 def _spectra() -> LruTable[tuple[str, str], Any]:
     return lru_table("bank-spectra", len(_KINDS) * SPECTRA_BANKS)
 
+#: Stems whose separated signal a bank keeps in memory (:meth:`FeatureBank.stem_audio`).
+AUDIO_STEMS = ("vocals",)
+
 _ARRAY_FIELDS = ("rms", "rms_db", "onset_full", "onset_harmonic", "onset_percussive",
                  "harmonic_rms_db", "percussive_rms_db", "novelty", "novelty_timbre",
                  "novelty_harmony")
@@ -395,6 +398,8 @@ class FeatureBank:
     _cache_base: Path | None = field(repr=False)
     _key: str = field(repr=False)
     _memo: dict[Any, Any] = field(default_factory=dict, repr=False)
+    _separation_source: str | None = field(default=None, repr=False)
+    _source_path: Path | None = field(default=None, repr=False)
 
     # -- construction ------------------------------------------------------------------
 
@@ -415,7 +420,8 @@ class FeatureBank:
             content_hash=clip.content_hash, config_hash=cfg.content_hash,
             separation_requested=resolution.requested, separation_backend=resolution.backend,
             separation_note=resolution.note, _config=cfg, _demucs_repo=resolution.demucs_repo,
-            _cache_base=cache_base, _key=key, **arrays,
+            _cache_base=cache_base, _key=key, _separation_source=resolution.source,
+            _source_path=clip.path if clip.path.is_file() else None, **arrays,
         )
 
     def __setstate__(self, state: dict[str, Any]) -> None:
@@ -601,18 +607,74 @@ class FeatureBank:
                                         f"(sources: {sorted(group)})")
         return group[name]  # type: ignore[no-any-return]
 
+    def stem_audio(self, name: str) -> npt.NDArray[np.float32]:
+        """A demucs stem's separated signal: mono, at the bank's rate, as long as :attr:`samples`.
+
+        For the models that read a stem's signal (the singing detector reads the vocals stem).
+        Kept in memory from the separation that made the stem's features; separated again
+        when those came from the cache, which holds features, not signals.
+
+        Parameters
+        ----------
+        name : str
+            One of :data:`AUDIO_STEMS`.
+
+        Returns
+        -------
+        signal : np.ndarray of float32, shape (n_samples,)
+            Read-only.
+
+        Raises
+        ------
+        ParameterError
+            If ``name`` is not one of :data:`AUDIO_STEMS`.
+        ModelUnavailableError
+            If the bank's separation backend is not ``demucs`` (as :meth:`stem`).
+        """
+        if name not in AUDIO_STEMS:
+            raise ParameterError(f"stem {name!r}: only the signals of {list(AUDIO_STEMS)} are kept")
+        stem = self.stem(name)
+        if stem.backend != "demucs":
+            raise ModelUnavailableError(f"stem {name!r}: the {stem.backend} backend separates no signal")
+        key = f"stem-audio:{stem.model}:{name}"
+        if key not in self._memo:
+            self._separate("demucs", stem.model)
+        return self._memo[key]  # type: ignore[no-any-return]
+
     def stems_available(self) -> tuple[str, ...]:
         """Stem names this bank's backend can deliver (6-stem names need htdemucs_6s weights)."""
         if self.separation_backend == "none":
             return ()
         if self.separation_backend == "dsp":
             return _sep.DSP_STEMS
+        if self._separation_source == "onnx":  # the 4-stem export: piano and guitar read "other"
+            return _sep.STEMS_4
         six = self._config.params.separation.model_6stem
         has6 = bool(six) and _sep.find_demucs_weights(str(six), repo=self._demucs_repo) is not None
         return _sep.ALL_STEMS if has6 else _sep.STEMS_4
 
+    @property
+    def separation_source(self) -> str | None:
+        """The demucs weights this bank separates with: ``pytorch``, ``onnx``, or None (dsp, none)."""
+        return self._separation_source
+
+    @property
+    def separation_disclosure(self) -> str | None:
+        """The run note naming the demucs weights this bank separates with and their licence."""
+        return _sep.source_disclosure(self._separation_source, repo=self._demucs_repo)
+
+    def separation_input(self) -> npt.NDArray[np.float32]:
+        """What demucs separates: the file's own channels over the analysis window, ``(C, n)`` at
+        :attr:`sr`; the mono :attr:`samples` ``(1, n)`` when the clip has no file (an array)."""
+        if self._source_path is None:
+            return np.asarray(self.samples)[None]
+        return _sep.file_channels(self._source_path, sr=self.sr, n=int(self.samples.size),
+                                  audio=self._config.params.audio)
+
     def _stem_group(self, backend: str, model: str) -> dict[str, Stem]:
         where = "hub" if self._demucs_repo is None or backend == "dsp" else str(self._demucs_repo)
+        if backend == "demucs" and self._separation_source == "onnx":
+            where = "onnx-" + _sep.onnx_digest()[:16]
         group_id = f"{backend}-{model}-{where}"
         memo_key = "stems:" + group_id
         if memo_key in self._memo:
@@ -634,7 +696,6 @@ class FeatureBank:
 
     def _separate(self, backend: str, model_name: str) -> dict[str, Stem]:
         p = self.params
-        samples = np.asarray(self.samples)
 
         def make(name: str, power: npt.NDArray[np.floating], backend: str) -> Stem:
             return stem_from_power(name, power, sr=self.sr, p=p, ms_ref=self.ms_ref,
@@ -645,11 +706,19 @@ class FeatureBank:
             powers = _sep.separate_dsp(hp, pp, sr=self.sr, n_fft=p.n_fft,
                                        bass_cutoff_hz=self._config.params.separation.dsp_bass_cutoff_hz)
             return {k: make(k, v, "dsp") for k, v in powers.items()}
-        model = _sep.load_demucs_model(model_name, repo=self._demucs_repo)
-        audio = _sep.separate_demucs(
-            samples, sr=self.sr, model=model,
-            overlap=self._config.params.separation.demucs_overlap,
-            shifts=self._config.params.separation.demucs_shifts)
+        if self._separation_source == "onnx":
+            stems_dir = None if self._cache_base is None else self._cache_base.parent / "stems"
+            audio = _sep.cached_onnx_stems(self.separation_input(), sr=self.sr, cfg=self._config,
+                                           cache_dir=stems_dir)
+        else:
+            model = _sep.load_demucs_model(model_name, repo=self._demucs_repo)
+            audio = _sep.separate_demucs(
+                self.separation_input(), sr=self.sr, model=model,
+                overlap=self._config.params.separation.demucs_overlap,
+                shifts=self._config.params.separation.demucs_shifts)
+        for k in AUDIO_STEMS:  # kept for the models that read a stem's signal (stem_audio)
+            if k in audio:
+                self._memo[f"stem-audio:{model_name}:{k}"] = _frozen(audio[k], np.float32)
         out = {}
         for k, y in audio.items():
             mag = _sp.stft_magnitude(y, n_fft=p.n_fft, hop=p.hop)
@@ -778,7 +847,8 @@ def get_bank(
     resolution, key = _identity(clip, cfg, separation=separation, demucs_repo=demucs_repo)
     root = Path(cache_dir) if cache_dir is not None else _cache.default_cache_dir()
     base = root / "banks"
-    mem_key = (key, str(base), resolution.requested, resolution.backend, str(resolution.demucs_repo))
+    mem_key = (key, str(base), resolution.requested, resolution.backend,
+               f"{resolution.demucs_repo}|{resolution.source}")
     hit = _memory().get(mem_key)
     if hit is not None and hit.samples.size == clip.samples.size:
         return hit

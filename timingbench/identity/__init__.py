@@ -11,6 +11,8 @@ One package answers one question. Its modules, from the curves up:
 - :mod:`~timingbench.identity.tagger`, :mod:`~timingbench.identity.providers` — the presence
   providers (the AudioSet tagger, the render-trained network, musicnn, CLAP) behind one call,
   :func:`~timingbench.identity.providers.family_evidence`;
+- :mod:`~timingbench.identity.singing` — the vocals presence: the singing detector's log-odds
+  of singing and of speech on the evidence grid, read on the vocals stem or the mix;
 - :mod:`~timingbench.identity.changepoint` — the best two-level step of a presence curve;
 - :mod:`~timingbench.identity.decide` — ``measure`` (statistics of a candidate, no thresholds)
   and ``decide`` (the one place that says verified or not, and when) for the judged families;

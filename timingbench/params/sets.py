@@ -39,7 +39,8 @@ from timingbench.params.generation import (
     RenderParams,
 )
 from timingbench.params.presence import PresenceParams
-from timingbench.params.tagger import HeadsParams, TaggerParams
+from timingbench.params.singing import SingingParams
+from timingbench.params.tagger import TaggerParams
 from timingbench.params.tools import (
     AnnotationsParams,
     CalibrationParams,
@@ -69,7 +70,6 @@ class ParamSet:
     evidence: EvidenceParams
     families: FamiliesParams
     features: FeaturesParams
-    heads: HeadsParams
     judge: JudgeParams
     label: LabelParams
     mgbench: MgbenchParams
@@ -84,6 +84,7 @@ class ParamSet:
     search: SearchParams
     semantic: SemanticParams
     separation: SeparationParams
+    singing: SingingParams
     stem: StemParams
     tag: TagParams
     tagger: TaggerParams

@@ -113,24 +113,6 @@ def test_design_table_is_checked() -> None:
         check_designs({"a": "tagger"}, fams)
 
 
-def test_head_designs_read_the_family_heads(bank, config: Config) -> None:  # type: ignore[no-untyped-def]
-    from timingbench.evidence_net.tagger import bank_tagger
-    from timingbench.evidence_net.tagger_heads import head_presence, load_heads
-    from timingbench.identity.curves import frame_presence
-
-    fam = next(f for f in FAMILY_NAMES if f not in tagger_tables(config.params.families)[2])
-    net = family_evidence(bank, sr=bank.sr, semantic=config.params.semantic, evidence_params=config.params.evidence,
-                          audio=config.params.audio, backend="trained")
-    head = _evidence(bank, config, **{fam: "head"})
-    both = _evidence(bank, config, **{fam: "head_fusion"})
-    cols = bank_tagger(bank, config.params.tagger)
-    want = frame_presence({fam: head_presence(cols.embeddings, load_heads())[fam]}, cols.times, head.times)[fam]
-    np.testing.assert_allclose(head.curves[fam], want)
-    np.testing.assert_array_equal(both.curves[fam], head.curves[fam])
-    np.testing.assert_array_equal(both.entered[fam], np.maximum(head.entered[fam], net.entered[fam]))
-    assert head.sources[fam] == "head" and both.sources[fam] == "head_fusion"
-
-
 def test_curves_are_computed_when_read_and_only_then(bank, config: Config,  # type: ignore[no-untyped-def]
                                                      monkeypatch: pytest.MonkeyPatch) -> None:
     from timingbench.evidence_net import infer, tagger

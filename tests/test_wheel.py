@@ -103,7 +103,7 @@ def test_wheel_holds_the_package_data(wheel):
             assert inside in names, f"{inside} missing from {wheel.name}"
             assert z.read(inside) == spec_path.read_bytes(), f"{inside} differs from {spec_path}"
         assert "timingbench/data/evidence/family_evidence.pt" in names
-        for name in ("mn04_as_mAP_432.pt", "LICENSE", "class_labels_indices.csv", "PROVENANCE.md", "family_heads.npz"):
+        for name in ("mn04_as_mAP_432.pt", "LICENSE", "class_labels_indices.csv", "PROVENANCE.md"):
             inside = f"timingbench/data/tagger/{name}"
             assert z.read(inside) == (REPO / inside).read_bytes(), f"{inside} missing from {wheel.name} or differs"
         entry = next(n for n in names if n.endswith(".dist-info/entry_points.txt"))

@@ -162,7 +162,7 @@ def evaluate_corpus_designs(corpora: Sequence[tuple[Path, Path]], config: Config
     """AUC tables of the ``tagger`` evidence's designs, every family judged, pooled over annotated corpora.
 
     Each design (:mod:`timingbench.identity.tagger`: the network alone, the tagger
-    alone, their fusion, the heads on the tagger's embeddings, their fusion; all by default) is
+    alone, their fusion; all by default) is
     applied to every family, exempt ones included, and the probes of every corpus are scored
     with the gate's score (:func:`~timingbench.identity.gate_score`) and pooled before the AUC,
     so the designs can be compared family by family.

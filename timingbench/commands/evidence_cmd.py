@@ -1,5 +1,4 @@
-"""``timingbench evidence make-data | train | train-heads | eval``: the trained family evidence model and the
-family heads on the AudioSet tagger."""
+"""``timingbench evidence make-data | cache-arrays | train | eval``: the trained family evidence model."""
 
 from __future__ import annotations
 
@@ -40,10 +39,6 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     m.add_argument("--choir-family", choices=CHOIR_FAMILIES, default=DEFAULT_CHOIR_FAMILY,
                    help="family of GM choir aahs / voice oohs (52, 53), sampled voices without words "
                         f"(default {DEFAULT_CHOIR_FAMILY}; decide on dev figures)")
-    m.add_argument("--tagger", action="store_true",
-                   help="also read every mix with the AudioSet tagger and write its column embeddings and logits "
-                        "beside each shard (tagger-XXXX.npz), what train-heads reads; shards without them are "
-                        "rendered again")
     m.add_argument("--no-arrays", action="store_true",
                    help="do not write the memory-mapped training arrays (write them later with cache-arrays)")
     _add_config_and_run(m, run_make_data)
@@ -87,25 +82,6 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
                    help="end this sitting after epoch N (the checkpoint continues it with --resume)")
     _add_config_and_run(t, run_train)
 
-    h = ev.add_parser("train-heads", help="fit the family heads on the AudioSet tagger's embeddings (seeded)",
-                      description="Fit one logistic head per family on the tagger's cached column embeddings of "
-                                  "make-data folders (--tagger) and the real corpus's dev split; measure on --dev "
-                                  "and the real validation split (docs/tagger-model.md, Family heads).")
-    h.add_argument("--data", required=True, type=Path, action="append",
-                   help="make-data folder rendered with --tagger (repeatable)")
-    h.add_argument("--real", type=Path, default=None,
-                   help="the real corpus rendered with --stems (dev rows trained on, validation rows measured); "
-                        "without it the heads learn from the renders alone")
-    h.add_argument("--out", required=True, type=Path, help="heads file to write (.npz)")
-    h.add_argument("--seed", type=int, default=0, help="fit seed (default 0)")
-    h.add_argument("--dev", type=Path, action="append", default=None,
-                   help="make-data folder of another seed, measured only (repeatable)")
-    h.add_argument("--l2", type=float, default=None, help="L2 penalty instead of heads.l2 (choose it on --dev)")
-    h.add_argument("--cache", type=Path, default=None,
-                   help="folder of the real corpus's tagger-column cache (default: the --real folder)")
-    h.add_argument("--report", type=Path, default=None, help="write the metrics and the CPU time as JSON here")
-    _add_config_and_run(h, run_train_heads)
-
     e = ev.add_parser("eval", help="per-family entrance/exit AUCs on a labelled data set",
                       description="AUC of true entrances (exits) against decoy entrances of other families "
                                   "and against pre-existing targets, per family and design.")
@@ -117,8 +93,8 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     e.add_argument("--family-evidence", choices=FAMILY_EVIDENCE_BACKENDS, action="append", default=None,
                    help=f"backend(s) to evaluate on --annotations (repeatable; default {DEFAULT_FAMILY_EVIDENCE})")
     e.add_argument("--designs", action="store_true",
-                   help="with --annotations: compare the designs of the tagger evidence (network, tagger, fusion, "
-                        "head, head_fusion), every family judged")
+                   help="with --annotations: compare the designs of the tagger evidence (network, tagger, fusion), "
+                        "every family judged")
     e.add_argument("--cache", default=None, help="feature cache folder (with --annotations)")
     add_tagger_weights_option(e)
     e.add_argument("--weights", type=Path, action="append", default=None,
@@ -146,14 +122,9 @@ def run_make_data(args: argparse.Namespace) -> int:
     cfg = load_config(args.config)
     fonts = [str(s) for s in args.soundfont] if args.soundfont else \
         ([HELD_OUT_SOUNDFONT] if args.test else list(TRAIN_SOURCES))
-    sink = None
-    if args.tagger:
-        from timingbench.evidence.tagger_cache import TaggerSink
-
-        sink = TaggerSink(cfg, seed=args.seed)
     man = make_dataset(args.out, cfg=cfg, n_clips=args.n, seed=args.seed, soundfonts=fonts,
                        augment=not args.test, allow_held_out=args.test, choir_family=args.choir_family,
-                       real_kit_p=args.real_kit_p, mix_sink=sink)
+                       real_kit_p=args.real_kit_p)
     if not args.no_arrays:
         from timingbench.evidence.arrays import write_arrays
 
@@ -219,27 +190,6 @@ def run_train(args: argparse.Namespace) -> int:
     plot_curve(curve, args.out.with_suffix(".curve.png"))
     print(f"wrote {args.out} and {args.out.with_suffix('.curve.png').name} (best epoch {curve.get('best_epoch')}, "
           f"{curve['parameters']} parameters)")
-    return 0
-
-
-def run_train_heads(args: argparse.Namespace) -> int:
-    """Fit, write and print the family heads' held-out metrics."""
-    import time
-
-    from timingbench.evidence.heads_train import build_heads, format_metrics
-    from timingbench.evidence_net.tagger_heads import save_heads
-    from timingbench.jsonio import write_json
-
-    t0 = time.process_time()
-    heads = build_heads(args.data, args.real, config=load_config(args.config), seed=args.seed, dev=args.dev,
-                        l2=args.l2, cache=args.cache)
-    save_heads(heads, args.out)
-    cpu = time.process_time() - t0
-    print(format_metrics(heads.info["metrics"]))
-    print(f"wrote {args.out} ({heads.info['fit']['n_columns']} training columns, {cpu:.1f} CPU-s)")
-    if args.report is not None:
-        write_json(args.report, {"out": str(args.out), "cpu_s": round(cpu, 2), "fit": heads.info["fit"],
-                                 "metrics": heads.info["metrics"]})
     return 0
 
 

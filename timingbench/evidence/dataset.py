@@ -40,7 +40,7 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
 import mido
 import numpy as np
@@ -92,19 +92,6 @@ TRAIN_SOURCES = (*TRAIN_SOUNDFONTS, FREEPATS_CFG)
 #: The held-out soundfont of the out-of-distribution test set.
 HELD_OUT_SOUNDFONT = "/usr/share/sounds/sf3/MuseScore_General.sf3"
 VOCADITO = Path(__file__).resolve().parents[2] / ".." / "shared" / "realdata" / "vocadito" / "Audio" / "vocadito_1.wav"
-
-
-class MixSink(Protocol):
-    """Receives the mixes of each shard :func:`make_dataset` renders (e.g. to read them with
-    the AudioSet tagger, :mod:`timingbench.evidence.tagger_cache`)."""
-
-    def done(self, shard: Path) -> bool:
-        """Whether the sink already holds what it makes of ``shard`` (a shard on disk whose
-        sink output is missing is rendered again, identically)."""
-
-    def write(self, shard: Path, indices: list[int], mixes: list[npt.NDArray[np.float64]], *,
-              sr: int) -> None:
-        """Take the mono mixes (at ``sr`` Hz) of the clips ``indices`` of ``shard``, in clip order."""
 
 
 def is_held_out(soundfont: str | Path) -> bool:
@@ -494,8 +481,7 @@ def make_dataset(out: Path, *, cfg: Config, n_clips: int, seed: int, soundfonts:
                  augment: bool = True, allow_held_out: bool = False, chunk: int = 64,
                  choir_family: str = DEFAULT_CHOIR_FAMILY,
                  real_kit_p: float | None = None,
-                 progress: Callable[[int, int], None] | None = None,
-                 mix_sink: MixSink | None = None) -> dict[str, Any]:
+                 progress: Callable[[int, int], None] | None = None) -> dict[str, Any]:
     """Render, augment and label ``n_clips`` clips into ``out`` (shards ``part-XXXX.npz``).
 
     ``timingbench evidence make-data`` then writes the folder's memory-mapped training
@@ -508,8 +494,7 @@ def make_dataset(out: Path, *, cfg: Config, n_clips: int, seed: int, soundfonts:
     disk is kept (a killed run resumes, when its manifest matches). ``manifest.json``
     records the recipe: :data:`RECIPE`, :class:`DataParams` (with ``choir_family``), the
     seed, the soundfonts and the vocadito part sung. A test set (``allow_held_out``)
-    sings only vocadito's test part. ``mix_sink`` (optional) receives every shard's mixes;
-    a shard on disk whose sink output is missing is rendered again.
+    sings only vocadito's test part.
 
     Raises
     ------
@@ -550,7 +535,7 @@ def make_dataset(out: Path, *, cfg: Config, n_clips: int, seed: int, soundfonts:
     for c0 in range(0, n_clips, chunk):
         shard = out / f"part-{c0 // chunk:04d}.npz"
         idx = list(range(c0, min(c0 + chunk, n_clips)))
-        if shard.is_file() and (mix_sink is None or mix_sink.done(shard)):
+        if shard.is_file():
             done += len(idx)
             continue
         layouts = [sample_layout(i, seed=seed, duration_s=p.clip_s, edge_s=p.edge_s,
@@ -558,7 +543,6 @@ def make_dataset(out: Path, *, cfg: Config, n_clips: int, seed: int, soundfonts:
                                  choir_family=p.choir_family, hard_negative_p=p.hard_negative_p) for i in idx]
         mels: list[Any] = []
         labs: list[Any] = []
-        mixes: list[npt.NDArray[np.float64]] = []
         meta: list[dict[str, Any]] = []
         for k, sfont in enumerate(soundfonts):
             group = [lay for lay in layouts if lay.index % len(soundfonts) == k]
@@ -575,8 +559,6 @@ def make_dataset(out: Path, *, cfg: Config, n_clips: int, seed: int, soundfonts:
                 lab = frame_labels(wet, mix, p)[:, : mel.shape[1]]
                 mels.append(mel.astype(np.float16))
                 labs.append(lab)
-                if mix_sink is not None:
-                    mixes.append(mix)
                 meta.append({"index": lay.index, "soundfont": Path(sfont).name, "bpm": round(lay.bpm, 2),
                              "kit": Path(kit_of[lay.index]).name if lay.index in kit_of else None,
                              "parts": [{"family": q.family, "program": q.program.program, "role": q.role,
@@ -589,8 +571,6 @@ def make_dataset(out: Path, *, cfg: Config, n_clips: int, seed: int, soundfonts:
         np.savez(tmp, logmel=np.stack([mels[j] for j in order]), labels=np.stack([labs[j] for j in order]),
                  meta=np.array(json.dumps([meta[j] for j in order])))
         tmp.replace(shard)
-        if mix_sink is not None:
-            mix_sink.write(shard, [int(meta[j]["index"]) for j in order], [mixes[j] for j in order], sr=SR)
         done += len(idx)
         if progress is not None:
             progress(done, n_clips)

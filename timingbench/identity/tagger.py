@@ -9,12 +9,7 @@ the design ``evidence.design_by_family`` names for it:
   AudioSet classes, from the family registry) and its change probabilities
   (:mod:`timingbench.identity.curves`);
 - ``fusion``: the tagger's presence, and the larger of the tagger's and the network's change
-  probabilities at each instant;
-- ``head``: the presence of a small per-family head on the tagger's frozen column embeddings
-  (:mod:`timingbench.evidence_net.tagger_heads`, trained on renders and real dev recordings)
-  in place of the zero-shot class mapping, with its change probabilities read the same way;
-- ``head_fusion``: the head's presence, and the larger of the head's and the network's change
-  probabilities.
+  probabilities at each instant.
 
 Every curve is read on the network's 46.4-ms output grid, so the identity rules
 (:mod:`timingbench.identity.rules`) read every family the same way whichever design judges it.
@@ -42,11 +37,11 @@ if TYPE_CHECKING:
 
 F64 = npt.NDArray[np.float64]
 #: The designs a family can be judged by (``evidence.design_by_family``).
-DESIGNS = ("network", "tagger", "fusion", "head", "head_fusion")
+DESIGNS = ("network", "tagger", "fusion")
 #: The design a family falls back to when the network cannot run (said in the evidence's ``note``).
-NETWORK_FREE = {"network": "tagger", "tagger": "tagger", "fusion": "tagger", "head": "head", "head_fusion": "head"}
+NETWORK_FREE = {"network": "tagger", "tagger": "tagger", "fusion": "tagger"}
 #: The designs that read the render-trained network.
-NETWORK_DESIGNS = ("network", "fusion", "head_fusion")
+NETWORK_DESIGNS = ("network", "fusion")
 
 
 def check_designs(designs: Mapping[str, Any], families: Sequence[str]) -> dict[str, str]:
@@ -139,11 +134,6 @@ def tagger_evidence(
                                                        what="families.nonmusic_classes")["nonmusic"]
                     if nonmusic_classes else None)
 
-    def heads() -> dict[str, F64]:
-        from timingbench.evidence_net.tagger_heads import head_presence, load_heads
-
-        return memo("heads", lambda: head_presence(cols().embeddings, load_heads()))
-
     def net() -> Any:
         def run() -> Any:
             out = bank_outputs(bank)
@@ -153,25 +143,23 @@ def tagger_evidence(
             return out
         return memo("net", run)
 
-    def changes(source: str, family: str) -> tuple[F64, F64]:
-        """Entered and left of one family from per-column presence (``tagger`` or ``head``)."""
+    def changes(family: str) -> tuple[F64, F64]:
+        """Entered and left of one family from the tagger's per-column presence."""
         def read() -> tuple[F64, F64]:
-            columns = col_presence() if source == "tagger" else heads()
-            ent, lft = change_curves({family: columns[family]}, cols().times, times,
+            ent, lft = change_curves({family: col_presence()[family]}, cols().times, times,
                                      context_s=evidence_params.context_s, guard_s=evidence_params.guard_s,
                                      prob_clip=evidence_params.prob_clip, rise_mid=evidence_params.tagger_rise_mid,
                                      nonmusic=nonmusic())
             return ent[family], lft[family]
-        return memo(f"change:{source}:{family}", read)  # type: ignore[no-any-return]
+        return memo(f"change:{family}", read)  # type: ignore[no-any-return]
 
-    def presence(source: str, family: str) -> F64:
-        columns = col_presence() if source == "tagger" else heads()
-        return frame_presence({family: columns[family]}, cols().times, times)[family]
+    def presence(family: str) -> F64:
+        return frame_presence({family: col_presence()[family]}, cols().times, times)[family]
 
     def network(what: str, family: str) -> F64:
         return np.asarray(getattr(net(), what)[row[family]], dtype=np.float64)
 
-    tagger_presence = LazyCurves(families, lambda f: presence("tagger", f))
+    tagger_presence = LazyCurves(families, presence)
 
     def pooled_logits() -> Any:
         from timingbench.evidence_net.tagger import pooled_logits as pool
@@ -184,19 +172,15 @@ def tagger_evidence(
 
     def curve(family: str) -> F64:
         design = sources[family]
-        if design == "network":
-            return network("presence", family)
-        return presence("head", family) if design.startswith("head") else tagger_presence[family]
+        return network("presence", family) if design == "network" else tagger_presence[family]
 
     def change(family: str, side: int) -> F64:
         design = sources[family]
         what = ("entered", "left")[side]
         if design == "network":
             return network(what, family)
-        own = changes("head" if design.startswith("head") else "tagger", family)[side]
-        if design in ("tagger", "head"):
-            return own
-        return np.maximum(own, network(what, family))  # fusion, head_fusion
+        own = changes(family)[side]
+        return own if design == "tagger" else np.maximum(own, network(what, family))  # fusion
 
     return FamilyEvidence(times=times, curves=LazyCurves(judged, curve), backend="tagger", exempt=dict(exempt),
                           window_s=float(times[1] - times[0]) if times.size > 1 else 0.0, note=note,

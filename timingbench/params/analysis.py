@@ -396,13 +396,13 @@ class EvidenceParams(Params):
     design_by_family : dict[str, Any]
         which evidence judges each family under --family-evidence tagger: network (the
         render-trained network alone), tagger (the AudioSet tagger's presence and change), fusion
-        (the tagger's presence; the larger of the two change probabilities), head / head_fusion
-        (per-family heads on the tagger's embeddings). Chosen per family by the entrance AUC of the
-        gate's score pooled over the dev corpora (dev, dev-identity, dev-identity-timgm, real dev
-        split; timingbench evidence eval --designs): percussion fusion 0.64 (network 0.57, tagger
-        0.47), bass network 0.78 (fusion 0.76, tagger 0.61), piano tagger 0.30 (network and fusion
-        0.25), vocals fusion 0.73 (network 0.71, tagger 0.64), strings fusion 0.96 (network 0.93,
-        tagger 0.63); the families with no or too few dev entrances keep fusion (calibrated)
+        (the tagger's presence; the larger of the two change probabilities). Chosen per family by
+        the entrance AUC of the gate's score pooled over the dev corpora (dev, dev-identity,
+        dev-identity-timgm, real dev split; timingbench evidence eval --designs): percussion fusion
+        0.64 (network 0.57, tagger 0.47), bass network 0.78 (fusion 0.76, tagger 0.61), piano tagger
+        0.30 (network and fusion 0.25), vocals fusion 0.73 (network 0.71, tagger 0.64), strings
+        fusion 0.96 (network 0.93, tagger 0.63); the families with no or too few dev entrances keep
+        fusion (calibrated)
     families : FamiliesParams
         The family registry (the ``families`` section): which families are judged.
     """

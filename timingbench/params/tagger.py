@@ -1,7 +1,6 @@
-"""Parameter sets of the pretrained AudioSet tagger (:mod:`timingbench.evidence_net.tagger`) and of the
-family heads on its embeddings (:mod:`timingbench.evidence_net.tagger_heads`).
+"""Parameter set of the pretrained AudioSet tagger (:mod:`timingbench.evidence_net.tagger`).
 
-Each field is the constant of the same name in the ``tagger`` or ``heads`` section of
+Each field is the constant of the same name in the ``tagger`` section of
 ``configs/timingbench-v1.yaml``. The fields' docstring entries (the constant's ``why`` and
 provenance) are generated from it by ``tools/params_docs.py --write``;
 ``tests/test_params_docs.py`` fails when they drift.
@@ -84,59 +83,3 @@ class TaggerParams(Params):
             raise ConfigError(f"constant '{sec}.chunk_s' must be positive, got {self.chunk_s!r}")
         if self.threads < 1:
             raise ConfigError(f"constant '{sec}.threads' must be at least 1, got {self.threads!r}")
-
-
-@register
-@dataclass(frozen=True)
-class HeadsParams(Params):
-    """Constants of the ``heads`` section.
-
-    Attributes
-    ----------
-    label_present_share : float
-        a family is present in a tagger column when it sounds (evidence.label_present_db) in more
-        than half of the column's 0.32 s span, "most of the column" (convention)
-    level_min_dbfs : float
-        a rendered training mix is read by the tagger with its peak at a seeded level between -21
-        and -1 dBFS (the -12 and -20 dB of gain-check below the corpora's -1 dBFS peak): the
-        tagger's log front end is not gain-invariant, the heads should be (convention)
-    level_max_dbfs : float
-        the loudest peak of a rendered training mix (render.peak_dbfs of the corpora) (convention)
-    l2 : float | None
-        L2 penalty of each head's class-balanced logistic loss on standardised embeddings (loss
-        weights sum to 1 per family); chosen on the make-data dev seed only, by the mean frame AUC
-        over the 11 families: 0.8135, 0.8147, 0.8189, 0.8171 at 1e-4, 1e-3, 1e-2, 1e-1 (calibrated)
-    max_iter : int
-        at most 300 L-BFGS iterations of the joint fit: at the chosen penalty it converges in under
-        200 (convention)
-    """
-
-    SECTION = "heads"
-
-    label_present_share: float
-    level_min_dbfs: float
-    level_max_dbfs: float
-    l2: float | None  # None (switched off by a sweep): no penalty
-    max_iter: int
-
-    def validate(self) -> None:
-        """Check value ranges.
-
-        Raises
-        ------
-        ConfigError
-            Naming ``heads.<field>`` when the share is outside (0, 1), the level range is
-            empty or above full scale, the penalty is negative or the iterations below 1.
-        """
-        super().validate()
-        sec = self.SECTION
-        if not 0.0 < self.label_present_share < 1.0:
-            raise ConfigError(f"constant '{sec}.label_present_share' must lie in (0, 1), "
-                              f"got {self.label_present_share!r}")
-        if not self.level_min_dbfs <= self.level_max_dbfs <= 0.0:
-            raise ConfigError(f"constants '{sec}.level_min_dbfs' <= '{sec}.level_max_dbfs' <= 0 dBFS, got "
-                              f"{self.level_min_dbfs!r} and {self.level_max_dbfs!r}")
-        if self.l2 is not None and not self.l2 >= 0.0:
-            raise ConfigError(f"constant '{sec}.l2' must be non-negative, got {self.l2!r}")
-        if self.max_iter < 1:
-            raise ConfigError(f"constant '{sec}.max_iter' must be at least 1, got {self.max_iter!r}")

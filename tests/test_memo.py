@@ -117,28 +117,6 @@ def test_every_declared_read_is_needed(monkeypatch: pytest.MonkeyPatch, bank: An
     monkeypatch.setattr(module, name, reads)
 
 
-def test_side_levels_reads_are_all_needed(monkeypatch: pytest.MonkeyPatch) -> None:
-    from timingbench.identity import rules as identity
-
-    class Ev:
-        times = np.arange(0, 12, 0.05)
-        curves = {"synth": (np.arange(0, 12, 0.05) > 6).astype(float)}
-
-        def __init__(self) -> None:
-            self.owner = _Owner()
-
-        def memo(self, key: Any, fn: Any) -> Any:
-            return self.owner.memo(key, fn)
-
-    params = CFG.params.evidence
-    identity.side_levels(Ev(), "synth", t_s=6.0, params=params, entry=True)
-    reads = identity.SIDE_LEVEL_READS
-    for dropped in reads:
-        monkeypatch.setattr(identity, "SIDE_LEVEL_READS", tuple(r for r in reads if r != dropped))
-        with pytest.raises(MemoKeyError, match=dropped):
-            identity.side_levels(Ev(), "synth", t_s=6.0, params=params, entry=True)
-
-
 def test_memo_module_is_the_only_memo_helper() -> None:
     pkg = Path(__file__).resolve().parent.parent / "timingbench"
     hits = [str(p.relative_to(pkg)) for p in pkg.rglob("*.py")

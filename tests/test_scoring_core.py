@@ -186,7 +186,7 @@ def test_a_share_above_one_is_a_valid_tightening(config):
                        params=stem.persistence)[0] == "fail"
 
 
-@pytest.mark.parametrize("key", ["evidence.present_prob", "semantic.quiet_max", "stem.step_min_db",
+@pytest.mark.parametrize("key", ["mix.cut_max_fall_s", "mix.quiet_min_fraction", "stem.step_min_db",
                                  "tonal.min_rise_db"])
 def test_an_adopted_variant_builds_as_a_full_build(config, key):
     # the sweep builds a variant's detector parameters from the base's with only the changed

@@ -153,9 +153,9 @@ def exempt_families(config: Config | None = None) -> dict[str, str]:
 def judging_every_family(config: Config) -> Config:
     """``config`` with every row of the registry judged (no ``exempt``).
 
-    What ``timingbench calibrate evidence --judge-all`` fits on: the decision thresholds are
-    chosen with every family's events scored through the family evidence, before the registry
-    says which families meet the bar.
+    What ``timingbench calibrate evidence`` fits on: the presence steps are chosen with every
+    family's events scored through the family evidence, before the registry says which
+    families meet the bar.
     """
     return judging(config, registry(config).names)
 

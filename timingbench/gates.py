@@ -16,8 +16,8 @@ Gates:
 - **absence_after** — an exit needs sustained absence after it.
 - **persistence** — the new state must hold for a while after the candidate.
 - **level_change** — the level must change by a minimum amount across the candidate.
-- the family-evidence gates (``semantic_family``, ``semantic_family_exit``) live with the other
-  identity rules in :mod:`timingbench.identity.rules`.
+- ``semantic_family`` (instrument identity) is applied by the scorer, never by a detector
+  (:func:`timingbench.scoring.run_detector`).
 """
 
 from __future__ import annotations

@@ -32,8 +32,7 @@ from timingbench.detectors.percussion import detect_percussion
 from timingbench.detectors.stem import detect_stem
 from timingbench.detectors.tonal import detect_tonal
 from timingbench.families import STEM_FAMILIES, TONAL_FAMILIES
-from timingbench.identity.decide import judged_by_presence, presence_candidates
-from timingbench.identity.rules import IdentityParams
+from timingbench.identity.decide import identity_verdict, judged_by_presence, presence_candidates
 from timingbench.memo import object_table
 from timingbench.params.analysis import FeaturesParams
 from timingbench.params.detectors import (
@@ -117,7 +116,6 @@ class DetectorParams:
     tonal: TonalParams
     mix: MixParams
     energy: EnergyParams
-    identity: IdentityParams
     #: The evidence-first detection of judged families.
     presence: PresenceParams
     #: The bank's own analysis constants, for the detectors that read its grid (the percussion routes).
@@ -152,8 +150,8 @@ class DetectorParams:
     def _with(self, variant: Config, section: str) -> DetectorParams:
         """These parameters with ``variant``'s ``section`` put where this set holds that section.
 
-        The place is found by the section's type, in a field or in a field of a nested set
-        (``identity.evidence_params``); a section no detector reads leaves the set as it is.
+        The place is found by the section's type, in a field or in a field of a nested set;
+        a section no detector reads leaves the set as it is.
         """
         new = getattr(variant.params, section)
         return _replaced(self, type(new), new)
@@ -164,8 +162,6 @@ class DetectorParams:
                    percussion=config.params.percussion, stem=config.params.stem,
                    tonal=config.params.tonal, mix=config.params.mix,
                    energy=config.params.energy,
-                   identity=IdentityParams(semantic=config.params.semantic,
-                                           evidence_params=config.params.evidence),
                    presence=config.params.presence, features=config.params.features)
 
 
@@ -214,29 +210,35 @@ def run_detector(
 ) -> list[Candidate]:
     """Dispatch ``ctx`` to its family's detector, handing it its parameter set; return the candidates.
 
-    ``family_evidence`` is the clip's evidence, computed by the caller (the runner). An
-    entrance or exit of a family the evidence judges is found by the family's own presence
-    (:func:`timingbench.identity.decide.presence_candidates`); the other families keep their
-    family's detector.
+    The one place that asks whether an instrument's identity is judged, and by which
+    evidence. ``family_evidence`` is the clip's evidence, computed by the caller (the
+    runner). An entrance or exit of a family the evidence judges is found and decided by
+    the family's own presence (:func:`timingbench.identity.decide.presence_candidates`).
+    Every other event keeps its family's detector, which only locates candidates and
+    measures their signal gates; their ``semantic_family`` gate, where the detector names
+    what their identity rests on, is then
+    :func:`timingbench.identity.decide.identity_verdict` (``exempt``, with why).
     """
     if ctx.kind in ("instrument_entry", "instrument_exit") and judged_by_presence(family_evidence, ctx.family):
         return presence_candidates(bank, ctx, family_evidence, params=params.presence)
     name = detector_for(ctx.kind, ctx.family)
     if name == "percussion":
-        use_sem = params.percussion.semantic_with_dsp and (
-            bank.stem("drums").backend != "demucs"
-        )
-        return detect_percussion(bank, ctx, params.percussion, features=params.features, identity=params.identity,
-                                 family_evidence=family_evidence, use_semantic=use_sem)
-    if name == "stem":
-        return detect_stem(bank, ctx, params.stem, identity=params.identity, family_evidence=family_evidence)
-    if name == "tonal":
-        return detect_tonal(bank, ctx, params.tonal, identity=params.identity, family_evidence=family_evidence)
-    if name == "mix.start":
+        cands = detect_percussion(bank, ctx, params.percussion, features=params.features)
+    elif name == "stem":
+        cands = detect_stem(bank, ctx, params.stem)
+    elif name == "tonal":
+        cands = detect_tonal(bank, ctx, params.tonal)
+    elif name == "mix.start":
         return detect_start(bank, ctx, params.mix)
-    if name == "mix.stop":
+    elif name == "mix.stop":
         return detect_stop(bank, ctx, params.mix)
-    return detect_energy(bank, ctx, params.energy, mix=params.mix)
+    else:
+        return detect_energy(bank, ctx, params.energy, mix=params.mix)
+    entry = ctx.kind == "instrument_entry"
+    for c in cands:
+        if c.identity is not None:
+            c.apply("semantic_family", identity_verdict(family_evidence, ctx.family, entry=entry, source=c.identity))
+    return cands
 
 
 def _effective(c: Candidate, disabled: Collection[str]) -> dict[str, str]:

@@ -63,11 +63,18 @@ class Candidate:
     stats : dict
         Gate name -> the statistics that gate thresholded, plus the detector's own
         placement numbers (crossing times, step sizes ...).
+    identity : str or None
+        What the candidate's instrument identity rests on, as its detector says:
+        ``family`` (the family evidence), ``stem`` (the separated stem it was found on) or
+        None (no identity gate). The scorer applies the ``semantic_family`` gate from it
+        (:func:`timingbench.identity.decide.identity_verdict`); detectors never judge
+        identity themselves.
     """
 
     time_s: float
     gates: dict[str, str] = field(default_factory=dict)
     stats: dict[str, Any] = field(default_factory=dict)
+    identity: str | None = None
 
     def apply(self, name: str, verdict: GateVerdict) -> None:
         """Record gate ``name``'s verdict and its statistics."""

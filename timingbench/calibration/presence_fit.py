@@ -30,7 +30,7 @@ from typing import Any
 import numpy as np
 
 from timingbench.calibration.evaluate import corpus_candidates
-from timingbench.calibration.evidence_fit import DevCorpus
+from timingbench.calibration.dev_corpora import DevCorpus
 from timingbench.config import Config
 from timingbench.families import judging_every_family
 from timingbench.identity.decide import judged_by_presence
@@ -83,7 +83,7 @@ def event_stats(devs: Sequence[DevCorpus], config: Config) -> list[EventStat]:
     Parameters
     ----------
     devs : sequence of DevCorpus
-        The dev corpora (:func:`timingbench.calibration.evidence_fit.load_dev_corpora`).
+        The dev corpora (:func:`timingbench.calibration.dev_corpora.load_dev_corpora`).
     config : Config
         The configuration fitted (its other constants are kept).
 

@@ -65,16 +65,6 @@ def compare_rows(base: list[dict[str, Any]], var: list[dict[str, Any]]) -> dict[
     return {**counts, "events": out}
 
 
-def _taggers_judge(corpus: Corpus, config: Config) -> bool:
-    """Whether any verdict of the corpus can read the ``semantic`` (tagger) constants.
-
-    They are read only for musicnn/CLAP evidence (the trained evidence has its own
-    ``evidence`` constants) and by the percussion low route's identity.
-    """
-    taggers = any(ev is not None and not ev.has_change_heads for ev in corpus.evidence.values())
-    return taggers or DetectorParams.of(config).percussion.route_low_hz is not None
-
-
 def sweepable(config: Config) -> list[str]:
     """Calibrated and few-shot numeric constants of the detectors."""
     keys = []
@@ -138,10 +128,6 @@ def run_sweep(
             if reuse:
                 DetectorParams.of(config).adopt(cfg, section)  # only the changed section is built
             if reuse and section not in EVENT_SECTIONS:
-                var = base
-            elif reuse and section == "semantic" and not _taggers_judge(corpus, config):
-                if any(r["detector"] in (readers or ()) for r in base):
-                    DetectorParams.of(cfg)  # a section that cannot be built fails as a re-run would
                 var = base
             elif reuse:
                 # an event whose baseline run read no field of this constant cannot change

@@ -12,8 +12,8 @@ from rich.progress import Progress, TaskID
 
 from timingbench.annotation_io import load_annotations
 from timingbench.calibration.confusion import confusion_profile, format_confusion
+from timingbench.calibration.dev_corpora import DevCorpus
 from timingbench.calibration.evaluate import Corpus, default_prompts_path, load_corpus, score_corpus
-from timingbench.calibration.evidence_fit import DevCorpus
 from timingbench.calibration.floors import localization_floors, plot_floors
 from timingbench.calibration.gain import gain_check
 from timingbench.calibration.groups import (
@@ -74,27 +74,20 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     q = what.add_parser("evidence", help="the family evidence's decision thresholds",
                         description="Fit, on dev corpora, each family's least presence step "
                                     "(presence.entry_min_step_by_family, exit_min_step_by_family) and print "
-                                    "which families reach the judging bar (--fit presence, the default), or the "
-                                    "trained network's decision rule and thresholds (--fit rules: "
-                                    "evidence.decision_rule, entry_min_prob, exit_min_prob, min_logit_rise, "
-                                    "quiet_max, present_prob). Refuses validation splits and MuseScore General "
+                                    "which families reach the judging bar. Refuses validation splits and MuseScore "
+                                    "General "
                                     "renders. Writes the constants into the configuration with 'calibrated' "
                                     "provenance and the dev figures unless --dry-run.")
-    q.add_argument("--fit", choices=["presence", "rules"], default="presence",
-                   help="what to fit (default: presence)")
+    q.add_argument("--fit", choices=["presence"], default="presence",
+                   help="what to fit (default: presence, each family's presence step)")
     q.add_argument("--dev", action="append", required=True, type=Path, metavar="DIR",
                    help="a dev corpus folder (clips/, prompts.jsonl, truth.jsonl; repeatable)")
     q.add_argument("--config", type=Path, default=None,
                    help="configuration YAML to read and write (default: the packaged one)")
-    q.add_argument("--rules", default="rise,change,absolute",
-                   help="decision rules to compare (default: rise,change,absolute)")
     q.add_argument("--out", type=Path, default=None, help="also write the full report as JSON here")
     q.add_argument("--dry-run", action="store_true", help="print the table; write no configuration")
     q.add_argument("--cache", default=None, metavar="DIR", help="feature cache folder (banks and evidence reused)")
     add_jobs_option(q, what="worker processes analysing the clips")
-    q.add_argument("--judge-all", action="store_true",
-                   help="fit with every family judged, whatever the registry says (it is then edited by hand "
-                        "from each family's dev figures); only the fitted constants are written")
     q.set_defaults(func=run_calibrate_evidence_cmd)
 
 
@@ -224,34 +217,20 @@ def run_gain_cmd(args: argparse.Namespace) -> int:
 
 
 def run_calibrate_evidence_cmd(args: argparse.Namespace) -> int:
-    """Fit the evidence decisions on the dev corpora, print the table, write the configuration."""
-    from timingbench.calibration.evidence_fit import fit, format_report, write_constants
+    """Fit the presence steps on the dev corpora, print the table, write the configuration."""
     from timingbench.config import DEFAULT_CONFIG_PATH
-    from timingbench.families import judging_every_family
 
     path = Path(args.config) if args.config is not None else DEFAULT_CONFIG_PATH
     cfg = load_config(path)
     resolve_jobs(args, cfg)
-    if args.fit == "presence":
-        return _calibrate_presence(args, cfg, path)
-    fit_cfg = judging_every_family(cfg) if args.judge_all else cfg
-    t0 = time.perf_counter()
-    with progress_bar() as bar:
-        devs, tick = _dev_corpora(args, fit_cfg, bar)
-        report = fit(devs, fit_cfg, rules=[r.strip() for r in args.rules.split(",") if r.strip()], progress=tick)
-    _print_report(format_report(report), devs, report, args.out)
-    if not args.dry_run:
-        keys = write_constants(path, cfg, report)
-        print(f"wrote {len(keys)} calibrated constants to {path}: {', '.join(keys)}")
-    print(f"({time.perf_counter() - t0:.1f} s)")
-    return 0
+    return _calibrate_presence(args, cfg, path)
 
 
 def _dev_corpora(args: argparse.Namespace, cfg: Config, bar: Progress
                  ) -> tuple[list[DevCorpus], Callable[[int, int, str], None]]:
     """The dev corpora of ``--dev``, analysed once under a progress bar that then says "fitting"; and the tick
     that moves the bar on (for a fit that reports its progress)."""
-    from timingbench.calibration.evidence_fit import load_dev_corpora
+    from timingbench.calibration.dev_corpora import load_dev_corpora
 
     task = bar.add_task("analysing dev corpora", total=None, clip="")
 
@@ -276,7 +255,7 @@ def _print_report(table: str, devs: list[DevCorpus], report: dict[str, Any], out
 
 def _calibrate_presence(args: argparse.Namespace, cfg: Config, path: Path) -> int:
     """``calibrate evidence --fit presence``: every family's step thresholds and judging figures on dev corpora."""
-    from timingbench.calibration.evidence_fit import write_values
+    from timingbench.calibration.dev_corpora import write_values
     from timingbench.calibration.presence_fit import event_stats, fit, format_report
     from timingbench.families import FAMILY_NAMES, judging_every_family
 

@@ -9,13 +9,10 @@ the first hit of a train and falls one window after the last. Detections snap to
 underlying accent. Entrance absence is checked on the *unrectified* routed envelope so
 quiet pre-existing percussion cannot be erased by the rectification.
 
-With the ``trained`` family evidence judging percussion, ``absence_before`` /
-``absence_after`` and ``persistence`` read the percussion family's summarised presence
-instead of the routed envelope (which also carries piano, mallet and guitar attacks), and
-the semantic family gate reads the change head (:mod:`timingbench.identity.rules`). Candidates
-then come from the rectified onset density's crossings and from the change head's peaks
-(snapped to an accent of the routed onset), so a kit whose density never crosses its
-hysteresis inside the window is still looked at where the evidence says it came in.
+Identity is not decided here: a candidate found on the drum stem names the stem as what
+its identity rests on; one of the ``dsp`` route with ``percussion.semantic_with_dsp`` (an
+entrance), or of the low route, whose band also carries bass attacks, names the family
+evidence. The scorer applies the identity gate (:func:`timingbench.scoring.run_detector`).
 """
 
 from __future__ import annotations
@@ -39,22 +36,13 @@ from timingbench.gates import (
     level_change,
     persistence,
 )
-from timingbench.identity.rules import (
-    IdentityParams,
-    judges,
-    semantic_family,
-    tagger_family_fall,
-    trained_candidates,
-    trained_gates,
-)
 from timingbench.memo import memo_key, memoised, persisted
 from timingbench.params.analysis import FeaturesParams
 from timingbench.params.detectors import PercussionParams
-from timingbench.verdicts import EXEMPT, FAIL, PASS, Candidate, EventContext, GateVerdict
+from timingbench.verdicts import FAIL, Candidate, EventContext, GateVerdict
 
 if TYPE_CHECKING:
     from timingbench.features.bank import FeatureBank
-    from timingbench.identity.evidence import FamilyEvidence
 
 F64 = npt.NDArray[np.float64]
 #: The constants the dsp route's curves read (their memo key, :mod:`timingbench.memo`).
@@ -231,7 +219,6 @@ def curves_key(params: PercussionParams, route: str) -> tuple[Hashable, ...]:
 
 def detect_percussion(
     bank: FeatureBank, ctx: EventContext, params: PercussionParams, *, features: FeaturesParams,
-    identity: IdentityParams, family_evidence: FamilyEvidence | None = None, use_semantic: bool = False,
 ) -> list[Candidate]:
     """Candidates for a percussion ``instrument_entry`` or ``instrument_exit``.
 
@@ -246,14 +233,6 @@ def detect_percussion(
     features : FeaturesParams
         The ``features`` section the bank was built with (the routes' STFT grid, mel bands
         and level range).
-    identity : IdentityParams
-        Constants of the semantic family gate and of the trained evidence.
-    family_evidence : FamilyEvidence, optional
-        The clip's family evidence, computed by the scoring layer (the detector never
-        builds its own): the trained evidence's absence, persistence and identity; the
-        semantic gate when ``use_semantic``; the low route's identity.
-    use_semantic : bool
-        Apply the semantic family gate as identity evidence.
 
     Returns
     -------
@@ -261,25 +240,13 @@ def detect_percussion(
         Empty when the density never crosses inside the window.
     """
     out: list[Candidate] = []
-    trained = judges(family_evidence, ctx.family)
-    end_s = float(bank.duration_s)
-    first: PercussionCurves | None = None
+    on_evidence = (params.semantic_with_dsp and bank.stem("drums").backend != "demucs"
+                   and ctx.kind == "instrument_entry")
     for route in percussion_routes(bank, params):
         cur = route_curves(bank, params, route, features=features)
-        first = first or cur
         for cand in _route_candidates(bank, cur, ctx, params):
-            if trained and family_evidence is not None:
-                trained_gates(cand, family_evidence, ctx, clip_end_s=end_s, persistence_params=params.persistence,
-                              identity=identity)
-            elif route == "low":
-                _identity(cand, family_evidence, ctx, params, identity)
-            else:
-                _semantic(cand, family_evidence, ctx, identity, use_semantic and ctx.kind == "instrument_entry")
+            cand.identity = "family" if route == "low" or on_evidence else "stem"
             out.append(cand)
-    if trained and family_evidence is not None and first is not None:
-        grid = bank.grid
-        out += trained_candidates(first.onset, grid, ctx, family_evidence, persistence_params=params.persistence,
-                                  identity=identity, clip_end_s=end_s)
     return out
 
 
@@ -376,31 +343,3 @@ def _absence_measures(cur: PercussionCurves, grid: Grid, *, t_s: float,
         seg = cur.density[grid.span(t0, t_s - guard)]
         rels.append(None if not seg.size or cur.reference <= 0 else float(np.percentile(seg, q)) / cur.reference)
     return absence_levels(cur.envelope_db, grid, t_s=t_s, params=params.absence), rels
-
-
-def _semantic(cand: Candidate, evidence: FamilyEvidence | None, ctx: EventContext, identity: IdentityParams,
-              use: bool) -> None:
-    if use:
-        cand.apply("semantic_family", semantic_family(evidence, ctx.family, t_s=cand.time_s, params=identity))
-    else:
-        cand.apply("semantic_family", (EXEMPT, {"reason": "stem_identity"}))
-
-
-def _identity(cand: Candidate, evidence: FamilyEvidence | None, ctx: EventContext, params: PercussionParams,
-              identity: IdentityParams) -> None:
-    """Identity of a low-route candidate: the percussion family evidence must move with it.
-
-    The low band also carries bass-instrument attacks, so a low-route candidate is kept
-    only when the family evidence rises across an entrance (the semantic family gate) or
-    falls across an exit by ``percussion.identity_min_logit_fall``; evidence that cannot
-    judge (no model, too little context, no evidence handed in) fails, because nothing then
-    says the attack was a drum.
-    """
-    if ctx.kind == "instrument_entry":
-        v, e = semantic_family(evidence, ctx.family, t_s=cand.time_s, params=identity)
-    elif evidence is None:
-        v, e = EXEMPT, {"reason": "model_unavailable"}
-    else:
-        v, e = tagger_family_fall(evidence, ctx.family, t_s=cand.time_s, min_logit_fall=params.identity_min_logit_fall,
-                                 semantic=identity.semantic)
-    cand.apply("semantic_family", (PASS if v == PASS else FAIL, e))

@@ -20,16 +20,10 @@ the bed that was already there. Both are found the same way:
 2. **Whether.** ``level_change``, ``absence_before`` / ``absence_after`` and
    ``persistence`` gates with the ``stem`` constants, all relative to the stem's level on
    the far side of the candidate.
-3. **Who.** When the stem is coarse it cannot tell piano from guitar from vocals, so
-   entrances also pass through the semantic family gate (the named family must rise and
-   have been quiet before; rejection-only). Families the tagger cannot judge (bass) are
-   exempt, and the bass identity then rests on the low-harmonic stem alone.
-
-With the ``trained`` family evidence judging the family and no dedicated stem, the
-events are instead the peaks of the family's change head, judged by its identity rules
-(:func:`timingbench.identity.trained_candidates`): a coarse stem's level cannot say which
-instrument rose. With a dedicated (demucs) stem the level path above is kept and the
-trained evidence adds its semantic gate to entrances and exits.
+3. **Who.** Not decided here. An entrance on a coarse stem, which cannot tell piano from
+   guitar from vocals, names the family evidence as what its identity rests on; one on a
+   dedicated (demucs) stem names the stem itself; exits name nothing. The scorer applies
+   the identity gate (:func:`timingbench.scoring.run_detector`).
 """
 
 from __future__ import annotations
@@ -54,15 +48,13 @@ from timingbench.gates import (
     level_change,
     persistence,
 )
-from timingbench.identity.rules import IdentityParams, judges, semantic_family, semantic_family_exit, trained_candidates
 from timingbench.memo import memoised
 from timingbench.params.base import zero_if_off
 from timingbench.params.detectors import StemParams
-from timingbench.verdicts import EXEMPT, Candidate, EventContext
+from timingbench.verdicts import Candidate, EventContext
 
 if TYPE_CHECKING:
     from timingbench.features.bank import FeatureBank, Stem
-    from timingbench.identity.evidence import FamilyEvidence
 
 #: Separated stem that carries each stem-isolable family (the ``stem`` of its registry row).
 STEM_OF_FAMILY = {f.name: f.stem for f in registry().rows if f.stem is not None}
@@ -127,10 +119,7 @@ def _step_curves(bank: FeatureBank, stem: Stem, grid: Grid, params: StemParams) 
     return memoised(bank, "stem-step", params, STEP_READS, compute, stem.name, stem.backend)
 
 
-def detect_stem(
-    bank: FeatureBank, ctx: EventContext, params: StemParams, *, identity: IdentityParams,
-    family_evidence: FamilyEvidence | None = None
-) -> list[Candidate]:
+def detect_stem(bank: FeatureBank, ctx: EventContext, params: StemParams) -> list[Candidate]:
     """Candidates for an entrance or exit of a stem-isolable instrument.
 
     Parameters
@@ -141,10 +130,6 @@ def detect_stem(
         The instructed event and its search window (seconds).
     params : StemParams
         The ``stem`` section (detector and gate constants).
-    identity : IdentityParams
-        Constants of the semantic family gate and of the trained evidence.
-    family_evidence : FamilyEvidence, optional
-        Identity evidence, consulted for entrances when the stem is coarse.
 
     Returns
     -------
@@ -155,14 +140,11 @@ def detect_stem(
     name = STEM_OF_FAMILY[ctx.family]
     if name not in bank.stems_available():
         # the backend has no stem for this instrument (dsp fallback, or no 6-stem weights):
-        # the coarse "other" stem carries it and identity comes from the semantic gate
+        # the coarse "other" stem carries it and identity comes from the family evidence
         name = "other"
     stem = bank.stem(name)
     coarse = name == "other" or stem.backend != "demucs"
     grid = bank.grid
-    if coarse and judges(family_evidence, ctx.family):
-        return trained_candidates(bank.onset_full, grid, ctx, family_evidence, persistence_params=params.persistence,
-                                  identity=identity, clip_end_s=float(bank.duration_s))
     step_min = params.step_min_db
     env, step = _step_curves(bank, stem, grid, params)
     if step_min is None or env.size == 0:
@@ -172,15 +154,11 @@ def detect_stem(
     end_s = float(bank.duration_s)
     if ctx.kind == "instrument_entry":
         peaks = _local_extrema(step, span.start, span.stop, min_value=step_min, separation=sep)
-        return [_entry(f, env, step, stem, grid, ctx, params, identity, family_evidence, coarse, end_s)
-                for f in peaks]
+        return [_entry(f, env, step, stem, grid, params, coarse, end_s) for f in peaks]
     peaks = _local_extrema(-step, span.start, span.stop, min_value=step_min, separation=sep)
     out = []
     for f in peaks:
         cand = _exit(f, env, step, grid, params, end_s)
-        if judges(family_evidence, ctx.family):
-            cand.apply("semantic_family", semantic_family_exit(family_evidence, ctx.family, t_s=cand.time_s,
-                                                               params=identity))
         if ctx.window_lo_s <= cand.time_s <= ctx.window_hi_s:
             out.append(cand)
     return out
@@ -197,8 +175,7 @@ def _present(env: F64, ref: float, below_db: float | None) -> npt.NDArray[np.boo
 
 
 def _entry(
-    f: int, env: F64, step: F64, stem: Stem, grid: Grid, ctx: EventContext, params: StemParams,
-    identity: IdentityParams, evidence: FamilyEvidence | None, coarse: bool, end_s: float,
+    f: int, env: F64, step: F64, stem: Stem, grid: Grid, params: StemParams, coarse: bool, end_s: float,
 ) -> Candidate:
     back = _frames_or_zero(grid, params.snap_back_s)
     fwd = _frames_or_zero(grid, params.snap_forward_s)
@@ -214,10 +191,7 @@ def _entry(
     cand.apply("absence_before", absence_before(env, grid, t_s=t, ref_db=ref, params=params.absence))
     cand.apply("persistence", persistence(present, grid, t_s=t, clip_end_s=end_s, want_present=True,
                                           params=params.persistence))
-    if coarse or judges(evidence, ctx.family):
-        cand.apply("semantic_family", semantic_family(evidence, ctx.family, t_s=t, params=identity))
-    else:
-        cand.apply("semantic_family", (EXEMPT, {"reason": "stem_identity"}))
+    cand.identity = "family" if coarse else "stem"
     return cand
 
 

@@ -8,10 +8,9 @@ Three independent pieces of evidence (paper Sec. IV-B):
 - **whether** — a register (a block of adjacent log-mel bands) rises across the refined
   time (falls, for exits); an entrance's register must also have been absent from the
   clip before it (whole-clip bound), an exit's must stay absent after it;
-- **who** — the semantic family gate: the family's evidence must rise across the
-  candidate and have been quiet before (with the ``trained`` evidence, also for exits:
-  it must show the family leaving). Rejection-only; families the evidence backend
-  cannot judge are ``exempt`` and disclosed.
+- **who** — not decided here: every candidate names the family evidence as what its
+  identity rests on, and the scorer applies the identity gate
+  (:func:`timingbench.scoring.run_detector`).
 
 Every candidate keeps the time it was refined to; no gate moves it.
 """
@@ -27,7 +26,6 @@ import numpy.typing as npt
 
 from timingbench.curves import Grid, accent, local_peaks, window_means
 from timingbench.errors import ParameterError
-from timingbench.identity.rules import IdentityParams, semantic_family, semantic_family_exit
 from timingbench.memo import memoised
 from timingbench.params.base import zero_if_off
 from timingbench.params.detectors import TonalParams
@@ -35,7 +33,6 @@ from timingbench.verdicts import EXEMPT, FAIL, PASS, Candidate, EventContext
 
 if TYPE_CHECKING:
     from timingbench.features.bank import FeatureBank
-    from timingbench.identity.evidence import FamilyEvidence
 
 F64 = npt.NDArray[np.float64]
 _T = TypeVar("_T")
@@ -121,10 +118,7 @@ def _snap_onset(onset: F64, lo: int, hi: int, rel: float) -> int | None:
     return accent(onset, max(lo, 1), min(hi, onset.size - 1), rel_height=rel, edges="neighbours")
 
 
-def detect_tonal(
-    bank: FeatureBank, ctx: EventContext, params: TonalParams, *, identity: IdentityParams,
-    family_evidence: FamilyEvidence | None = None
-) -> list[Candidate]:
+def detect_tonal(bank: FeatureBank, ctx: EventContext, params: TonalParams) -> list[Candidate]:
     """Candidates for an entrance or exit of a tonal layer.
 
     Parameters
@@ -135,10 +129,6 @@ def detect_tonal(
         The instructed event and its search window.
     params : TonalParams
         The ``tonal`` section.
-    identity : IdentityParams
-        Constants of the semantic family gate.
-    family_evidence : FamilyEvidence, optional
-        Windowed family evidence; None -> the semantic gate is ``exempt``.
 
     Returns
     -------
@@ -163,8 +153,7 @@ def detect_tonal(
                       partial(_measured_peaks, bank, levels, onset_h, nov, span, grid=grid, rising=rising,
                               clip_end_s=clip_end_s),
                       span.start, span.stop, rising, clip_end_s)
-    return [_gated(m, p, grid=grid, rising=rising, nov=nov, ctx=ctx, params=params, identity=identity,
-                   family_evidence=family_evidence) for p, m in window]
+    return [_gated(m, p, grid=grid, rising=rising, nov=nov, params=params) for p, m in window]
 
 
 def _measured_peaks(
@@ -274,8 +263,7 @@ def _changed_register(levels: F64, p: int, params: TonalParams, *, grid: Grid, r
 
 
 def _gated(
-    m: _PeakMeasure, p: int, *, grid: Grid, rising: bool, nov: F64, ctx: EventContext, params: TonalParams,
-    identity: IdentityParams, family_evidence: FamilyEvidence | None,
+    m: _PeakMeasure, p: int, *, grid: Grid, rising: bool, nov: F64, params: TonalParams,
 ) -> Candidate:
     t = grid.time(m.frame)
     cand = Candidate(t, stats={"novelty": round(float(nov[p]), 3), "novelty_s": round(grid.time(p), 4),
@@ -294,15 +282,10 @@ def _gated(
     if rising:
         cand.gates["register_absent_before"] = _judge(m.whole_rise_db, params.whole_rise_db,
                                                       "register_absent_before", "whole_rise_db", cand.stats)
-        v, e = semantic_family(family_evidence, ctx.family, t_s=t, params=identity)
     else:
         cand.gates["register_absent_after"] = _judge(m.after_drop_db, params.absent_after_db,
                                                      "register_absent_after", "after_drop_db", cand.stats)
-        if family_evidence is not None and family_evidence.has_change_heads:
-            v, e = semantic_family_exit(family_evidence, ctx.family, t_s=t, params=identity)
-        else:
-            v, e = EXEMPT, {"reason": "exit_identity_not_checked"}
-    cand.gates["semantic_family"], cand.stats["semantic_family"] = v, e
+    cand.identity = "family"
     return cand
 
 

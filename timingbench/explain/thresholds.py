@@ -18,7 +18,6 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from timingbench.choices import CHANGE_BACKENDS
 from timingbench.config import Config
 from timingbench.convert import TIME_DECIMALS
 from timingbench.params.bounds import BOUNDS, DESCRIPTIVE, DETECTOR_READS, Bound
@@ -92,14 +91,12 @@ def _resolve(template: str, section: str | None, config: Config) -> str | None:
     return template if template in config.constants else None
 
 
-def find_rule(key: str, *, gate: str, direction: str, trained: bool) -> Rule | None:
+def find_rule(key: str, *, gate: str, direction: str) -> Rule | None:
     """The first rule of :data:`RULES` that judges statistic ``key`` of ``gate``."""
     for r in RULES:
         if r.key != key or (r.gate is not None and r.gate != gate):
             continue
         if r.direction is not None and r.direction != direction:
-            continue
-        if r.trained is not None and r.trained != trained:
             continue
         return r
     return None
@@ -139,7 +136,6 @@ def gate_checks(
     for gate, verdict in gates.items():
         detail = evidence.get(gate)
         stats: dict[str, Any] = dict(detail) if isinstance(detail, Mapping) else {}
-        trained = stats.get("backend") in CHANGE_BACKENDS
         # a gate that keeps its statistic at the top level of the evidence
         for r in RULES:
             if r.gate == gate and r.key in evidence and r.key not in stats:
@@ -150,7 +146,7 @@ def gate_checks(
         for key, value in stats.items():
             if key in DESCRIPTIVE_KEYS and (key == "backend" or value is None):
                 continue
-            rule = find_rule(key, gate=gate, direction=direction, trained=trained) \
+            rule = find_rule(key, gate=gate, direction=direction) \
                 if _is_number(value) or value is None else None
             if rule is None:
                 out.append(GateCheck(gate, verdict, key, value))

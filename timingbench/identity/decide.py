@@ -255,3 +255,56 @@ def presence_candidates(bank: FeatureBank, ctx: EventContext, evidence: FamilyEv
     for name, verdict in decide(found, ctx.family, entry=entry, params=params):
         cand.apply(name, verdict)
     return [cand]
+
+
+#: What a candidate's identity can rest on (:attr:`timingbench.verdicts.Candidate.identity`).
+IDENTITY_SOURCES = ("family", "stem")
+
+
+def identity_verdict(evidence: FamilyEvidence | None, family: str, *, entry: bool, source: str) -> GateVerdict:
+    """Gate ``semantic_family`` of a candidate whose family the evidence does not judge.
+
+    A judged family's events never get here: :func:`presence_candidates` finds and decides
+    them. Every other candidate's identity is unverified, so the gate is ``exempt``; its
+    statistics say why.
+
+    Parameters
+    ----------
+    evidence : FamilyEvidence or None
+        The clip's family evidence; None when no backend ran.
+    family : str
+        The event's family.
+    entry : bool
+        An entrance (True) or an exit.
+    source : str
+        What the detector said the candidate's identity rests on (:data:`IDENTITY_SOURCES`).
+
+    Returns
+    -------
+    verdict : tuple of (str, dict)
+        ``exempt`` and ``reason``: ``stem_identity`` (the candidate's own stem), the
+        registry's or the backend's exemption, ``not_in_vocabulary``, ``model_unavailable``,
+        ``insufficient_context`` (no evidence column in the clip) or ``exit_not_judged``
+        (a backend with no change heads on an exit); ``backend`` (and ``change``, or
+        ``before`` / ``after`` / ``rise``, all null) when a backend ran.
+
+    Raises
+    ------
+    ParameterError
+        If ``source`` is not one of :data:`IDENTITY_SOURCES` or ``evidence`` judges ``family``.
+    """
+    if source not in IDENTITY_SOURCES:
+        raise ParameterError(f"candidate identity source {source!r}; use one of {list(IDENTITY_SOURCES)}")
+    if source == "stem":
+        return EXEMPT, {"reason": "stem_identity"}
+    if evidence is None:
+        return EXEMPT, {"reason": "model_unavailable"}
+    if judged_by_presence(evidence, family):
+        raise ParameterError(f"family {family!r} is judged by its presence; its events are decided there")
+    unseen = family in evidence.exempt or family not in evidence.curves
+    reason = evidence.exempt.get(family, "not_in_vocabulary") if unseen else "insufficient_context"
+    if evidence.has_change_heads:
+        return EXEMPT, {"backend": evidence.backend, "change": None, "reason": reason}
+    if not entry:
+        return EXEMPT, {"backend": evidence.backend, "reason": "exit_not_judged"}
+    return EXEMPT, {"backend": evidence.backend, "before": None, "after": None, "rise": None, "reason": reason}

@@ -145,6 +145,38 @@ def family_evidence(
     clap_dir: Path | None = None,
     tagger: TaggerParams | None = None,
 ) -> FamilyEvidence:
+    """Windowed instrument-family evidence of a clip, the family registry's exemptions applied.
+
+    Every provider goes through here: whatever a backend could hear, a family the registry
+    (``evidence_params.families``) exempts is exempt, with the registry's reason, so no
+    backend judges a family the registry has not judged on real material. Parameters,
+    returns and errors as :func:`provider_evidence`.
+    """
+    ev = provider_evidence(samples_or_bank, sr=sr, semantic=semantic, evidence_params=evidence_params, audio=audio,
+                           backend=backend, clap_dir=clap_dir, tagger=tagger)
+    return with_registry_exemptions(ev, evidence_params.families)
+
+
+def with_registry_exemptions(evidence: FamilyEvidence, families: FamiliesParams) -> FamilyEvidence:
+    """``evidence`` with every family the registry exempts added to its exempt table (a family the backend
+    already cannot hear keeps the backend's reason)."""
+    missing = {f: str(r) for f, r in dict(families.exempt).items() if f not in evidence.exempt}
+    if not missing:
+        return evidence
+    return dataclasses.replace(evidence, exempt={**evidence.exempt, **missing})
+
+
+def provider_evidence(
+    samples_or_bank: Any,
+    *,
+    sr: int,
+    semantic: SemanticParams,
+    evidence_params: EvidenceParams,
+    audio: AudioParams,
+    backend: str = "musicnn",
+    clap_dir: Path | None = None,
+    tagger: TaggerParams | None = None,
+) -> FamilyEvidence:
     """Windowed instrument-family evidence of a clip.
 
     Parameters

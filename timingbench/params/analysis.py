@@ -340,72 +340,12 @@ class EvidenceParams(Params):
         dev-identity-timgm, real; rule absolute; judged families percussion, bass, guitar, piano,
         vocals, strings, brass, woodwinds, keys, plucked, synth): entrances 18/56 on-time credited,
         1/77 negatives credited; exits 16/40 and 0/2 (calibrated)
-    quiet_max : float | None
-        chosen by timingbench calibrate evidence on dev corpora only (dev, dev-identity,
-        dev-identity-timgm, real; rule absolute; judged families percussion, bass, guitar, piano,
-        vocals, strings, brass, woodwinds, keys, plucked, synth): entrances 18/56 on-time credited,
-        1/77 negatives credited; exits 16/40 and 0/2 (calibrated)
-    whole_percentile : float
-        whole-clip absence reads the 75th percentile of the presence from the clip start: a family
-        that only strayed in briefly still counts as absent (convention)
-    snap_s : float
-        an evidence peak is snapped to an onset accent within 0.3 s of it (the change head's
-        resolution is a few 46 ms frames) (convention)
-    snap_rel_height : float
-        the snapped accent reaches half the strongest onset near the evidence peak (earliest such
-        accent) (convention)
-    refine_s : float
-        a change-head candidate is refined to the steepest presence step within 0.75 s of its
-        plateau centre; compared on the dev corpora with timingbench calibrate evidence (objective
-        1.158 at 0.5 s, 1.233 at 0.75 s, 1.198 at 1.5 s), the best kept (calibrated)
-    step_s : float
-        the presence step is the mean over the 1 s after minus the 1 s before (convention)
-    present_prob : float | None
-        chosen by timingbench calibrate evidence on dev corpora only (dev, dev-identity,
-        dev-identity-timgm, real; rule absolute; judged families percussion, bass, guitar, piano,
-        vocals, strings, brass, woodwinds, keys, plucked, synth): entrances 18/56 on-time credited,
-        1/77 negatives credited; exits 16/40 and 0/2 (calibrated)
-    candidate_separation_s : float
-        evidence peaks closer than 1 s are one change; the stronger is kept (convention)
     label_present_min : float
         training target: a family is present over a context when it sounds in at least 60 % of its
         frames (parts rest between phrases) (convention)
-    decision_rule : str
-        chosen by timingbench calibrate evidence on dev corpora only (dev, dev-identity,
-        dev-identity-timgm, real; rule absolute; judged families percussion, bass, guitar, piano,
-        vocals, strings, brass, woodwinds, keys, plucked, synth): entrances 18/56 on-time credited,
-        1/77 negatives credited; exits 16/40 and 0/2 (calibrated)
-    presence_span_s : float
-        a family's presence is summarised by its running maximum over 0.25 s (about five 46 ms
-        evidence frames), so one weak frame inside a held note does not read as absence (convention)
-    presence_span_s_by_family : dict[str, Any]
-        drum presence swings from hit to hit: it is summarised over 0.75 s, longer than the gap
-        between hits of a kit playing at 80 BPM eighth notes, so a playing kit reads as present
-        between hits (convention)
-    min_logit_rise : float | None
-        not read under the calibrated rule absolute; the best dev point of the change rule
-        (timingbench calibrate evidence, dev corpora only) (calibrated)
     prob_clip : float
         presence is clipped to [0.01, 0.99] before log-odds: the network's probabilities below 1 %
         are not resolved, so a rise from 0.001 and one from 0.01 count the same (convention)
-    min_context_s : float
-        absence before an entrance (after an exit) is measured on the context that exists near the
-        clip's edges, but on at least 1 s of it: a candidate in the first second is the music
-        starting, not an entrance over it (convention)
-    confident_change : float | None
-        chosen by timingbench calibrate evidence on dev corpora only (dev, dev-identity,
-        dev-identity-timgm, real; rule absolute; judged families percussion, bass, guitar, piano,
-        vocals, strings, brass, woodwinds, keys, plucked, synth): entrances 18/56 on-time credited,
-        1/77 negatives credited; exits 16/40 and 0/2 (calibrated)
-    peak_rel_height : float
-        the change head compares 3 s after with 3 s before every frame, so a clear entrance holds it
-        near its peak over a plateau about the entrance: the candidate is the centre of the run of
-        frames at 90 % of the peak or more, not wherever the maximum falls on it (convention)
-    snap_back_s_by_family : dict[str, Any]
-        a kit's trained presence reaches its new level a few 46 ms frames after the first hit (the
-        first hits read 0.1-0.3): a percussion entrance is snapped to the earliest accent from 0.6 s
-        (about one beat at 100 BPM) before the presence step; other families keep snap_s, where an
-        earlier accent is usually another instrument's (convention)
     tagger_rise_mid : float
         the tagger's change across an instant is the log-odds rise of the family's presence (median
         of the columns over the 3 s after minus the 3 s before); a rise of 2 (odds x7.4) reads as
@@ -443,24 +383,8 @@ class EvidenceParams(Params):
     quiet_percentile: float
     entry_min_prob: float | None
     exit_min_prob: float | None
-    quiet_max: float | None
-    whole_percentile: float
-    snap_s: float
-    snap_rel_height: float
-    refine_s: float
-    step_s: float
-    present_prob: float | None
-    candidate_separation_s: float
     label_present_min: float
-    decision_rule: str
-    presence_span_s: float
-    presence_span_s_by_family: dict[str, Any]
-    min_logit_rise: float | None
     prob_clip: float
-    min_context_s: float
-    confident_change: float | None
-    peak_rel_height: float
-    snap_back_s_by_family: dict[str, Any]
     tagger_rise_mid: float
     design_by_family: dict[str, Any]
     families: FamiliesParams

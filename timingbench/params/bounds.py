@@ -36,8 +36,6 @@ class Bound:
         Only for this gate (None: any gate).
     direction : str or None
         Only for ``rise`` or ``fall`` events.
-    trained : bool or None
-        Only with (True) or without (False) the trained family evidence.
     """
 
     key: str
@@ -46,7 +44,6 @@ class Bound:
     negate: bool = False
     gate: str | None = None
     direction: str | None = None
-    trained: bool | None = None
 
 
 BOUNDS: tuple[Bound, ...] = (
@@ -59,16 +56,6 @@ BOUNDS: tuple[Bound, ...] = (
     Bound("held_fraction", "{section}.persistence_min_fraction", ">="),
     Bound("change_db", "{section}.level_min_change_db", ">=", direction="rise"),
     Bound("change_db", "{section}.level_min_change_db", "<=", negate=True, direction="fall"),
-    # presence of the trained family evidence (absence gates of evidence-driven candidates)
-    Bound("strict", "evidence.quiet_max", "<="),
-    Bound("whole", "evidence.quiet_max", "<="),
-    Bound("whole_level", "evidence.quiet_max", "<="),
-    Bound("context_s", "evidence.min_context_s", ">=", gate="absence_before"),
-    Bound("context_s", "evidence.min_context_s", ">=", gate="absence_after"),
-    Bound("rise", "evidence.min_logit_rise", ">=", gate="absence_before"),
-    Bound("rise", "evidence.min_logit_rise", ">=", gate="absence_after"),
-    Bound("whole_rise", "evidence.min_logit_rise", ">="),
-    Bound("confident_change", "evidence.confident_change", ">=", gate="persistence"),
     # whole-mix detectors
     Bound("quiet_strict", "mix.quiet_min_fraction", ">="),
     Bound("quiet_prefix", "mix.start_prefix_min_fraction", ">="),
@@ -82,31 +69,21 @@ BOUNDS: tuple[Bound, ...] = (
     Bound("register_change_db", "tonal.min_fall_db", "<=", negate=True, gate="tonal_change", direction="fall"),
     Bound("whole_rise_db", "tonal.whole_rise_db", ">=", gate="register_absent_before"),
     Bound("after_drop_db", "tonal.absent_after_db", ">=", gate="register_absent_after"),
-    # family identity: the trained change head and presence, or a tagger's log-odds rise
-    Bound("change", "evidence.entry_min_prob", ">=", gate="semantic_family", direction="rise", trained=True),
-    Bound("change", "evidence.exit_min_prob", ">=", gate="semantic_family", direction="fall", trained=True),
-    Bound("rise", "semantic.min_logit_rise", ">=", gate="semantic_family", trained=False),
-    Bound("before", "semantic.quiet_max", "<=", gate="semantic_family", direction="rise", trained=False),
-    Bound("fall", "percussion.identity_min_logit_fall", ">=", gate="semantic_family"),
 )
 
 #: Statistics a gate records that describe rather than measure (never bounded).
 DESCRIPTIVE = ("backend", "reason")
-#: Statistics a gate records for the reader that no constant bounds directly: the sounding
-#: side's presence (judged through ``rise``) and the presence level the persistence gate
-#: counted against (set by ``evidence.present_prob`` and the side levels).
+#: Statistics a gate records for the reader that no constant bounds directly: a presence
+#: gate's level (its per-family bound is recorded beside it, as ``bound``) and a sounding
+#: side's level.
 MEASURED_ONLY = ("sounding", "level")
-
-#: Constants that set the level a gate counts against rather than bound a recorded statistic,
-#: with the direction that tightens the gate (+1: raising it): the presence level of the
-#: persistence gate's held frames.
-LEVELS: dict[str, int] = {"evidence.present_prob": 1}
 
 #: The configuration sections each detector reads (``events.jsonl`` ``detector``), its own first.
 DETECTOR_READS: dict[str, tuple[str, ...]] = {
-    "percussion": ("percussion", "semantic", "evidence"),
-    "stem": ("stem", "semantic", "evidence"),
-    "tonal": ("tonal", "semantic", "evidence"),
+    "percussion": ("percussion",),
+    "stem": ("stem",),
+    "tonal": ("tonal",),
+    "presence": ("presence",),
     "mix.start": ("mix",),
     "mix.stop": ("mix",),
     "energy": ("energy", "mix"),  # energy reads the mix silence line
@@ -132,15 +109,13 @@ def stricter(constant: str) -> int:
     """+1 when raising ``constant`` tightens the gates it bounds, -1 when lowering it does.
 
     ``constant`` is dotted (``evidence.entry_min_prob``); a detector's own constant matches
-    the bounds written with ``{section}``; a constant of :data:`LEVELS` has its direction there.
+    the bounds written with ``{section}``.
 
     Raises
     ------
     KeyError
         If no bound names the constant, or its bounds disagree on the direction.
     """
-    if constant in LEVELS:
-        return LEVELS[constant]
     section, name = constant.split(".", 1)
     signs = {(1 if (b.op == ">=") != b.negate else -1) for b in BOUNDS
              if b.constant == constant or (b.constant == "{section}." + name and section in own_sections())}

@@ -506,9 +506,6 @@ class PercussionParams(Params):
     route_low_top_hz : float | None
         dsp low route up to 240 Hz, under the piano/guitar fundamentals the sub/high route avoids
         (few_shot)
-    identity_min_logit_fall : float | None
-        a low-route exit (the band bass attacks also reach) is kept only if the percussion family
-        evidence falls by the entrance gate's 0.5 log-odds (few_shot)
     absence_density_percentile : float
         the rectified density over the strict window is read at the same high percentile as the
         envelope (convention)
@@ -553,7 +550,6 @@ class PercussionParams(Params):
     route_high_hz: float
     route_low_hz: float | None
     route_low_top_hz: float | None
-    identity_min_logit_fall: float | None
     absence_density_percentile: float
     absence_density_whole_percentile: float
     absence_density_max_rel: float

@@ -146,20 +146,6 @@ class CalibrationParams(Params):
     offset_match_s : float
         an off-time report is right when its detected onset is within 0.25 s of the annotated one
         (convention)
-    evidence_change_grid : list[float]
-        calibrate evidence: change-head floors tried for entrances and for exits, every 0.1 from 0.3
-        (a change the head finds less likely than not is still looked at) to 0.9 (convention)
-    evidence_rise_grid : list[float]
-        calibrate evidence: log-odds rises of the summarised presence tried for the rise and change
-        rules, from no rise (the change head alone) to x20 in odds (convention)
-    evidence_quiet_grid : list[float]
-        calibrate evidence: upper bounds on the quiet side's presence tried (1.0: no absolute bound)
-        (convention)
-    evidence_present_grid : list[float]
-        calibrate evidence: fixed present levels tried for the rise and absolute rules (convention)
-    evidence_confident_grid : list[float]
-        calibrate evidence: change-head levels above which persistence is passed on the head alone;
-        1.01 never passes (the head is a probability) (convention)
     evidence_max_negative_rate : float
         calibrate evidence keeps only points that credit at most 3 % of the dev negatives (the bar
         users hold a judged family to) and among them maximises on-time credited + off-time located;
@@ -177,11 +163,6 @@ class CalibrationParams(Params):
     SECTION = "calibration"
 
     offset_match_s: float
-    evidence_change_grid: list[float]
-    evidence_rise_grid: list[float]
-    evidence_quiet_grid: list[float]
-    evidence_present_grid: list[float]
-    evidence_confident_grid: list[float]
     evidence_max_negative_rate: float
     presence_step_floor: float
     judge_min_on_time: float

@@ -168,7 +168,7 @@ def read_kaldi_matrix(data: bytes, *, what: str = "matrix") -> F64:
         raise ModelUnavailableError(f"{what}: not a binary Kaldi object (no '\\0B' header)")
     pos = at + 2
     token = data[pos:pos + 3]
-    dtypes = {b"FM ": np.dtype("<f4"), b"DM ": np.dtype("<f8")}
+    dtypes: dict[bytes, np.dtype[Any]] = {b"FM ": np.dtype("<f4"), b"DM ": np.dtype("<f8")}
     if token not in dtypes:
         raise ModelUnavailableError(f"{what}: not a Kaldi float or double matrix (token {token!r})")
     pos += 3

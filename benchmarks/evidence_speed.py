@@ -8,10 +8,10 @@ thread, process CPU time (``time.process_time``, the fair figure on a shared mac
 wall time of:
 
 - **trained**: the shipped family evidence network on the bank's log-mel
-  (:func:`timingbench.evidence_net.infer.run_network`) — everything the ``trained`` backend
+  (:func:`timingbench.models.family_net_infer.run_network`) — everything the ``trained`` backend
   computes per clip;
 - **musicnn** (the named baseline): the musicnn taggram of the same clip at the
-  configured hop (:func:`timingbench.features.musicnn.taggram`, what the ``musicnn``
+  configured hop (:func:`timingbench.models.musicnn.taggram`, what the ``musicnn``
   backend computes per clip, its level normalisation included).
 
 The median over ``--repeats`` warm runs is reported (the models are loaded before timing)
@@ -31,9 +31,9 @@ import torch
 
 from timingbench.audio import level_normalised, load_clip
 from timingbench.config import load_config
-from timingbench.evidence_net.infer import run_network
+from timingbench.models.family_net_infer import run_network
 from timingbench.features import get_bank
-from timingbench.features.musicnn import taggram
+from timingbench.models.musicnn import taggram
 
 
 def _timed(fn, repeats: int) -> tuple[float, float]:  # type: ignore[no-untyped-def]

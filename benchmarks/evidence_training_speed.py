@@ -33,10 +33,10 @@ import time
 from pathlib import Path
 
 from timingbench.config import load_config
-from timingbench.evidence.arrays import ArraySet, TargetParams, open_arrays
-from timingbench.evidence.dataset import TRAIN_SOUNDFONTS, load_dataset, make_dataset
-from timingbench.evidence.targets import presence_targets
-from timingbench.evidence.train import TrainParams, train_model
+from timingbench.identity.training.arrays import ArraySet, TargetParams, open_arrays
+from timingbench.identity.training.dataset import TRAIN_SOUNDFONTS, load_dataset, make_dataset
+from timingbench.identity.training.targets import presence_targets
+from timingbench.identity.training.train import TrainParams, train_model
 
 
 def _in_memory(folder: Path, tp: TargetParams, limit: int | None) -> tuple[ArraySet, float, float]:

@@ -12,7 +12,7 @@ shared machine) and wall time, the median over ``--repeats`` warm runs, of:
 - **singing**: :func:`timingbench.models.singing.singing_frames` (everything a clip costs:
   resampling 44.1 -> 16 kHz, the Kaldi fbank, CMVN and the network, ``singing.threads`` = 1),
   and its parts (resampling, fbank, network);
-- **tagger**: :func:`timingbench.evidence_net.tagger.tagger_columns` on the same samples
+- **tagger**: :func:`timingbench.models.tagger.tagger_columns` on the same samples
   (``tagger.threads`` = 1), the family evidence every scored clip with a judged event pays.
 
 Printed as seconds per clip and CPU-s per audio second.
@@ -50,7 +50,7 @@ def _median_cost(fn: Callable[[], object], repeats: int) -> tuple[float, float]:
 
 def _runs(x: np.ndarray, sr: int, cfg: Config) -> dict[str, Callable[[], object]]:
     """What is timed on one signal ``x`` at ``sr``: the detector whole and in parts, and the tagger."""
-    from timingbench.evidence_net.tagger import tagger_columns
+    from timingbench.models.tagger import tagger_columns
     from timingbench.models import singing as sd
 
     sp, tp = cfg.params.singing, cfg.params.tagger
@@ -75,7 +75,7 @@ def main() -> int:
 
     from timingbench.audio import load_clip
     from timingbench.config import load_config
-    from timingbench.evidence_net.tagger import at_level, tagger_for
+    from timingbench.models.tagger import at_level, tagger_for
     from timingbench.features import compute_bank
     from timingbench.models import singing as sd
 

@@ -8,12 +8,12 @@ weights are loaded before timing. Then, in one process, process CPU time
 (``time.process_time``, the fair figure on a shared machine) and wall time, the median over
 ``--repeats`` warm runs, of:
 
-- **tagger**: :func:`timingbench.evidence_net.tagger.tagger_columns` on the bank's samples,
+- **tagger**: :func:`timingbench.models.tagger.tagger_columns` on the bank's samples,
   everything a clip costs (resampling 44.1 -> 32 kHz, the log-mel front end, the network and
   the per-column head), with the configured ``tagger.threads`` (1) and with torch's default
   thread count; and its parts (resampling, front end, network);
 - **trained** (the named baseline): the shipped family evidence network on the same bank's
-  log-mel (:func:`timingbench.evidence_net.infer.run_network`, one torch thread), what the
+  log-mel (:func:`timingbench.models.family_net_infer.run_network`, one torch thread), what the
   default ``trained`` backend computes per clip;
 - **bank log-mel** (a second reference): the bank's own STFT + mel of the same samples
   (:func:`timingbench.features.bank.log_mel`).
@@ -21,10 +21,10 @@ weights are loaded before timing. Then, in one process, process CPU time
 **Peak memory on a long input.** A mono 44.1 kHz FLAC of ``--hours`` (noise bursts over a
 tone, made once in ``--dir``) is read by a fresh process in 2^18-sample blocks
 (``soundfile.blocks``) and streamed through
-:func:`~timingbench.evidence_net.tagger.tagger_blocks`; the process reports its peak
+:func:`~timingbench.models.tagger.tagger_blocks`; the process reports its peak
 resident set size (``resource.getrusage(...).ru_maxrss``) after the imports and the weights
 are loaded and at the end. A second process reads the whole file into one array first and
-calls :func:`~timingbench.evidence_net.tagger.tagger_columns` on it; the array itself is
+calls :func:`~timingbench.models.tagger.tagger_columns` on it; the array itself is
 then most of the peak, so its size is reported beside it. The target is <= 300 MB for the
 streamed hour.
 
@@ -54,7 +54,7 @@ CHILD = r"""
 import json, resource, sys, time
 import numpy as np, soundfile as sf
 from timingbench.config import load_config
-from timingbench.evidence_net.tagger import tagger_blocks, tagger_columns, tagger_for
+from timingbench.models.tagger import tagger_blocks, tagger_columns, tagger_for
 
 mode, path = sys.argv[1], sys.argv[2]
 params = load_config().params.tagger
@@ -137,9 +137,9 @@ def main() -> None:
     from timingbench.audio import load_clip
     from timingbench.cli import main as cli
     from timingbench.config import load_config
-    from timingbench.evidence_net.infer import run_network
-    from timingbench.evidence_net.tagger import RESAMPLE_QUALITY, tagger_columns, tagger_for
-    from timingbench.evidence_net.tagger_frontend import MODEL_SR, log_mel
+    from timingbench.models.family_net_infer import run_network
+    from timingbench.models.tagger import RESAMPLE_QUALITY, tagger_columns, tagger_for
+    from timingbench.models.tagger_frontend import MODEL_SR, log_mel
     from timingbench.features import get_bank
     from timingbench.features.bank import log_mel as bank_log_mel
 

@@ -13,17 +13,17 @@ from scipy.stats import mannwhitneyu
 
 from timingbench.config import Config
 from timingbench.errors import ParameterError
-from timingbench.evidence import dataset as ds
-from timingbench.evidence.layouts import sample_layout
-from timingbench.evidence.metrics import auc, probes_from_labels
-from timingbench.evidence.programs import (
+from timingbench.identity.training import dataset as ds
+from timingbench.identity.training.layouts import sample_layout
+from timingbench.identity.training.metrics import auc, probes_from_labels
+from timingbench.identity.training.programs import (
     CHOIR_FAMILIES,
     FAMILIES,
     PROGRAMS,
     instrument_spec,
     programs_for,
 )
-from timingbench.evidence.targets import (
+from timingbench.identity.training.targets import (
     ENTERED,
     IGNORE,
     LEFT,
@@ -31,7 +31,7 @@ from timingbench.evidence.targets import (
     change_targets,
     presence_targets,
 )
-from timingbench.evidence_net.model import FamilyNet, NetShape, load_weights, save_weights
+from timingbench.models.family_net import FamilyNet, NetShape, load_weights, save_weights
 from timingbench.identity.evidence import FamilyEvidence
 from timingbench.identity.providers import family_evidence
 from timingbench.identity.rules import family_rise, trained_verdict
@@ -161,13 +161,13 @@ class _Bank:
 
 
 def _fixed_logmel() -> np.ndarray:
-    from timingbench.evidence_net.infer import reference_logmel
+    from timingbench.models.family_net_infer import reference_logmel
 
     return reference_logmel()
 
 
 def test_shipped_weights_load_and_reproduce_their_recorded_outputs(config: Config) -> None:
-    from timingbench.evidence_net.infer import WEIGHTS, run_network
+    from timingbench.models.family_net_infer import WEIGHTS, run_network
 
     ref_path = WEIGHTS.with_suffix(".reference.json")
     assert WEIGHTS.is_file() and ref_path.is_file(), "the package ships the weights and their reference outputs"
@@ -194,7 +194,7 @@ def test_trained_backend_reads_the_bank_and_caches_by_weights_digest(config: Con
 
 
 def test_missing_weights_exempt_every_family_with_a_note(config: Config, tmp_path: Path, monkeypatch: Any) -> None:
-    import timingbench.evidence_net.infer as infer
+    import timingbench.models.family_net_infer as infer
 
     monkeypatch.setattr(infer, "WEIGHTS", tmp_path / "absent.pt")
     ev = family_evidence(_Bank(_fixed_logmel()), sr=44100, semantic=config.params.semantic,
@@ -214,8 +214,8 @@ def test_held_out_soundfont_is_refused_for_training(config: Config, tmp_path: Pa
 
 @needs_fluid
 def test_training_path_end_to_end_on_a_few_rendered_clips(config: Config, tmp_path: Path) -> None:
-    from timingbench.evidence.arrays import ArraySet, open_arrays, write_arrays
-    from timingbench.evidence.train import TrainParams, train_model
+    from timingbench.identity.training.arrays import ArraySet, open_arrays, write_arrays
+    from timingbench.identity.training.train import TrainParams, train_model
 
     man = ds.make_dataset(tmp_path / "d", cfg=config, n_clips=4, seed=11, soundfonts=[str(FLUID)], chunk=4,
                           real_kit_p=0.5 if ds.real_kits() else 0.0, progress=lambda *_: None)

@@ -9,9 +9,9 @@ import numpy as np
 import pytest
 import soundfile as sf
 
-from timingbench.evidence import dataset as ds
-from timingbench.evidence import kits
-from timingbench.evidence.layouts import sample_layout
+from timingbench.identity.training import dataset as ds
+from timingbench.identity.training import kits
+from timingbench.identity.training.layouts import sample_layout
 
 SR = 44100
 

@@ -12,9 +12,9 @@ import soundfile as sf
 
 from timingbench.config import Config
 from timingbench.errors import ParameterError
-from timingbench.evidence import dataset as ds
-from timingbench.evidence.layouts import HARD_NEGATIVE_P, ClipLayout, sample_layout
-from timingbench.evidence.programs import (
+from timingbench.identity.training import dataset as ds
+from timingbench.identity.training.layouts import HARD_NEGATIVE_P, ClipLayout, sample_layout
+from timingbench.identity.training.programs import (
     CHOIR_FAMILIES,
     CHOIR_PROGRAMS,
     DEFAULT_CHOIR_FAMILY,

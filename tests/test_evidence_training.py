@@ -12,24 +12,24 @@ import torch
 
 from timingbench.config import Config
 from timingbench.errors import ParameterError
-from timingbench.evidence import dataset as ds
-from timingbench.evidence.arrays import (
+from timingbench.identity.training import dataset as ds
+from timingbench.identity.training.arrays import (
     ArraySet,
     TargetParams,
     has_arrays,
     open_arrays,
     write_arrays,
 )
-from timingbench.evidence.programs import FAMILIES
-from timingbench.evidence.targets import presence_targets
-from timingbench.evidence.train import (
+from timingbench.identity.training.programs import FAMILIES
+from timingbench.identity.training.targets import presence_targets
+from timingbench.identity.training.train import (
     TrainParams,
     load_checkpoint,
     plot_curve,
     shape_from_config,
     train_model,
 )
-from timingbench.evidence_net.model import FamilyNet, load_weights, save_weights
+from timingbench.models.family_net import FamilyNet, load_weights, save_weights
 
 N_FRAMES = 320  # bank frames per synthetic clip (3.7 s)
 TINY = {"epochs": 3, "batch": 4, "crop_frames": 240, "width": 4, "embed": 8, "threads": 1}
@@ -214,7 +214,7 @@ def test_bank_log_mel_is_the_one_the_data_set_stores(config: Config, rng: np.ran
 def test_weights_digest_is_computed_once_per_file_version(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     import os
 
-    from timingbench.evidence_net import infer
+    from timingbench.models import infer
 
     f = tmp_path / "w.pt"
     f.write_bytes(b"one")
@@ -230,7 +230,7 @@ def test_weights_digest_is_computed_once_per_file_version(tmp_path: Path, monkey
 
 
 def test_full_mel_resolution_design_keeps_the_output_frames(tmp_path: Path) -> None:
-    from timingbench.evidence_net.model import NetShape
+    from timingbench.models.family_net import NetShape
 
     x = torch.zeros((2, 128, 64)) - 40.0
     outs = {}
@@ -260,7 +260,7 @@ def test_corpus_rows_can_be_restricted_to_one_split(tmp_path: Path) -> None:
 
 
 def test_ensemble_averages_its_members_logits() -> None:
-    from timingbench.evidence_net.model import Ensemble, NetShape
+    from timingbench.models.family_net import Ensemble, NetShape
 
     torch.manual_seed(0)
     a = FamilyNet(NetShape(width=4, embed=8, context_frames=10, guard_frames=2, db_range=80.0)).eval()

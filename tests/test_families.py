@@ -38,7 +38,7 @@ def _table(config: Config) -> list[dict[str, Any]]:
 def test_the_order_is_the_shipped_networks() -> None:
     import torch
 
-    from timingbench.evidence_net.infer import WEIGHTS
+    from timingbench.models.family_net_infer import WEIGHTS
 
     assert families.FAMILY_NAMES == NETWORK_ROWS
     blob = torch.load(WEIGHTS, map_location="cpu", weights_only=True)
@@ -47,7 +47,7 @@ def test_the_order_is_the_shipped_networks() -> None:
 
 
 def test_back_compatible_names_are_the_registry() -> None:
-    from timingbench.evidence.programs import FAMILIES
+    from timingbench.identity.training.programs import FAMILIES
     from timingbench.families import FAMILY_NAMES
     from timingbench.families import FAMILY_NAMES as RENDERED
     from timingbench.prompts import EVENT_FAMILIES, STEM_FAMILIES, TONAL_FAMILIES
@@ -103,7 +103,7 @@ def test_stems_are_separation_stems() -> None:
 
 
 def test_renderer_and_evidence_programs_are_the_registrys() -> None:
-    from timingbench.evidence.programs import CHOIR_PROGRAMS, PROGRAMS
+    from timingbench.identity.training.programs import CHOIR_PROGRAMS, PROGRAMS
     from timingbench.render.instruments import INSTRUMENTS
 
     for spec in INSTRUMENTS.values():
@@ -222,11 +222,11 @@ from timingbench.families import FAMILY_NAMES as RENDER_FAMILIES
 out["render_families"] = list(RENDER_FAMILIES)
 out["render_harp"] = [INSTRUMENTS["harp"].family, INSTRUMENTS["harp"].program]
 out["render_styles"] = styles_with_family("harp")
-from timingbench.evidence.programs import FAMILIES, PROGRAMS, programs_for
+from timingbench.identity.training.programs import FAMILIES, PROGRAMS, programs_for
 out["evidence_families"] = list(FAMILIES)
 out["evidence_programs"] = [p.program for p in PROGRAMS["harp"]]
 out["evidence_plucked_has_46"] = any(p.program == 46 for p in programs_for("synth")["plucked"])
-from timingbench.evidence_net.model import NetShape
+from timingbench.models.family_net import NetShape
 out["network_rows"] = NetShape().n_families
 from timingbench.scoring import detector_for
 out["detector"] = detector_for("instrument_entry", "harp")

@@ -19,15 +19,14 @@ LAYERS = {
     "timingbench.params": 1, "timingbench.jsonio": 1, "timingbench.curves": 1, "timingbench.result_types": 1,
     "timingbench.runlock": 1, "timingbench.executors": 1, "timingbench.intervals": 1, "timingbench.memo": 1,
     "timingbench.config": 2, "timingbench.families": 2,  # the configuration and its family registry
-    "timingbench.judged": 3, "timingbench.evidence.kits": 7,
+    "timingbench.judged": 3,
     "timingbench.audio": 3,
     "timingbench.prompts": 4, "timingbench.annotation_io": 4, "timingbench.promptset": 4,
-    "timingbench.identity.evidence": 4, "timingbench.identity.curves": 4, "timingbench.identity.window": 1,
+    "timingbench.identity.evidence": 4, "timingbench.identity.presence_curves": 4, "timingbench.identity.window": 1,
     # identity rules and the family evidence network at run time
     "timingbench.identity": 5, "timingbench.identity.providers": 6, "timingbench.identity.tagger": 6,
     "timingbench.identity.singing": 6, "timingbench.models": 5,
     "timingbench.identity.decide": 7,
-    "timingbench.evidence_net": 5,
     "timingbench.gates": 6, "timingbench.features": 6,
     "timingbench.detectors": 7, "timingbench.render": 7, "timingbench.summary": 7,
     # time-varying controls: the schema and plain metrics low, the measurements on the bank above it
@@ -42,7 +41,7 @@ LAYERS = {
     "timingbench.runner": 9, "timingbench.compare": 9,
     # built on the runner: the API, explanations, calibration and the network's training
     "timingbench.api": 10, "timingbench.explain": 10, "timingbench.calibration": 10,
-    "timingbench.evidence": 10, "timingbench.interchange": 10,
+    "timingbench.identity.training": 10, "timingbench.interchange": 10,
     "timingbench.label": 11, "timingbench.report": 11,
     "timingbench.commands": 12, "timingbench.cli": 12, "timingbench.__main__": 12, "timingbench": 12,
 }

@@ -17,7 +17,7 @@ def _modules_after(code: str) -> set[str]:
 
 
 @pytest.mark.parametrize("code", [
-    "import timingbench.evidence_net.tagger",
+    "import timingbench.models.tagger",
     # what `timingbench score` does before it scores: the parser of every command, the config
     # with --tagger-weights applied
     "from timingbench.cli import build_parser\n"

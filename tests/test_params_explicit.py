@@ -14,7 +14,7 @@ from timingbench.scoring import DetectorParams
 
 PKG = Path(__file__).resolve().parents[1] / "timingbench"
 #: Modules the family-evidence work replaces; they keep their model caches until then.
-ELSEWHERE = {"identity/providers.py", "evidence_net/infer.py", "evidence/kits.py", "identity/rules.py"}
+ELSEWHERE = {"identity/providers.py", "models/family_net_infer.py", "evidence/kits.py", "identity/rules.py"}
 
 
 def _variant(config: Config, section: str) -> Config | None:

@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 from timingbench.config import load_config
 from timingbench.errors import ParameterError
 from timingbench.identity.changepoint import best_step, split_scores
-from timingbench.identity.decide import PresenceMeasure, decide, measure
+from timingbench.identity.decide import PresenceMeasure, measure, step_gates
 from timingbench.identity.evidence import FamilyEvidence
 
 HOP = 0.32
@@ -80,7 +80,7 @@ def test_decide_thresholds_the_step_size(before: float, after: float, entry: boo
     if found.step is None:
         assert verdict == "fail"
         return
-    gates = dict(decide(found, "percussion", entry=entry, params=params))
+    gates = dict(step_gates(found, "percussion", entry=entry, params=params))
     assert gates["family_change"][0] == verdict
 
 
@@ -102,7 +102,7 @@ def test_entrance_near_the_clip_start_is_decided_on_the_pre_roll_there_is() -> N
 def test_pooled_presence_is_the_head_on_averaged_embeddings() -> None:
     import torch
 
-    from timingbench.evidence_net.tagger import TaggerColumns, pooled_logits, tagger_for
+    from timingbench.models.tagger import TaggerColumns, pooled_logits, tagger_for
 
     tagger = tagger_for(load_config().params.tagger)
     rng = np.random.default_rng(3)

@@ -181,7 +181,7 @@ def test_gain_invariance_on_a_real_voice(config, realdata):
 
 
 def test_the_presence_is_on_the_evidence_grid_and_read_on_the_mix(config):
-    from timingbench.evidence_net.infer import clip_output_times
+    from timingbench.models.family_net_infer import clip_output_times
 
     bank = compute_bank(sung_clip(), config, separation="none")
     p = vs.vocals_presence(bank, config)

@@ -17,7 +17,7 @@ from timingbench.cli import build_parser
 from timingbench.commands.score_cmd import scoring_config
 from timingbench.config import Config, load_config
 from timingbench.errors import ConfigError, ModelUnavailableError, ParameterError
-from timingbench.evidence_net.tagger import (
+from timingbench.models.tagger import (
     COLUMN_S,
     SHIPPED_WEIGHTS,
     at_level,
@@ -29,8 +29,8 @@ from timingbench.evidence_net.tagger import (
     tagger_columns,
     tagger_for,
 )
-from timingbench.evidence_net.tagger_frontend import MODEL_SR, log_mel
-from timingbench.evidence_net.tagger_model import AudioTagger, FoldedTagger, TaggerShape, build_tagger
+from timingbench.models.tagger_frontend import MODEL_SR, log_mel
+from timingbench.models.tagger_model import AudioTagger, FoldedTagger, TaggerShape, build_tagger
 from timingbench.features import compute_bank
 
 SHIPPED_SHA256 = "899a8c6217063f6941793102a2780b3dd788ab11fce468d9cf5f0577c453321c"

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from timingbench.errors import ParameterError
-from timingbench.identity.curves import (
+from timingbench.identity.presence_curves import (
     change_curves,
     frame_presence,
     group_presence,

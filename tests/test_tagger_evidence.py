@@ -115,7 +115,7 @@ def test_design_table_is_checked() -> None:
 
 def test_curves_are_computed_when_read_and_only_then(bank, config: Config,  # type: ignore[no-untyped-def]
                                                      monkeypatch: pytest.MonkeyPatch) -> None:
-    from timingbench.evidence_net import infer, tagger
+    from timingbench.models import infer, tagger
 
     runs = {"tagger": 0, "network": 0}
     real_tagger, real_net = tagger.bank_tagger, infer.bank_outputs
@@ -145,8 +145,8 @@ def test_curves_are_computed_when_read_and_only_then(bank, config: Config,  # ty
 
 
 def test_a_family_read_alone_equals_every_family_read_together(bank, config: Config) -> None:  # type: ignore[no-untyped-def]
-    from timingbench.evidence_net.tagger import bank_tagger
-    from timingbench.identity.curves import change_curves, group_presence
+    from timingbench.models.tagger import bank_tagger
+    from timingbench.identity.presence_curves import change_curves, group_presence
     from timingbench.identity.tagger import tagger_evidence
 
     sec = dataclasses.replace(config.params.evidence, design_by_family={f: "tagger" for f in FAMILY_NAMES})
@@ -166,7 +166,7 @@ def test_a_family_read_alone_equals_every_family_read_together(bank, config: Con
 
 @pytest.mark.parametrize("seconds", [3.0, 3.01, 7.37])
 def test_the_grid_known_beforehand_is_the_networks(config: Config, tmp_path: Path, seconds: float) -> None:
-    from timingbench.evidence_net.infer import bank_outputs, clip_output_times
+    from timingbench.models.family_net_infer import bank_outputs, clip_output_times
 
     y = 0.1 * np.random.default_rng(5).standard_normal(int(seconds * 44100)).astype(np.float32)
     sf.write(tmp_path / "c.wav", y, 44100)

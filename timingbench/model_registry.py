@@ -430,7 +430,7 @@ def verify_clap(clap_dir: Path) -> str:
 def verify_tagger() -> str:
     """Load the shipped AudioSet tagger (checking its sha256) and tag one second of noise; a one-line report."""
     from timingbench.config import load_config
-    from timingbench.evidence_net.tagger import SHIPPED_WEIGHTS, tagger_columns
+    from timingbench.models.tagger import SHIPPED_WEIGHTS, tagger_columns
 
     params = load_config().params.tagger
     x = np.random.default_rng(0).standard_normal(32000).astype(np.float32) * 0.1

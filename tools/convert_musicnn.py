@@ -19,7 +19,7 @@ It writes
 - ``tests/data/musicnn_reference.npz``: inputs (187 x 96 log-mel patches) and the outputs
   of the *original* TensorFlow graph, imported from the shipped ``.meta`` file with
   ``import_meta_graph`` and restored from the checkpoint, run in TF1-compat graph mode with
-  ``is_training=False``. The reimplementation in ``timingbench/features/musicnn.py`` is
+  ``is_training=False``. The reimplementation in ``timingbench/models/musicnn.py`` is
   tested against these outputs.
 """
 

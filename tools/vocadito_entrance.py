@@ -25,9 +25,9 @@ import soundfile as sf
 
 from timingbench.choices import DEFAULT_FAMILY_EVIDENCE
 from timingbench.config import load_config
-from timingbench.evidence.dataset import DataParams, render_stems
-from timingbench.evidence.layouts import ClipLayout, PartLayout
-from timingbench.evidence.programs import PROGRAMS, instrument_spec
+from timingbench.identity.training.dataset import DataParams, render_stems
+from timingbench.identity.training.layouts import ClipLayout, PartLayout
+from timingbench.identity.training.programs import PROGRAMS, instrument_spec
 from timingbench.render.arrangement import Grid, generate_part, random_harmony
 
 ROOT = Path(__file__).resolve().parents[1]

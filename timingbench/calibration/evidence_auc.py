@@ -11,7 +11,7 @@ For every instrument entrance (exit) of the corpus' prompts with a Layer-1 annot
 
 Each backend scores the probes with what its gate reads: the trained change head
 (``min(change, 1 - presence on the quiet side)``, as in
-:mod:`timingbench.evidence.evaluate`), or for the taggers the log-odds rise of
+:mod:`timingbench.identity.training.evaluate`), or for the taggers the log-odds rise of
 :func:`timingbench.identity.family_rise` (entrances only).
 """
 
@@ -26,7 +26,7 @@ from timingbench.annotation_io import load_annotations
 from timingbench.calibration.evaluate import default_prompts_path, load_corpus
 from timingbench.choices import DEFAULT_FAMILY_EVIDENCE
 from timingbench.config import Config
-from timingbench.evidence.metrics import Probe, auc_table
+from timingbench.identity.training.metrics import Probe, auc_table
 from timingbench.identity.rules import gate_score
 from timingbench.runner import ScoreOptions
 
@@ -82,7 +82,7 @@ def evaluate_corpus(annotations_path: Path, clips_dir: Path, config: Config, *, 
     Returns
     -------
     report : dict
-        ``table`` (:func:`~timingbench.evidence.metrics.auc_table`), ``backend``, ``n_probes``
+        ``table`` (:func:`~timingbench.identity.training.metrics.auc_table`), ``backend``, ``n_probes``
         by role, ``errors`` (clips that could not be analysed).
     """
     ann = _annotations(annotations_path, split)
@@ -124,11 +124,11 @@ def evaluate_corpus_weights(annotations_path: Path, clips_dir: Path, config: Con
     Returns
     -------
     report : dict
-        ``tables``: name -> :func:`~timingbench.evidence.metrics.auc_table`; ``n_probes``;
+        ``tables``: name -> :func:`~timingbench.identity.training.metrics.auc_table`; ``n_probes``;
         ``errors``; ``split``.
     """
-    from timingbench.evidence.programs import FAMILIES
-    from timingbench.evidence_net.infer import run_network
+    from timingbench.identity.training.programs import FAMILIES
+    from timingbench.models.family_net_infer import run_network
 
     ann = _annotations(annotations_path, split)
     prompts = prompts_path or default_prompts_path(clips_dir, annotations_path)
@@ -187,7 +187,7 @@ def evaluate_corpus_designs(corpora: Sequence[tuple[Path, Path]], config: Config
     Returns
     -------
     report : dict
-        ``tables``: design -> :func:`~timingbench.evidence.metrics.auc_table`; ``n_probes``;
+        ``tables``: design -> :func:`~timingbench.identity.training.metrics.auc_table`; ``n_probes``;
         ``errors``; ``split``.
     """
     from timingbench.calibration.groups import scenarios_from_manifest

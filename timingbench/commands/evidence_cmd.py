@@ -12,7 +12,7 @@ from timingbench.choices import DEFAULT_FAMILY_EVIDENCE, FAMILY_EVIDENCE_BACKEND
 from timingbench.commands.tagger_options import add_tagger_weights_option, with_tagger_weights_from
 from timingbench.config import load_config
 from timingbench.errors import ParameterError
-from timingbench.evidence.programs import CHOIR_FAMILIES, DEFAULT_CHOIR_FAMILY
+from timingbench.identity.training.programs import CHOIR_FAMILIES, DEFAULT_CHOIR_FAMILY
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -117,7 +117,7 @@ def _add_config_and_run(p: argparse.ArgumentParser, run: Callable[[argparse.Name
 
 def run_make_data(args: argparse.Namespace) -> int:
     """Render a data set."""
-    from timingbench.evidence.dataset import HELD_OUT_SOUNDFONT, TRAIN_SOURCES, make_dataset
+    from timingbench.identity.training.dataset import HELD_OUT_SOUNDFONT, TRAIN_SOURCES, make_dataset
 
     cfg = load_config(args.config)
     fonts = [str(s) for s in args.soundfont] if args.soundfont else \
@@ -126,7 +126,7 @@ def run_make_data(args: argparse.Namespace) -> int:
                        augment=not args.test, allow_held_out=args.test, choir_family=args.choir_family,
                        real_kit_p=args.real_kit_p)
     if not args.no_arrays:
-        from timingbench.evidence.arrays import write_arrays
+        from timingbench.identity.training.arrays import write_arrays
 
         write_arrays(args.out, cfg=cfg)
     print(f"wrote {man['n_clips']} clips to {args.out} (recipe {man['recipe']}, choirs: "
@@ -137,7 +137,7 @@ def run_make_data(args: argparse.Namespace) -> int:
 
 def run_cache_arrays(args: argparse.Namespace) -> int:
     """Write a data folder's training arrays."""
-    from timingbench.evidence.arrays import write_arrays
+    from timingbench.identity.training.arrays import write_arrays
 
     rec = write_arrays(args.data, args.out, cfg=load_config(args.config))
     print(f"wrote the arrays of {rec['n_clips']} clips to {args.out or args.data}")
@@ -147,11 +147,11 @@ def run_cache_arrays(args: argparse.Namespace) -> int:
 def run_train(args: argparse.Namespace) -> int:
     """Train (or continue training) and write the weights file, its curve and its PNG."""
     from timingbench.commands.score_cmd import progress_bar
-    from timingbench.evidence.arrays import ArraySet, open_arrays
-    from timingbench.evidence.dataset import training_sources
-    from timingbench.evidence.train import TrainParams, plot_curve, train_model
-    from timingbench.evidence_net.infer import reference_outputs
-    from timingbench.evidence_net.model import save_weights
+    from timingbench.identity.training.arrays import ArraySet, open_arrays
+    from timingbench.identity.training.dataset import training_sources
+    from timingbench.identity.training.train import TrainParams, plot_curve, train_model
+    from timingbench.models.family_net_infer import reference_outputs
+    from timingbench.models.family_net import save_weights
     from timingbench.jsonio import write_json
 
     cfg = load_config(args.config)
@@ -195,11 +195,11 @@ def run_train(args: argparse.Namespace) -> int:
 
 def run_eval(args: argparse.Namespace) -> int:
     """Print (and optionally write) the per-family AUC table."""
-    from timingbench.evidence.dataset import load_dataset, read_manifest
-    from timingbench.evidence.evaluate import evaluate_dataset
-    from timingbench.evidence.metrics import format_table
-    from timingbench.evidence_net.infer import WEIGHTS
-    from timingbench.evidence_net.model import Ensemble, load_weights
+    from timingbench.identity.training.dataset import load_dataset, read_manifest
+    from timingbench.identity.training.evaluate import evaluate_dataset
+    from timingbench.identity.training.metrics import format_table
+    from timingbench.models.family_net_infer import WEIGHTS
+    from timingbench.models.family_net import Ensemble, load_weights
     from timingbench.jsonio import write_json
 
     cfg = with_tagger_weights_from(args, load_config(args.config))
@@ -242,7 +242,7 @@ def _named_weights(items: list[Path]) -> dict[str, Path]:
 
 def _eval_corpus(args: argparse.Namespace, cfg: Any) -> int:
     from timingbench.calibration.evidence_auc import evaluate_corpus
-    from timingbench.evidence.metrics import format_table
+    from timingbench.identity.training.metrics import format_table
     from timingbench.jsonio import write_json
 
     if args.clips is None:

@@ -25,7 +25,7 @@ def with_tagger_weights_from(args: argparse.Namespace, config: Config) -> Config
     ModelUnavailableError
         If the file given does not exist (see :func:`check_tagger_weights`).
     """
-    from timingbench.evidence_net.tagger import with_tagger_weights
+    from timingbench.models.tagger import with_tagger_weights
 
     check_tagger_weights(args)
     return with_tagger_weights(config, args.tagger_weights)

@@ -9,7 +9,7 @@ over the search window is fitted by its best two-level step
   point, the two levels (medians of the columns before and after it), the step's size
   (signed: positive the asked way) and the seconds of columns on each side. It is memoised
   on the evidence under the window and the constants it reads.
-- :func:`decide` is the one place that answers "verified or not": gate
+- :func:`step_gates` is the one place that answers "verified or not": gate
   ``family_change`` (the size reaches ``presence.entry_min_step_by_family``, or
   ``exit_min_step_by_family``), ``absence_before``
   (``absence_after`` for an exit: the quiet side's level at most
@@ -135,7 +135,7 @@ def _level_gate(level: float, bound: float | None, *, at_most: bool) -> GateVerd
     return (PASS if ok else FAIL), stats
 
 
-def decide(found: PresenceMeasure, family: str, *, entry: bool,
+def step_gates(found: PresenceMeasure, family: str, *, entry: bool,
            params: PresenceParams) -> list[tuple[str, GateVerdict]]:
     """The gates of a measured step, in order: ``family_change``, ``absence_before`` (``absence_after``),
     ``family_present``.
@@ -162,7 +162,7 @@ def decide(found: PresenceMeasure, family: str, *, entry: bool,
     """
     step = found.step
     if step is None:
-        raise ParameterError("decide() needs a measured step; measure() found none in the window (no candidate)")
+        raise ParameterError("step_gates() needs a measured step; measure() found none in the window (no candidate)")
     need = params.threshold(params.entry_min_step_by_family if entry else params.exit_min_step_by_family,
                             family)
     size = {"size": round(step.size, 4), "min_step": need, "before": round(step.before, 4),
@@ -252,7 +252,7 @@ def presence_candidates(bank: FeatureBank, ctx: EventContext, evidence: FamilyEv
     if found.short_context:
         stats["pre_roll_s" if entry else "post_roll_s"] = found.quiet_s
     cand = Candidate(float(min(max(t, ctx.window_lo_s), ctx.window_hi_s)), stats=stats)
-    for name, verdict in decide(found, ctx.family, entry=entry, params=params):
+    for name, verdict in step_gates(found, ctx.family, entry=entry, params=params):
         cand.apply(name, verdict)
     return [cand]
 

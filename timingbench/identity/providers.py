@@ -3,16 +3,16 @@
 Four backends behind one interface:
 
 - ``tagger`` (default, embedded, offline): the AudioSet tagger pretrained on real recordings
-  (:mod:`timingbench.evidence_net.tagger`) with the trained network below, per family as
+  (:mod:`timingbench.models.tagger`) with the trained network below, per family as
   ``evidence.design_by_family`` says (:mod:`timingbench.identity.tagger`): the same
   presence and entered/left curves as ``trained``, read the same way by the identity rules.
 - ``trained`` (embedded, offline): the project's own family evidence network
-  (:mod:`timingbench.evidence`), run on the bank's log-mel every 46.4 ms. Its curves are
+  (:mod:`timingbench.identity.training`), run on the bank's log-mel every 46.4 ms. Its curves are
   the presence probability per family; it also answers the gate's question directly
   ("did the family enter / leave across this instant?"). Families whose held-out entrance AUC is below the
   bar are exempt (the family registry, ``families.table``) and disclosed.
 - ``musicnn`` (embedded, offline): the pretrained MagnaTagATune tagger of
-  :mod:`timingbench.features.musicnn`, run on ~3 s windows every ``semantic.hop_s``
+  :mod:`timingbench.models.musicnn`, run on ~3 s windows every ``semantic.hop_s``
   seconds. A family's evidence in a window is the maximum probability over the tags that
   name one of its instruments (``semantic.musicnn_tag_families``). Families with no such
   tag (bass, brass, keys) are ``exempt`` with reason ``not_in_vocabulary``; families whose
@@ -49,7 +49,7 @@ from timingbench.config import digest
 from timingbench.convert import frame_period_s
 from timingbench.errors import ModelUnavailableError, ParameterError
 from timingbench.families import FAMILY_NAMES
-from timingbench.features.musicnn import WEIGHTS_PATH
+from timingbench.models.musicnn import WEIGHTS_PATH
 from timingbench.identity.evidence import FamilyEvidence
 
 if TYPE_CHECKING:
@@ -65,7 +65,7 @@ _T = TypeVar("_T")
 
 
 def _musicnn_raw(samples: npt.NDArray[np.float32], sr: int, hop_s: float) -> dict[str, Any]:
-    from timingbench.features.musicnn import HOP, MODEL_SR, N_FRAMES, taggram
+    from timingbench.models.musicnn import HOP, MODEL_SR, N_FRAMES, taggram
 
     tg = taggram(samples, sr=sr, hop_s=hop_s)
     return {"times": tg.times, "probs": tg.probs, "tags": list(tg.tags),
@@ -316,7 +316,7 @@ def tagger_tables(families: FamiliesParams) -> tuple[dict[str, tuple[str, ...]],
 
 def _trained(bank: FeatureBank, sec: EvidenceParams) -> FamilyEvidence:
     """Evidence of the shipped family evidence network (needs a feature bank)."""
-    from timingbench.evidence_net.infer import bank_outputs
+    from timingbench.models.family_net_infer import bank_outputs
     from timingbench.families import FAMILY_NAMES as FAMILIES
 
     if bank is None:

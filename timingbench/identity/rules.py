@@ -2,7 +2,7 @@
 
 The scorer decides judged families in :mod:`timingbench.identity.decide`; this module
 holds what the offline evaluations (:mod:`timingbench.calibration.evidence_auc`,
-:mod:`timingbench.evidence.evaluate`) and the timbre match read.
+:mod:`timingbench.identity.training.evaluate`) and the timbre match read.
 
 **One window convention.** For an instant ``t`` the *before* side holds the evidence
 frames with times in ``[t - guard - context, t - guard]`` and the *after* side those in

@@ -128,7 +128,7 @@ def bank_singing(bank: FeatureBank, config: Config) -> dict[str, Any]:
     ModelUnavailableError
         If the model cannot be read, or the vocals stem cannot be separated.
     """
-    from timingbench.evidence_net.tagger import at_level
+    from timingbench.models.tagger import at_level
     from timingbench.models.singing import MODEL_PATH, singing_frames
 
     stem_model = source_of(bank)
@@ -200,7 +200,7 @@ def vocals_presence(bank: FeatureBank, config: Config) -> VocalsPresence:
     ModelUnavailableError
         If the detector's files are missing or corrupt (never a silent fallback).
     """
-    from timingbench.evidence_net.infer import clip_output_times
+    from timingbench.models.family_net_infer import clip_output_times
     from timingbench.models.singing import CLASSES
 
     entry = bank_singing(bank, config)

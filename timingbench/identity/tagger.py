@@ -7,7 +7,7 @@ the design ``evidence.design_by_family`` names for it:
   backend's curves);
 - ``tagger``: the AudioSet tagger's presence (the largest probability over the family's
   AudioSet classes, from the family registry) and its change probabilities
-  (:mod:`timingbench.identity.curves`);
+  (:mod:`timingbench.identity.presence_curves`);
 - ``fusion``: the tagger's presence, and the larger of the tagger's and the network's change
   probabilities at each instant.
 
@@ -27,7 +27,7 @@ import numpy as np
 import numpy.typing as npt
 
 from timingbench.errors import ConfigError, ModelUnavailableError
-from timingbench.identity.curves import change_curves, frame_presence, group_logits, group_presence
+from timingbench.identity.presence_curves import change_curves, frame_presence, group_logits, group_presence
 from timingbench.identity.evidence import FamilyEvidence, LazyCurves
 
 if TYPE_CHECKING:
@@ -97,8 +97,8 @@ def tagger_evidence(
     ModelUnavailableError
         If the tagger's weights are missing or corrupt (never a silent fallback).
     """
-    from timingbench.evidence_net.infer import bank_outputs, clip_output_times, network_unavailable
-    from timingbench.evidence_net.tagger import bank_tagger, tagger_for
+    from timingbench.models.family_net_infer import bank_outputs, clip_output_times, network_unavailable
+    from timingbench.models.tagger import bank_tagger, tagger_for
 
     families = list(classes)
     designs = check_designs(evidence_params.design_by_family, families)
@@ -162,7 +162,7 @@ def tagger_evidence(
     tagger_presence = LazyCurves(families, presence)
 
     def pooled_logits() -> Any:
-        from timingbench.evidence_net.tagger import pooled_logits as pool
+        from timingbench.models.tagger import pooled_logits as pool
 
         return memo("pooled", lambda: pool(cols(), loaded, span_s=tagger_params.presence_pool_s))
 

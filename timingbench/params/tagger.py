@@ -1,4 +1,4 @@
-"""Parameter set of the pretrained AudioSet tagger (:mod:`timingbench.evidence_net.tagger`).
+"""Parameter set of the pretrained AudioSet tagger (:mod:`timingbench.models.tagger`).
 
 Each field is the constant of the same name in the ``tagger`` section of
 ``configs/timingbench-v1.yaml``. The fields' docstring entries (the constant's ``why`` and

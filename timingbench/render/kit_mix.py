@@ -3,7 +3,7 @@
 :func:`render_kit_recipe` renders a recipe as :func:`~timingbench.render.pipeline.render_recipe`
 does (the same MIDI file, prompt, truth and Layer-2 rows), then rebuilds the mix: every
 part but the drum kit is rendered by FluidSynth with the General MIDI soundfont, the
-drum-kit part's notes are played by a real kit (:func:`timingbench.evidence.kits.render_kit`:
+drum-kit part's notes are played by a real kit (:func:`timingbench.render.kits.render_kit`:
 an avldrums SF2 kit or a Hydrogen WAV kit), and the kit is set to the RMS (over the clip) of the
 soundfont's own kit playing the same notes, so the recipe's levels (a quiet target, a
 quiet pre-existing part) carry over. The gain envelope and the peak scaling are those of
@@ -11,7 +11,7 @@ the pipeline.
 
 Truth stays exact: it is read from the MIDI notes, and each hit of a Hydrogen kit starts
 at the sample ``round(onset_s * sr)`` (an SF2 kit: where FluidSynth starts the note). A kit
-lacks some notes (:func:`timingbench.evidence.kits.kit_pitches`); they stay silent, and a
+lacks some notes (:func:`timingbench.render.kits.kit_pitches`); they stay silent, and a
 clip whose truth onset or Layer-2 entrance falls on a drum-kit instant with no note the kit
 plays is refused.
 """
@@ -29,7 +29,7 @@ import pretty_midi
 
 from timingbench.config import Config, load_config
 from timingbench.errors import ParameterError, TimingbenchError
-from timingbench.evidence.kits import find_kit, kit_name, kit_pitches, render_kit
+from timingbench.render.kits import find_kit, kit_name, kit_pitches, render_kit
 from timingbench.params.generation import RenderParams
 from timingbench.render.arrangement import Note
 from timingbench.render.pipeline import RenderedClip, render_recipe
@@ -108,7 +108,7 @@ def kit_layers(rc: RenderedClip, kit_path: str, notes: list[Note], *, soundfont:
     rc : RenderedClip
         The clip as the pipeline rendered it (its MIDI file and ``meta["duration_s"]``).
     kit_path : str
-        The kit (:func:`timingbench.evidence.kits.find_kit`).
+        The kit (:func:`timingbench.render.kits.find_kit`).
     notes : list of Note
         The drum-kit part's notes as the MIDI file holds them.
     soundfont : Path, optional

@@ -97,11 +97,11 @@ def _program(program: int, *, kit: bool) -> Program:
     if kit:
         if program not in KIT_STYLES:
             raise ConfigError(f"'families.table' lists drum kit {program}, which has no pattern style: add it to "
-                              "timingbench.evidence.programs.KIT_STYLES")
+                              "timingbench.identity.training.programs.KIT_STYLES")
         return Program(program, ("drums",), 0, 0, True, KIT_STYLES[program])
     if program not in VOICINGS:
         raise ConfigError(f"'families.table' lists General MIDI program {program}, which has no roles and register: "
-                          "add it to timingbench.evidence.programs.VOICINGS")
+                          "add it to timingbench.identity.training.programs.VOICINGS")
     roles, low, high = VOICINGS[program]
     return Program(program, roles, low, high)
 

@@ -1,7 +1,7 @@
 """Held-out evaluation of the family evidence designs on a labelled data set.
 
 Every design answers "did family X enter (leave) at t?" with one score per probe of
-:func:`timingbench.evidence.metrics.probes_from_labels`:
+:func:`timingbench.identity.training.metrics.probes_from_labels`:
 
 - ``presence_rise``: design (a), frame presence: log-odds rise of the presence from the
   context before to the context after (median after, high percentile before);
@@ -22,11 +22,11 @@ import numpy.typing as npt
 import torch
 
 from timingbench.config import Config
-from timingbench.evidence.metrics import Probe, auc, auc_table, logit, probes_from_labels, round4
-from timingbench.evidence.programs import FAMILIES
-from timingbench.evidence.targets import presence_targets
-from timingbench.evidence_net.infer import output_times
-from timingbench.evidence_net.model import EvidenceNet
+from timingbench.identity.training.metrics import Probe, auc, auc_table, logit, probes_from_labels, round4
+from timingbench.identity.training.programs import FAMILIES
+from timingbench.identity.training.targets import presence_targets
+from timingbench.models.family_net_infer import output_times
+from timingbench.models.family_net import EvidenceNet
 from timingbench.identity.rules import array_side_levels, change_near, gate_score
 
 
@@ -79,7 +79,7 @@ def evaluate_dataset(models: dict[str, EvidenceNet], logmel: npt.NDArray[Any], l
     Returns
     -------
     report : dict
-        ``tables``: ``"<model>/<design>"`` -> :func:`~timingbench.evidence.metrics.auc_table`;
+        ``tables``: ``"<model>/<design>"`` -> :func:`~timingbench.identity.training.metrics.auc_table`;
         ``n_probes`` by kind and role.
     """
     first = next(iter(models.values()))

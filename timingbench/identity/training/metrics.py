@@ -23,7 +23,7 @@ import numpy as np
 import numpy.typing as npt
 from scipy.stats import rankdata
 
-from timingbench.evidence.programs import FAMILIES
+from timingbench.identity.training.programs import FAMILIES
 
 F64 = npt.NDArray[np.float64]
 
@@ -60,7 +60,7 @@ def probes_from_labels(presence: npt.NDArray[np.float32], times: F64, meta: list
     Parameters
     ----------
     presence : np.ndarray, shape (n_clips, 11, n_out)
-        Output-frame presence shares (:func:`~timingbench.evidence.targets.presence_targets`).
+        Output-frame presence shares (:func:`~timingbench.identity.training.targets.presence_targets`).
     times : np.ndarray, shape (n_out,)
         Output-frame instants in seconds.
     meta : list of dict

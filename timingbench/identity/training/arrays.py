@@ -9,10 +9,10 @@ neither audio nor a compressed archive:
   network consumes it;
 - ``labels.npy`` (uint8, (n, 11, n_frames)): frame labels per family;
 - ``presence.npy`` (float16, (n, 11, n_frames // stride)): presence shares
-  (:func:`~timingbench.evidence.targets.presence_targets`; multiples of ``1 / stride``, exact
+  (:func:`~timingbench.identity.training.targets.presence_targets`; multiples of ``1 / stride``, exact
   in float16);
 - ``change.npy`` (int8, (n, 11, n_frames // stride)): entered / left / none / ignore of
-  the whole clip (:func:`~timingbench.evidence.targets.change_targets`), read for the
+  the whole clip (:func:`~timingbench.identity.training.targets.change_targets`), read for the
   class weights and the dev loss;
 - ``meta.json``: the clips' layouts; ``arrays.json``: the format, shapes and the target
   constants they were made with (a folder made with other constants is refused).
@@ -32,7 +32,7 @@ import numpy.typing as npt
 
 from timingbench.config import Config
 from timingbench.errors import ParameterError
-from timingbench.evidence.targets import change_targets, presence_targets
+from timingbench.identity.training.targets import change_targets, presence_targets
 
 if TYPE_CHECKING:
     pass
@@ -100,7 +100,7 @@ def write_arrays(src: Path, out: Path | None = None, *, cfg: Config) -> dict[str
     Shards are read one at a time, so memory holds one shard and the output is written
     through memory maps. ``out`` (default ``src``) receives the four arrays, ``meta.json``,
     ``arrays.json`` and a copy of ``src``'s ``manifest.json`` (so it is a data folder of its
-    own, checked by :func:`~timingbench.evidence.dataset.read_manifest` like the original).
+    own, checked by :func:`~timingbench.identity.training.dataset.read_manifest` like the original).
 
     Returns
     -------
@@ -112,7 +112,7 @@ def write_arrays(src: Path, out: Path | None = None, *, cfg: Config) -> dict[str
     ParameterError
         If ``src`` has no shards or manifest, or its shards disagree in shape.
     """
-    from timingbench.evidence.dataset import read_manifest, shard_paths
+    from timingbench.identity.training.dataset import read_manifest, shard_paths
 
     out = src if out is None else out
     man = read_manifest(src, for_training=False)
@@ -169,7 +169,7 @@ def open_arrays(folder: Path, *, cfg: Config) -> ClipArrays:
         are of another format, or their targets were made with other constants than
         ``cfg``'s.
     """
-    from timingbench.evidence.dataset import read_manifest
+    from timingbench.identity.training.dataset import read_manifest
 
     if not has_arrays(folder):
         raise ParameterError(f"{folder}: no training arrays (arrays.json, {', '.join(ARRAY_FILES)}); "

@@ -91,7 +91,7 @@ def _digest(path_str: str, size: int, mtime_ns: int) -> str:
 
 @lru_cache(maxsize=4)
 def _model(path_str: str, digest: str) -> tuple[Any, dict[str, Any]]:
-    from timingbench.evidence_net.model import load_weights
+    from timingbench.models.family_net import load_weights
 
     return load_weights(Path(path_str))
 

@@ -1,15 +1,15 @@
 """Seeded, resumable training of the family evidence network (``timingbench evidence train``).
 
 Loss: binary cross-entropy of the presence head against the frame shares of
-:func:`~timingbench.evidence.targets.presence_targets`, plus the class-weighted
+:func:`~timingbench.identity.training.targets.presence_targets`, plus the class-weighted
 cross-entropy of the change head against
-:func:`~timingbench.evidence.targets.change_targets` (ignored frames excluded). Each
+:func:`~timingbench.identity.training.targets.change_targets` (ignored frames excluded). Each
 step sees random crops of the training clips, shifted by a random level (the bank's
 log-mel is relative to the whole clip's maximum, so a quiet passage sits below 0 dB) and
 with random frequency masks. The dev set (training soundfonts, other seed) selects the
 epoch whose summed dev loss is lowest; the held-out soundfont is never read here.
 
-Data come as an :class:`~timingbench.evidence.arrays.ArraySet` (memory-mapped arrays
+Data come as an :class:`~timingbench.identity.training.arrays.ArraySet` (memory-mapped arrays
 written once by ``make-data`` / ``cache-arrays``). Every random draw of an epoch (batch
 order, crops, level shifts, masks) is made up front from one seeded generator; a
 background thread assembles the next batch from those draws while torch trains on the
@@ -39,11 +39,11 @@ import torch
 
 from timingbench.config import Config
 from timingbench.errors import ParameterError
-from timingbench.evidence.arrays import ArraySet, TargetParams
-from timingbench.evidence.metrics import auc
-from timingbench.evidence.programs import FAMILIES
-from timingbench.evidence.targets import IGNORE
-from timingbench.evidence_net.model import CHANGES, FamilyNet, NetShape, n_parameters
+from timingbench.identity.training.arrays import ArraySet, TargetParams
+from timingbench.identity.training.metrics import auc
+from timingbench.identity.training.programs import FAMILIES
+from timingbench.identity.training.targets import IGNORE
+from timingbench.models.family_net import CHANGES, FamilyNet, NetShape, n_parameters
 
 if TYPE_CHECKING:
     pass

@@ -1,8 +1,8 @@
 """Training and test data of the family evidence model, made by the reference renderer.
 
-``make_dataset`` draws seeded clip layouts (:mod:`timingbench.evidence.layouts`), renders
+``make_dataset`` draws seeded clip layouts (:mod:`timingbench.identity.training.layouts`), renders
 every family's stem under one of several sound sets (GM soundfonts through FluidSynth,
-freepats through TiMidity++; some drum-kit parts by real kits, :mod:`timingbench.evidence.kits`),
+freepats through TiMidity++; some drum-kit parts by real kits, :mod:`timingbench.render.kits`),
 applies real audio
 effects (pedalboard: gain, EQ, reverb, compression, chorus, distortion on guitars, pitch
 shift; soxr band-limiting through 16/22.05/32 kHz; mp3/ogg round trips through ffmpeg;
@@ -16,7 +16,7 @@ noise), mixes, and stores per clip:
   mix's loudest frame.
 
 ``timingbench evidence make-data`` then writes the folder's memory-mapped training arrays
-(:mod:`timingbench.evidence.arrays`). To keep FluidSynth's start-up cost out of the loop, the stems of one family
+(:mod:`timingbench.identity.training.arrays`). To keep FluidSynth's start-up cost out of the loop, the stems of one family
 under one soundfont are rendered as one long MIDI timeline (clips laid end to end with a silent
 gap that lets release tails die out) and cut apart afterwards.
 
@@ -49,7 +49,7 @@ import soundfile as sf
 
 from timingbench.config import Config
 from timingbench.errors import ConfigError, ParameterError
-from timingbench.evidence.kits import (
+from timingbench.render.kits import (
     FREEPATS_CFG,
     available_programs,
     is_sf2_kit,
@@ -58,8 +58,8 @@ from timingbench.evidence.kits import (
     render_hydrogen,
     render_timidity,
 )
-from timingbench.evidence.layouts import HARD_NEGATIVE_P, ClipLayout, sample_layout
-from timingbench.evidence.programs import (
+from timingbench.identity.training.layouts import HARD_NEGATIVE_P, ClipLayout, sample_layout
+from timingbench.identity.training.programs import (
     DEFAULT_CHOIR_FAMILY,
     FAMILIES,
     check_choir_family,
@@ -103,7 +103,7 @@ def is_held_out(soundfont: str | Path) -> bool:
 class DataParams:
     """Data recipe constants (``evidence`` section of the configuration, and the recipe's
     own choices ``choir_family`` and ``hard_negative_p``: see
-    :func:`~timingbench.evidence.layouts.sample_layout`)."""
+    :func:`~timingbench.identity.training.layouts.sample_layout`)."""
 
     clip_s: float
     edge_s: float
@@ -207,7 +207,7 @@ def _timeline_midi(layouts: Sequence[ClipLayout], family: str, path: Path, *, st
 
 
 def choose_kit(layout: ClipLayout, *, seed: int, kits: Sequence[str], real_kit_p: float) -> str | None:
-    """The real kit (:func:`timingbench.evidence.kits.real_kits`) that plays ``layout``'s drum-kit
+    """The real kit (:func:`timingbench.render.kits.real_kits`) that plays ``layout``'s drum-kit
     part, or None for the soundfont's own kit (seeded per clip; no kit part, no kit)."""
     if not kits or real_kit_p <= 0 or not any(q.program.is_drum for q in layout.parts):
         return None
@@ -232,10 +232,10 @@ def render_stems(layouts: Sequence[ClipLayout], soundfont: str, p: DataParams,
     ``soundfont`` is a General MIDI soundfont (rendered by
     :func:`timingbench.render.synth.render_midi` at 44.1 kHz with ``render.synth_gain``, a
     voice limit of 1024) or a TiMidity++ configuration such as freepats'
-    (:func:`timingbench.evidence.kits.render_timidity`); each family's timeline has a
+    (:func:`timingbench.render.kits.render_timidity`); each family's timeline has a
     timeout of 60 s plus 5 % of its length. ``kit_of`` maps a layout's index to the real
     kit that plays its drum-kit part (:func:`choose_kit`): an SF2 kit is rendered on its
-    own timeline, a Hydrogen kit by :func:`timingbench.evidence.kits.render_hydrogen`.
+    own timeline, a Hydrogen kit by :func:`timingbench.render.kits.render_hydrogen`.
     """
     synth = dataclasses.replace(render, sample_rate_hz=SR)
     kit_of = kit_of or {}
@@ -485,7 +485,7 @@ def make_dataset(out: Path, *, cfg: Config, n_clips: int, seed: int, soundfonts:
     """Render, augment and label ``n_clips`` clips into ``out`` (shards ``part-XXXX.npz``).
 
     ``timingbench evidence make-data`` then writes the folder's memory-mapped training
-    arrays (:func:`timingbench.evidence.arrays.write_arrays`), so training decodes nothing.
+    arrays (:func:`timingbench.identity.training.arrays.write_arrays`), so training decodes nothing.
 
     Clip ``i`` is rendered with ``soundfonts[i % len(soundfonts)]`` (a GM soundfont or a
     TiMidity++ configuration such as freepats'); its drum-kit part, with probability

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from timingbench.evidence.programs import (
+from timingbench.identity.training.programs import (
     DEFAULT_CHOIR_FAMILY,
     FAMILIES,
     REAL_SINGING,
@@ -59,7 +59,7 @@ class PartLayout:
         The generated notes (seconds).
     real_vocals : bool
         True when the stem is real singing (``program`` is then
-        :data:`~timingbench.evidence.programs.REAL_SINGING` and there are no notes).
+        :data:`~timingbench.identity.training.programs.REAL_SINGING` and there are no notes).
     hard_negative : bool
         True when the hard-negative rule chose this part's program.
     """
@@ -121,10 +121,10 @@ def sample_layout(index: int, *, seed: int, duration_s: float, edge_s: float, re
         such a clip then has no vocals part.
     choir_family : str
         Family of the choir programs
-        (:data:`~timingbench.evidence.programs.CHOIR_FAMILIES`).
+        (:data:`~timingbench.identity.training.programs.CHOIR_FAMILIES`).
     hard_negative_p : float
         Probability that a clip without vocals gets a sustained pad, string or organ part
-        (:func:`~timingbench.evidence.programs.hard_negative_programs`).
+        (:func:`~timingbench.identity.training.programs.hard_negative_programs`).
 
     Returns
     -------

@@ -318,7 +318,7 @@ class AudioTagger(nn.Module):
         Parameters
         ----------
         mel : torch.Tensor, shape (batch, 1, 128, frames)
-            The front end's log-mel (:func:`~timingbench.evidence_net.tagger_frontend.log_mel`).
+            The front end's log-mel (:func:`~timingbench.models.tagger_frontend.log_mel`).
 
         Returns
         -------

@@ -35,14 +35,14 @@ import numpy as np
 import numpy.typing as npt
 
 from timingbench.errors import ModelUnavailableError, ParameterError
-from timingbench.evidence_net.tagger_frontend import COLUMN_FRAMES, HOP, MODEL_SR, PAD, log_mel, n_frames
+from timingbench.models.tagger_frontend import COLUMN_FRAMES, HOP, MODEL_SR, PAD, log_mel, n_frames
 from timingbench.memo import process_cache
 from timingbench.packaged import data_path
 from timingbench.params.tagger import TaggerParams
 
 if TYPE_CHECKING:
     from timingbench.config import Config
-    from timingbench.evidence_net.tagger_model import AudioTagger, FoldedTagger, TaggerShape
+    from timingbench.models.tagger_model import AudioTagger, FoldedTagger, TaggerShape
 
 #: The weights that ship inside the package (``tagger.weights: null``).
 SHIPPED_WEIGHTS = data_path("tagger", "mn04_as_mAP_432.pt")
@@ -224,7 +224,7 @@ def _load(path_str: str, size: int, mtime_ns: int, digest: str, expected_sha256:
 
     import torch
 
-    from timingbench.evidence_net.tagger_model import FoldedTagger, build_tagger
+    from timingbench.models.tagger_model import FoldedTagger, build_tagger
 
     path = Path(path_str)
     try:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 import numpy.typing as npt
 
-#: Class index of each change answer (:data:`timingbench.evidence_net.model.CHANGES`).
+#: Class index of each change answer (:data:`timingbench.models.family_net.CHANGES`).
 ENTERED, LEFT, NONE, IGNORE = 0, 1, 2, -1
 
 

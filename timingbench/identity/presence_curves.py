@@ -1,6 +1,6 @@
 """Family curves from the AudioSet tagger's frame-wise logits: presence, entered, left.
 
-The tagger (:mod:`timingbench.evidence_net.tagger`) gives 527 AudioSet logits per column of
+The tagger (:mod:`timingbench.models.tagger`) gives 527 AudioSet logits per column of
 its last feature map (a 0.32-s stride). A family's **presence** in a column is the sigmoid of
 the largest logit over the family's AudioSet classes (the family registry). Its **change**
 across an instant ``t`` is the log-odds rise of that presence from the median of the

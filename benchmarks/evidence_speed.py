@@ -31,8 +31,8 @@ import torch
 
 from timingbench.audio import level_normalised, load_clip
 from timingbench.config import load_config
-from timingbench.models.family_net_infer import run_network
 from timingbench.features import get_bank
+from timingbench.models.family_net_infer import run_network
 from timingbench.models.musicnn import taggram
 
 
@@ -61,7 +61,7 @@ def main() -> None:
         clip = load_clip(wav, cfg)
     bank = get_bank(clip, cfg, separation="none", cache_dir=None)
     sec = cfg.params.semantic
-    y = level_normalised(clip.samples, sr=clip.sr, loud_dbfs=sec.input_loud_level_dbfs,
+    y = level_normalised(clip.samples, sr=clip.sr, loud_dbfs=sec.audio.input_loud_level_dbfs,
                          frame_s=cfg.params.audio.level_frame_s, percentile=cfg.params.audio.level_percentile)
     run_network(bank.logmel, sr=bank.sr, hop=bank.hop)
     taggram(y, sr=clip.sr, hop_s=sec.hop_s)

@@ -5,7 +5,7 @@
 Two real recordings of ``shared/realdata`` (vocadito_1: 33.2 s of solo singing; the folk song
 with singing and a band in librosa-data: its first 35 s, the analysis window), decoded at
 the analysis rate (44.1 kHz mono) and brought to the bank's loud level
-(``tagger.input_loud_level_dbfs``) as scoring reads them. Both models are loaded before
+(``audio.input_loud_level_dbfs``) as scoring reads them. Both models are loaded before
 timing. Then, in one process, process CPU time (``time.process_time``, the fair figure on a
 shared machine) and wall time, the median over ``--repeats`` warm runs, of:
 
@@ -50,8 +50,8 @@ def _median_cost(fn: Callable[[], object], repeats: int) -> tuple[float, float]:
 
 def _runs(x: np.ndarray, sr: int, cfg: Config) -> dict[str, Callable[[], object]]:
     """What is timed on one signal ``x`` at ``sr``: the detector whole and in parts, and the tagger."""
-    from timingbench.models.tagger import tagger_columns
     from timingbench.models import singing as sd
+    from timingbench.models.tagger import tagger_columns
 
     sp, tp = cfg.params.singing, cfg.params.tagger
     det = sd.detector_for(sp)
@@ -75,9 +75,9 @@ def main() -> int:
 
     from timingbench.audio import load_clip
     from timingbench.config import load_config
-    from timingbench.models.tagger import at_level, tagger_for
     from timingbench.features import compute_bank
     from timingbench.models import singing as sd
+    from timingbench.models.tagger import at_level, tagger_for
 
     cfg = load_config()
     sp, tp = cfg.params.singing, cfg.params.tagger
@@ -89,7 +89,7 @@ def main() -> int:
     for rel in RECORDINGS:
         clip = load_clip(Path(args.shared) / "realdata" / rel, cfg)
         bank = compute_bank(clip, cfg, separation="none")
-        x = at_level(bank.samples, loud_db=float(bank.loudness.loud_level_db), target_db=tp.input_loud_level_dbfs)
+        x = at_level(bank.samples, loud_db=float(bank.loudness.loud_level_db), target_db=tp.audio.input_loud_level_dbfs)
         secs = x.size / bank.sr
         for what, fn in _runs(x, bank.sr, cfg).items():
             fn()  # warm

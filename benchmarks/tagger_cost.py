@@ -137,11 +137,11 @@ def main() -> None:
     from timingbench.audio import load_clip
     from timingbench.cli import main as cli
     from timingbench.config import load_config
+    from timingbench.features import get_bank
+    from timingbench.features.bank import log_mel as bank_log_mel
     from timingbench.models.family_net_infer import run_network
     from timingbench.models.tagger import RESAMPLE_QUALITY, tagger_columns, tagger_for
     from timingbench.models.tagger_frontend import MODEL_SR, log_mel
-    from timingbench.features import get_bank
-    from timingbench.features.bank import log_mel as bank_log_mel
 
     default_threads = torch.get_num_threads()
     cfg = load_config()

@@ -13,6 +13,9 @@ from scipy.stats import mannwhitneyu
 
 from timingbench.config import Config
 from timingbench.errors import ParameterError
+from timingbench.identity.evidence import FamilyEvidence
+from timingbench.identity.providers import family_evidence
+from timingbench.identity.rules import family_rise, trained_verdict
 from timingbench.identity.training import dataset as ds
 from timingbench.identity.training.layouts import sample_layout
 from timingbench.identity.training.metrics import auc, probes_from_labels
@@ -32,9 +35,6 @@ from timingbench.identity.training.targets import (
     presence_targets,
 )
 from timingbench.models.family_net import FamilyNet, NetShape, load_weights, save_weights
-from timingbench.identity.evidence import FamilyEvidence
-from timingbench.identity.providers import family_evidence
-from timingbench.identity.rules import family_rise, trained_verdict
 
 FLUID = Path("/usr/share/sounds/sf2/FluidR3_GM.sf2")
 needs_fluid = pytest.mark.skipif(not FLUID.is_file() or not shutil.which("fluidsynth"),

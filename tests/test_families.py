@@ -47,9 +47,9 @@ def test_the_order_is_the_shipped_networks() -> None:
 
 
 def test_back_compatible_names_are_the_registry() -> None:
-    from timingbench.identity.training.programs import FAMILIES
     from timingbench.families import FAMILY_NAMES
     from timingbench.families import FAMILY_NAMES as RENDERED
+    from timingbench.identity.training.programs import FAMILIES
     from timingbench.prompts import EVENT_FAMILIES, STEM_FAMILIES, TONAL_FAMILIES
 
     assert FAMILY_NAMES == FAMILIES == RENDERED == families.FAMILY_NAMES

@@ -13,8 +13,8 @@ from timingbench.errors import ConfigError, ParameterError
 from timingbench.scoring import DetectorParams
 
 PKG = Path(__file__).resolve().parents[1] / "timingbench"
-#: Modules the family-evidence work replaces; they keep their model caches until then.
-ELSEWHERE = {"identity/providers.py", "models/family_net_infer.py", "evidence/kits.py", "identity/rules.py"}
+#: Modules that keep a process-wide cache of a loaded model or sample set (read-only data, no constant).
+ELSEWHERE = {"identity/providers.py", "models/family_net_infer.py", "render/kits.py"}
 
 
 def _variant(config: Config, section: str) -> Config | None:

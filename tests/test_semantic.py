@@ -212,7 +212,7 @@ def test_bank_caches_the_curves_under_a_versioned_key(config: Config, tone: np.n
     assert key.startswith("semantic:musicnn:")
     np.testing.assert_array_equal(a.curves["piano"], b.curves["piano"])
     # the key is a digest of what the curves depend on: the input level is part of it
-    louder = config.with_value("semantic.input_loud_level_dbfs", config.params.semantic.input_loud_level_dbfs + 6.0)
+    louder = config.with_value("audio.input_loud_level_dbfs", config.params.audio.input_loud_level_dbfs + 6.0)
     family_evidence(bank, sr=44100, semantic=louder.params.semantic, evidence_params=louder.params.evidence,
                     audio=louder.params.audio)
     assert bank.calls == 2 and len(bank.cache) == 2

@@ -191,7 +191,7 @@ def test_the_presence_is_on_the_evidence_grid_and_read_on_the_mix(config):
     assert p.singing.shape == p.speech.shape == grid.shape
     assert p.frame_times.size == p.frame_singing.size == p.frame_music.size
     assert p.source == "mix" and p.model.startswith("fireredvad_aed.onnx sha256:4ec27ccd")
-    assert p.disclosure()["input_loud_level_dbfs"] == config.params.tagger.input_loud_level_dbfs
+    assert p.disclosure()["input_loud_level_dbfs"] == config.params.audio.input_loud_level_dbfs
 
 
 def test_the_frames_are_cached_with_the_bank_under_the_model_digest(config, tmp_path, monkeypatch):

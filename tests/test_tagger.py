@@ -17,6 +17,7 @@ from timingbench.cli import build_parser
 from timingbench.commands.score_cmd import scoring_config
 from timingbench.config import Config, load_config
 from timingbench.errors import ConfigError, ModelUnavailableError, ParameterError
+from timingbench.features import compute_bank
 from timingbench.models.tagger import (
     COLUMN_S,
     SHIPPED_WEIGHTS,
@@ -31,7 +32,6 @@ from timingbench.models.tagger import (
 )
 from timingbench.models.tagger_frontend import MODEL_SR, log_mel
 from timingbench.models.tagger_model import AudioTagger, FoldedTagger, TaggerShape, build_tagger
-from timingbench.features import compute_bank
 
 SHIPPED_SHA256 = "899a8c6217063f6941793102a2780b3dd788ab11fce468d9cf5f0577c453321c"
 #: The reference outputs beside the repository (CI has shared/ there) and their copy in tests/data.
@@ -346,11 +346,12 @@ def test_bank_tagger_is_memoised_under_the_weights_digest_and_the_params(params)
     y = np.random.default_rng(3).standard_normal(44100 * 3).astype(np.float32) * 0.1
     bank = _Bank(y, 44100)
     key = bank_key(params)
-    assert key == f"tagger:{SHIPPED_SHA256[:16]}:chunk32:context40:level{params.input_loud_level_dbfs:g}"
+    assert key == f"tagger:{SHIPPED_SHA256[:16]}:chunk32:context40:level{params.audio.input_loud_level_dbfs:g}"
     first = bank_tagger(bank, params)
     again = bank_tagger(bank, params)
     assert bank.computed == [key] and np.array_equal(again.logits, first.logits)
-    direct = tagger_columns(at_level(y, loud_db=bank.loudness.loud_level_db, target_db=params.input_loud_level_dbfs),
+    level = params.audio.input_loud_level_dbfs
+    direct = tagger_columns(at_level(y, loud_db=bank.loudness.loud_level_db, target_db=level),
                             44100, params)
     assert np.array_equal(first.logits, direct.logits) and first.weights == direct.weights
     assert first.labels == audioset_labels() and first.logits.shape == (527, 10)

@@ -145,9 +145,9 @@ def test_curves_are_computed_when_read_and_only_then(bank, config: Config,  # ty
 
 
 def test_a_family_read_alone_equals_every_family_read_together(bank, config: Config) -> None:  # type: ignore[no-untyped-def]
-    from timingbench.models.tagger import bank_tagger
     from timingbench.identity.presence_curves import change_curves, group_presence
     from timingbench.identity.tagger import tagger_evidence
+    from timingbench.models.tagger import bank_tagger
 
     sec = dataclasses.replace(config.params.evidence, design_by_family={f: "tagger" for f in FAMILY_NAMES})
     classes, nonmusic_classes, _ = tagger_tables(config.params.families)

@@ -443,7 +443,7 @@ def test_tempo_check_with_renderer(tmp_path: Path) -> None:
 
 
 def test_estimate_is_gain_invariant(config: Config) -> None:
-    # the beat network's input is level-normalised (tempo.input_loud_level_dbfs)
+    # the beat network's input is level-normalised (audio.input_loud_level_dbfs)
     x = drum_pattern(bpm=97.3, duration_s=12.0)
     ests = [estimate_tempo((x * g).astype(np.float32), sr=SR, tempo=config.params.tempo,
                            audio=config.params.audio).estimate_bpm

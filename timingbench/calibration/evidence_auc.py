@@ -26,8 +26,8 @@ from timingbench.annotation_io import load_annotations
 from timingbench.calibration.evaluate import default_prompts_path, load_corpus
 from timingbench.choices import DEFAULT_FAMILY_EVIDENCE
 from timingbench.config import Config
-from timingbench.identity.training.metrics import Probe, auc_table
 from timingbench.identity.rules import gate_score
+from timingbench.identity.training.metrics import Probe, auc_table
 from timingbench.runner import ScoreOptions
 
 

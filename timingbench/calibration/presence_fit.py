@@ -29,8 +29,8 @@ from typing import Any
 
 import numpy as np
 
-from timingbench.calibration.evaluate import corpus_candidates
 from timingbench.calibration.dev_corpora import DevCorpus
+from timingbench.calibration.evaluate import corpus_candidates
 from timingbench.config import Config
 from timingbench.families import judging_every_family
 from timingbench.identity.decide import judged_by_presence

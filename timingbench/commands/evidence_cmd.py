@@ -150,9 +150,9 @@ def run_train(args: argparse.Namespace) -> int:
     from timingbench.identity.training.arrays import ArraySet, open_arrays
     from timingbench.identity.training.dataset import training_sources
     from timingbench.identity.training.train import TrainParams, plot_curve, train_model
-    from timingbench.models.family_net_infer import reference_outputs
-    from timingbench.models.family_net import save_weights
     from timingbench.jsonio import write_json
+    from timingbench.models.family_net import save_weights
+    from timingbench.models.family_net_infer import reference_outputs
 
     cfg = load_config(args.config)
     sources = training_sources([*args.data, args.dev])
@@ -198,9 +198,9 @@ def run_eval(args: argparse.Namespace) -> int:
     from timingbench.identity.training.dataset import load_dataset, read_manifest
     from timingbench.identity.training.evaluate import evaluate_dataset
     from timingbench.identity.training.metrics import format_table
-    from timingbench.models.family_net_infer import WEIGHTS
-    from timingbench.models.family_net import Ensemble, load_weights
     from timingbench.jsonio import write_json
+    from timingbench.models.family_net import Ensemble, load_weights
+    from timingbench.models.family_net_infer import WEIGHTS
 
     cfg = with_tagger_weights_from(args, load_config(args.config))
     if args.annotations is not None:

@@ -88,7 +88,7 @@ def track_beats(samples: npt.NDArray[np.floating], *, sr: int, tempo: TempoParam
     x = x.astype(np.float32)
     if sr != MADMOM_SR:
         x = soxr.resample(x, sr, MADMOM_SR, quality="VHQ").astype(np.float32)
-    x = level_normalised(x, sr=MADMOM_SR, loud_dbfs=tempo.input_loud_level_dbfs,
+    x = level_normalised(x, sr=MADMOM_SR, loud_dbfs=tempo.audio.input_loud_level_dbfs,
                          frame_s=audio.level_frame_s, percentile=audio.level_percentile)
     fps = int(tempo.beat_fps)
     act = np.asarray(_rnn(fps, int(tempo.intra_op_num_threads))(x), dtype=np.float32)

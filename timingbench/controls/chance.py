@@ -1,6 +1,6 @@
 """The chance control of control adherence: the same metric against time-shifted controls.
 
-A clip's controls are shifted circularly in time by ``controls.chance_draws`` random
+A clip's controls are shifted circularly in time by ``chance.draws`` random
 offsets drawn uniformly from ``[controls.chance_min_shift_s, span - chance_min_shift_s]``
 (``span`` the clip's instructed duration): times move to ``(t + shift) mod span``, curves
 rotate by the shift rounded to whole frames, chords move with their boundaries (a chord

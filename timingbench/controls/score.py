@@ -24,7 +24,7 @@ from timingbench.controls.schema import Controls
 from timingbench.errors import ParameterError
 from timingbench.params.analysis import AudioParams, FeaturesParams
 from timingbench.params.controls import ControlsParams
-from timingbench.params.detectors import PercussionParams, TempoParams
+from timingbench.params.detectors import ChanceParams, PercussionParams, TempoParams
 
 if TYPE_CHECKING:
     from timingbench.features.bank import FeatureBank
@@ -48,7 +48,9 @@ class ControlSections:
     Attributes
     ----------
     controls : ControlsParams
-        Scoring windows, chance draws, melody and drum constants.
+        Scoring windows, the chance shifts' seed and range, melody and drum constants.
+    chance : ChanceParams
+        ``chance.draws``: the number of chance re-scorings, as for events.
     tempo : TempoParams
         The beat tracker's constants (beats and downbeats).
     audio : AudioParams
@@ -60,6 +62,7 @@ class ControlSections:
     """
 
     controls: ControlsParams
+    chance: ChanceParams
     tempo: TempoParams
     audio: AudioParams
     percussion: PercussionParams
@@ -69,7 +72,8 @@ class ControlSections:
     def of(cls, config: Config) -> ControlSections:
         """The sections of ``config``."""
         p = config.params
-        return cls(controls=p.controls, tempo=p.tempo, audio=p.audio, percussion=p.percussion, features=p.features)
+        return cls(controls=p.controls, chance=p.chance, tempo=p.tempo, audio=p.audio, percussion=p.percussion,
+                   features=p.features)
 
 
 def tracked_beats(bank: FeatureBank, *, tempo: TempoParams, audio: AudioParams,
@@ -77,7 +81,7 @@ def tracked_beats(bank: FeatureBank, *, tempo: TempoParams, audio: AudioParams,
     """Tracked beats and downbeats of a clip, computed once per bank and kept with it."""
     c, t = controls, tempo
     key = (f"controls-beats-{t.beat_fps}-{t.min_bpm}-{t.max_bpm}-{t.dbn_transition_lambda}-"
-           f"{t.dbn_observation_lambda}-{t.dbn_correct}-{t.input_loud_level_dbfs}-{list(c.beats_per_bar)}")
+           f"{t.dbn_observation_lambda}-{t.dbn_correct}-{t.audio.input_loud_level_dbfs}-{list(c.beats_per_bar)}")
     return bank.derived(key, lambda bk: _beats.track_beats(bk.samples, sr=bk.sr, tempo=t, audio=audio,
                                                              controls=c))  # type: ignore[no-any-return]
 
@@ -140,7 +144,7 @@ def score_controls(bank: FeatureBank, controls: Controls, sections: ControlSecti
     def shifts(name: str) -> F64:
         if not with_chance:
             return np.empty(0)
-        return _chance.draw_shifts(span_s=span_s, draws=c.chance_draws, min_shift_s=c.chance_min_shift_s,
+        return _chance.draw_shifts(span_s=span_s, draws=sections.chance.draws, min_shift_s=c.chance_min_shift_s,
                                    seed=c.chance_seed, key=f"{key}/{name}")
 
     def wrap(t: F64, s: float) -> F64:

@@ -175,7 +175,7 @@ def beat_times(
     if sr != MADMOM_SR:
         x = soxr.resample(x, sr, MADMOM_SR, quality="VHQ").astype(np.float32)
     # madmom's log spectrogram is not gain-invariant: feed it the clip at a fixed loud level
-    x = level_normalised(x, sr=MADMOM_SR, loud_dbfs=tempo.input_loud_level_dbfs,
+    x = level_normalised(x, sr=MADMOM_SR, loud_dbfs=tempo.audio.input_loud_level_dbfs,
                          frame_s=audio.level_frame_s,
                          percentile=audio.level_percentile)
     rnn = _rnn_processor(tempo.beat_fps, tempo.num_threads, tempo.intra_op_num_threads)

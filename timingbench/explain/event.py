@@ -23,9 +23,9 @@ from timingbench.choices import DEFAULT_FAMILY_EVIDENCE
 from timingbench.config import Config, load_config
 from timingbench.convert import round_time
 from timingbench.errors import TimingbenchError
-from timingbench.models.tagger import with_tagger_weights
 from timingbench.explain.results import ResultsFolder, recorded_path
 from timingbench.explain.thresholds import GateCheck, gate_checks
+from timingbench.models.tagger import with_tagger_weights
 from timingbench.prompts import Prompt, load_prompts, match_clips
 from timingbench.runner import ScoreOptions, family_evidence_for
 from timingbench.scoring import DetectorParams, run_detector, score_event, search_window

@@ -49,8 +49,8 @@ from timingbench.config import digest
 from timingbench.convert import frame_period_s
 from timingbench.errors import ModelUnavailableError, ParameterError
 from timingbench.families import FAMILY_NAMES
-from timingbench.models.musicnn import WEIGHTS_PATH
 from timingbench.identity.evidence import FamilyEvidence
+from timingbench.models.musicnn import WEIGHTS_PATH
 
 if TYPE_CHECKING:
     from timingbench.features.bank import FeatureBank
@@ -234,7 +234,7 @@ def provider_evidence(
                                nonmusic_classes=nonmusic, exempt=exempt)
     sec = semantic
     hop_s = sec.hop_s
-    y = level_normalised(y, sr=int(sr), loud_dbfs=sec.input_loud_level_dbfs, frame_s=audio.level_frame_s,
+    y = level_normalised(y, sr=int(sr), loud_dbfs=sec.audio.input_loud_level_dbfs, frame_s=audio.level_frame_s,
                          percentile=audio.level_percentile)
     paper_exempt = dict(sec.exempt_families or {})
     # the raw curves depend on the whole semantic section (input level included), the
@@ -316,8 +316,8 @@ def tagger_tables(families: FamiliesParams) -> tuple[dict[str, tuple[str, ...]],
 
 def _trained(bank: FeatureBank, sec: EvidenceParams) -> FamilyEvidence:
     """Evidence of the shipped family evidence network (needs a feature bank)."""
-    from timingbench.models.family_net_infer import bank_outputs
     from timingbench.families import FAMILY_NAMES as FAMILIES
+    from timingbench.models.family_net_infer import bank_outputs
 
     if bank is None:
         raise ParameterError("the trained family evidence reads a feature bank's log-mel; pass a bank, not samples")

@@ -7,7 +7,7 @@ read
 
 - on the **vocals stem** when the clip's separation backend is ``demucs`` (every demucs model
   has one), scaled by the gain that brings the mix's loud level to
-  ``tagger.input_loud_level_dbfs`` (so a stem holding only separation residue stays quiet);
+  ``audio.input_loud_level_dbfs`` (so a stem holding only separation residue stays quiet);
 - on the **mix** otherwise, brought to that loud level (the detector's log-mel front end
   reads int16-scaled samples and is not gain-invariant).
 
@@ -64,7 +64,7 @@ class VocalsPresence:
     model : str
         The model file's name and the start of its SHA-256.
     level_dbfs : float
-        The loud level the mix was brought to (``tagger.input_loud_level_dbfs``).
+        The loud level the mix was brought to (``audio.input_loud_level_dbfs``).
     """
 
     times: F64
@@ -110,7 +110,7 @@ def frames_key(bank: FeatureBank, config: Config, *, stem_model: str | None) -> 
     model = checked_file(MODEL_PATH, p.model_sha256, what="ONNX model")[:16]
     cmvn = checked_file(CMVN_PATH, p.cmvn_sha256, what="CMVN statistics")[:16]
     where = "mix" if stem_model is None else f"stem-{VOCALS_STEM}-{stem_model}"
-    level = config.params.tagger.input_loud_level_dbfs
+    level = config.params.audio.input_loud_level_dbfs
     return f"singing:{model}:{cmvn}:level{level:g}:{where}"
 
 
@@ -128,11 +128,11 @@ def bank_singing(bank: FeatureBank, config: Config) -> dict[str, Any]:
     ModelUnavailableError
         If the model cannot be read, or the vocals stem cannot be separated.
     """
-    from timingbench.models.tagger import at_level
     from timingbench.models.singing import MODEL_PATH, singing_frames
+    from timingbench.models.tagger import at_level
 
     stem_model = source_of(bank)
-    target = float(config.params.tagger.input_loud_level_dbfs)
+    target = float(config.params.audio.input_loud_level_dbfs)
     params = config.params.singing
 
     def compute(b: FeatureBank) -> dict[str, Any]:
@@ -189,7 +189,7 @@ def vocals_presence(bank: FeatureBank, config: Config) -> VocalsPresence:
     bank : FeatureBank
         The clip's feature bank (its samples, its vocals stem when separated by demucs).
     config : Config
-        Reads ``singing``, ``tagger.input_loud_level_dbfs`` and ``evidence.frame_stride``.
+        Reads ``singing``, ``audio.input_loud_level_dbfs`` and ``evidence.frame_stride``.
 
     Returns
     -------
@@ -213,7 +213,7 @@ def vocals_presence(bank: FeatureBank, config: Config) -> VocalsPresence:
     return VocalsPresence(times=grid, singing=on_grid(ft, z["singing"], grid), speech=on_grid(ft, z["speech"], grid),
                           frame_times=ft, frame_singing=z["singing"], frame_speech=z["speech"],
                           frame_music=z["music"], source=str(entry["source"]), model=str(entry["model"]),
-                          level_dbfs=float(config.params.tagger.input_loud_level_dbfs))
+                          level_dbfs=float(config.params.audio.input_loud_level_dbfs))
 
 
 def prompt_presence(bank: FeatureBank, families: Iterable[str], config: Config) -> dict[str, Any] | None:

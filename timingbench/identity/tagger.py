@@ -27,8 +27,8 @@ import numpy as np
 import numpy.typing as npt
 
 from timingbench.errors import ConfigError, ModelUnavailableError
-from timingbench.identity.presence_curves import change_curves, frame_presence, group_logits, group_presence
 from timingbench.identity.evidence import FamilyEvidence, LazyCurves
+from timingbench.identity.presence_curves import change_curves, frame_presence, group_logits, group_presence
 
 if TYPE_CHECKING:
     from timingbench.features.bank import FeatureBank

@@ -20,7 +20,7 @@ per-frame probabilities are returned as they are, unsmoothed. Frame ``k`` spans 
 
 The front end is not gain-invariant (log mel of int16-scaled samples): callers bring the
 input to one loud level first (:mod:`timingbench.identity.singing` does, at the tagger's
-``tagger.input_loud_level_dbfs``).
+``audio.input_loud_level_dbfs``).
 
 The model and the statistics are checked against their SHA-256 (``singing.model_sha256``,
 ``singing.cmvn_sha256``) before they are read; a missing or corrupt file raises

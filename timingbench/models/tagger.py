@@ -35,8 +35,8 @@ import numpy as np
 import numpy.typing as npt
 
 from timingbench.errors import ModelUnavailableError, ParameterError
-from timingbench.models.tagger_frontend import COLUMN_FRAMES, HOP, MODEL_SR, PAD, log_mel, n_frames
 from timingbench.memo import process_cache
+from timingbench.models.tagger_frontend import COLUMN_FRAMES, HOP, MODEL_SR, PAD, log_mel, n_frames
 from timingbench.packaged import data_path
 from timingbench.params.tagger import TaggerParams
 
@@ -530,12 +530,13 @@ def bank_key(params: TaggerParams) -> str:
     """
     path, sha = weights_of(params)
     chunk, context = _grid(params)
-    return f"tagger:{_check_file(path, sha)[:16]}:chunk{chunk}:context{context}:level{params.input_loud_level_dbfs:g}"
+    level = params.audio.input_loud_level_dbfs
+    return f"tagger:{_check_file(path, sha)[:16]}:chunk{chunk}:context{context}:level{level:g}"
 
 
 def bank_tagger(bank: Any, params: TaggerParams) -> TaggerColumns:
     """:func:`tagger_columns` of a clip's feature bank (``bank.samples`` at ``bank.sr``, scaled so that
-    the clip's loud level ``bank.loudness.loud_level_db`` sits at ``tagger.input_loud_level_dbfs``:
+    the clip's loud level ``bank.loudness.loud_level_db`` sits at ``audio.input_loud_level_dbfs``:
     the tagger's log-mel front end is not gain-invariant), memoised in the bank and its cache under
     :func:`bank_key`.
 
@@ -546,7 +547,7 @@ def bank_tagger(bank: Any, params: TaggerParams) -> TaggerColumns:
     """
     def compute(b: Any) -> dict[str, Any]:
         return _to_entry(tagger_columns(at_level(b.samples, loud_db=float(b.loudness.loud_level_db),
-                                                 target_db=params.input_loud_level_dbfs), b.sr, params))
+                                                 target_db=params.audio.input_loud_level_dbfs), b.sr, params))
 
     return _from_entry(bank.derived(bank_key(params), compute))
 

@@ -38,9 +38,16 @@ class AudioParams(Params):
     level_percentile : float
         level normalisation: the loud level is the 95th percentile of the frame RMS, as the feature
         bank's loud_percentile (convention)
+    input_loud_level_dbfs : float
+        every model whose front end is not gain-invariant (madmom's beat tracker, the taggers, the
+        singing detector) reads its input brought to one loud level: the clip's 95th-percentile
+        frame RMS at -14 dBFS, a typical mastered level, so no verdict moves with the mastering
+        level (convention)
     """
 
     SECTION = "audio"
+    #: Embedded in the sets of the models it levels (``tempo``, ``semantic``, ``tagger``): one reference.
+    OWN_SECTION = True
 
     sample_rate_hz: int
     analysis_window_s: float
@@ -49,6 +56,7 @@ class AudioParams(Params):
     min_sample_rate_hz: int
     level_frame_s: float
     level_percentile: float
+    input_loud_level_dbfs: float
 
 
 @register
@@ -176,21 +184,21 @@ class SeparationParams(Params):
     dsp_bass_cutoff_hz : float
         dsp fallback: harmonic energy below 250 Hz is routed to the bass stem (convention)
     onnx_threads : int
-        htdemucs ONNX export: one onnxruntime intra-op thread per scoring process; --jobs
-        gives the parallelism, and a fixed count keeps the stems the same whatever --jobs
-        (benchmarks/separation_speed.py: 2 threads cost more CPU-s per audio second for less
-        wall time) (calibrated)
+        htdemucs ONNX export: one onnxruntime intra-op thread per scoring process; --jobs gives the
+        parallelism, and a fixed count keeps the stems the same whatever --jobs
+        (benchmarks/separation_speed.py: 2 threads cost more CPU-s per audio second for less wall
+        time) (calibrated)
     onnx_cpu_arena : bool
-        htdemucs ONNX export: onnxruntime's CPU memory arena off: on, 0.69 CPU-s per audio
-        second but 4.1 GB peak, over the 4 GB a scoring process may take
-        (benchmarks/separation_speed.py, benchmarks/RESULTS.md) (calibrated)
+        htdemucs ONNX export: onnxruntime's CPU memory arena off: on, 0.69 CPU-s per audio second
+        but 4.1 GB peak, over the 4 GB a scoring process may take (benchmarks/separation_speed.py,
+        benchmarks/RESULTS.md) (calibrated)
     onnx_memory_pattern : bool
-        htdemucs ONNX export: pre-planned memory patterns on: 0.95 CPU-s per audio second
-        and 3.2 GB peak against 1.15 and 2.8 GB off (less allocation churn; identical stems;
+        htdemucs ONNX export: pre-planned memory patterns on: 0.95 CPU-s per audio second and 3.2 GB
+        peak against 1.15 and 2.8 GB off (less allocation churn; identical stems;
         benchmarks/separation_speed.py, benchmarks/RESULTS.md) (calibrated)
     onnx_spinning : bool
-        htdemucs ONNX export: idle onnxruntime threads sleep instead of spinning, which only
-        burns CPU time (benchmarks/separation_speed.py) (calibrated)
+        htdemucs ONNX export: idle onnxruntime threads sleep instead of spinning, which only burns
+        CPU time (benchmarks/separation_speed.py) (calibrated)
     """
 
     SECTION = "separation"
@@ -214,10 +222,9 @@ class SemanticParams(Params):
 
     Attributes
     ----------
-    input_loud_level_dbfs : float
-        tagger input is scaled so the clip's loud level (95th pct frame RMS) sits at -14 dBFS, a
-        typical mastered level: the taggers' log front ends are not gain-invariant, scoring must be
-        (convention)
+    audio : AudioParams
+        the ``audio`` section, whose ``input_loud_level_dbfs`` is the one loud level every model
+        input is brought to (its own section)
     hop_s : float
         evidence windows every 0.5 s: the same order as the on-time tolerance, 6x overlap of the 3 s
         musicnn patch (convention)
@@ -265,7 +272,7 @@ class SemanticParams(Params):
 
     SECTION = "semantic"
 
-    input_loud_level_dbfs: float
+    audio: AudioParams
     hop_s: float
     clap_window_s: float
     clap_dir: str | None

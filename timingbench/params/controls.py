@@ -73,9 +73,6 @@ class ControlsParams(Params):
     chord_vocabulary : str
         madmom's deep-chroma chord recogniser (Korzeniowski and Widmer 2016) resolves 24 major/minor
         triads and no-chord; scored with mir_eval.chord.majmin (convention)
-    chance_draws : int
-        as chance.draws for events (paper Sec. IV-E): 16 re-scorings against time-shifted controls
-        (convention)
     chance_seed : int
         fixed seed so the controls' chance control is reproducible (convention)
     chance_min_shift_s : float
@@ -140,7 +137,6 @@ class ControlsParams(Params):
     melody_prior_centre_midi: float
     melody_prior_width_semitones: float
     chord_vocabulary: str
-    chance_draws: int
     chance_seed: int
     chance_min_shift_s: float
     render_dynamics_hop_s: float
@@ -170,5 +166,3 @@ class ControlsParams(Params):
         if self.chord_vocabulary != "majmin":
             raise ConfigError("constant 'controls.chord_vocabulary' field 'value' must be 'majmin' "
                               "(the recogniser resolves major/minor triads only)")
-        if self.chance_draws < 1:
-            raise ConfigError("constant 'controls.chance_draws' field 'value' must be at least 1")

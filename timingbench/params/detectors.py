@@ -8,6 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from timingbench.errors import ConfigError
+from timingbench.params.analysis import AudioParams
 from timingbench.params.base import Params, register
 
 
@@ -91,9 +92,9 @@ class TempoParams(Params):
         MIREX octave-equivalent factors {1/3,1/2,1,2,3} (convention)
     ibi_trim_pct : list[float]
         paper Sec. IV-B: inter-beat intervals trimmed to the 5-95th percentile range (convention)
-    input_loud_level_dbfs : float
-        beat-tracker input is scaled so the clip's loud level (95th pct frame RMS) sits at -14 dBFS:
-        madmom's log spectrogram is not gain-invariant, the estimate must be (convention)
+    audio : AudioParams
+        the ``audio`` section, whose ``input_loud_level_dbfs`` is the one loud level every model
+        input is brought to (its own section)
     min_bpm : float
         DBN tempo range floor: below the 50 BPM benchmark floor so half-time renderings near it stay
         in range (convention)
@@ -162,7 +163,7 @@ class TempoParams(Params):
     ladder_pct: list[float]
     octave_factors: list[float]
     ibi_trim_pct: list[float]
-    input_loud_level_dbfs: float
+    audio: AudioParams
     min_bpm: float
     max_bpm: float
     beat_fps: int

@@ -12,6 +12,7 @@ import re
 from dataclasses import dataclass
 
 from timingbench.errors import ConfigError
+from timingbench.params.analysis import AudioParams
 from timingbench.params.base import Params, register
 
 _SHA256 = re.compile(r"[0-9a-f]{64}")
@@ -44,10 +45,9 @@ class TaggerParams(Params):
         applied to the column embeddings averaged over 0.96 s (3 columns): compared on the real
         corpus's dev split against single columns (1) and 1.92 s (6), on-time entrances and exits
         located by the presence step 20/72 against 12/72 and 16/72 (calibrated)
-    input_loud_level_dbfs : float
-        tagger input is scaled so the clip's loud level (the bank's 95th percentile frame RMS) sits
-        at -14 dBFS, as the other taggers' input: the log-mel front end is not gain-invariant, and a
-        judged family's verdict must not move with the mastering level (convention)
+    audio : AudioParams
+        the ``audio`` section, whose ``input_loud_level_dbfs`` is the one loud level every model
+        input is brought to (its own section)
     threads : int
         torch intra-op threads inside a tagger call (restored after it); 1 so --jobs workers do not
         oversubscribe the cores, as tempo.intra_op_num_threads (convention)
@@ -60,7 +60,7 @@ class TaggerParams(Params):
     chunk_s: float
     context_s: float
     presence_pool_s: float
-    input_loud_level_dbfs: float
+    audio: AudioParams
     threads: int
 
     def validate(self) -> None:

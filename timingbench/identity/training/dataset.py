@@ -16,7 +16,8 @@ noise), mixes, and stores per clip:
   mix's loudest frame.
 
 ``timingbench evidence make-data`` then writes the folder's memory-mapped training arrays
-(:mod:`timingbench.identity.training.arrays`). To keep FluidSynth's start-up cost out of the loop, the stems of one family
+(:mod:`timingbench.identity.training.arrays`). To keep FluidSynth's start-up cost out of the loop, the stems of one
+family
 under one soundfont are rendered as one long MIDI timeline (clips laid end to end with a silent
 gap that lets release tails die out) and cut apart afterwards.
 
@@ -49,6 +50,16 @@ import soundfile as sf
 
 from timingbench.config import Config
 from timingbench.errors import ConfigError, ParameterError
+from timingbench.features import spectral as _sp
+from timingbench.features.bank import log_mel as bank_log_mel
+from timingbench.identity.training.layouts import HARD_NEGATIVE_P, ClipLayout, sample_layout
+from timingbench.identity.training.programs import (
+    DEFAULT_CHOIR_FAMILY,
+    FAMILIES,
+    check_choir_family,
+    programs_for,
+)
+from timingbench.params.generation import RenderParams
 from timingbench.render.kits import (
     FREEPATS_CFG,
     available_programs,
@@ -58,16 +69,6 @@ from timingbench.render.kits import (
     render_hydrogen,
     render_timidity,
 )
-from timingbench.identity.training.layouts import HARD_NEGATIVE_P, ClipLayout, sample_layout
-from timingbench.identity.training.programs import (
-    DEFAULT_CHOIR_FAMILY,
-    FAMILIES,
-    check_choir_family,
-    programs_for,
-)
-from timingbench.features import spectral as _sp
-from timingbench.features.bank import log_mel as bank_log_mel
-from timingbench.params.generation import RenderParams
 from timingbench.render.synth import render_midi
 
 SR = 44100

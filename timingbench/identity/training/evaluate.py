@@ -22,12 +22,12 @@ import numpy.typing as npt
 import torch
 
 from timingbench.config import Config
+from timingbench.identity.rules import array_side_levels, change_near, gate_score
 from timingbench.identity.training.metrics import Probe, auc, auc_table, logit, probes_from_labels, round4
 from timingbench.identity.training.programs import FAMILIES
 from timingbench.identity.training.targets import presence_targets
-from timingbench.models.family_net_infer import output_times
 from timingbench.models.family_net import EvidenceNet
-from timingbench.identity.rules import array_side_levels, change_near, gate_score
+from timingbench.models.family_net_infer import output_times
 
 
 def predict(model: EvidenceNet, logmel: npt.NDArray[Any], batch: int = 16) -> dict[str, npt.NDArray[np.float64]]:

@@ -15,6 +15,7 @@ from timingbench.calibration.sweep import compare_rows, direction, run_sweep, sw
 from timingbench.cli import main
 from timingbench.config import load_config
 from timingbench.features import bank_build_count
+from timingbench.params.sets import field_value
 from timingbench.runner import ScoreOptions
 
 OPTS = ScoreOptions(separation="dsp", family_evidence="none", chance=False)
@@ -155,3 +156,18 @@ def test_cli_commands(corpus_dir, tmp_path, capsys):
     rep = json.loads((tmp_path / "g" / "gain_check.json").read_text())
     assert all(v["n_verdict_changes"] == 0 for v in rep["by_gain"].values())
     assert all(v["max_shift_frames"] <= 1.0 for v in rep["by_gain"].values())
+
+
+def test_presence_tables_are_swept_as_a_whole(config):
+    from timingbench.calibration.sweep import scaled
+
+    keys = sweepable(config)
+    assert "presence.entry_min_step_by_family" in keys and "presence.exit_min_step_by_family" in keys
+    table = field_value(config, "presence.entry_min_step_by_family")
+    up = scaled(table, 1.2)
+    assert set(up) == set(table)
+    assert all(up[f] == (None if v is None else v * 1.2) for f, v in table.items())
+    assert scaled({"stems": {"default": 10.0, "bass": None}}, 0.5) == {"stems": {"default": 5.0, "bass": None}}
+    # the variant loads: a table perturbation is a configuration like any other
+    variant = config.with_value("presence.entry_min_step_by_family", up)
+    assert variant.params.presence.entry_min_step_by_family == up

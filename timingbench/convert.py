@@ -144,6 +144,16 @@ def frame_period_s(*, sr: float, hop: int) -> float:
     return hop / sr
 
 
+def grid_hop_s(times_s: npt.ArrayLike, *, default: float = 1.0) -> float:
+    """The spacing of a grid given by its frame times: the median step, in seconds.
+
+    The one hop estimate of the curves read at their own times (the evidence grids, the
+    presence columns). ``default`` when the grid holds fewer than two frames.
+    """
+    t = np.asarray(times_s, dtype=np.float64)
+    return float(np.median(np.diff(t))) if t.size > 1 else float(default)
+
+
 def round_time(t: npt.ArrayLike) -> npt.NDArray[np.float64]:
     """Round seconds to :data:`TIME_DECIMALS` decimals before a tolerance comparison."""
     return np.asarray(np.round(np.asarray(t, dtype=np.float64), TIME_DECIMALS), dtype=np.float64)

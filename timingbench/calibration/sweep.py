@@ -65,14 +65,41 @@ def compare_rows(base: list[dict[str, Any]], var: list[dict[str, Any]]) -> dict[
     return {**counts, "events": out}
 
 
+def _numeric_table(v: Any) -> bool:
+    """A per-family table (nested dicts) whose entries are all numbers or null, at least one a number."""
+    leaves: list[Any] = []
+
+    def walk(x: Any) -> bool:
+        if isinstance(x, dict):
+            return all(walk(y) for y in x.values())
+        if x is None or (isinstance(x, int | float) and not isinstance(x, bool)):
+            leaves.append(x)
+            return True
+        return False
+
+    return isinstance(v, dict) and walk(v) and any(x is not None for x in leaves)
+
+
+def scaled(value: Any, factor: float) -> Any:
+    """``value`` times ``factor``: a number, or every number of a per-family table (null entries stay null)."""
+    if isinstance(value, dict):
+        return {k: scaled(v, factor) for k, v in value.items()}
+    return None if value is None else value * factor
+
+
 def sweepable(config: Config) -> list[str]:
-    """Calibrated and few-shot numeric constants of the detectors."""
+    """Calibrated and few-shot constants of the detectors: numbers, and per-family tables of numbers.
+
+    A table (``presence.entry_min_step_by_family``) is perturbed as a whole: every entry scaled
+    by the same factor, or the table switched off.
+    """
     keys = []
     for k in config.keys(provenance=("calibrated", "few_shot")):
         v = field_value(config, k)
-        if k.split(".", 1)[0] in NOT_SWEPT or isinstance(v, bool) or not isinstance(v, int | float):
+        if k.split(".", 1)[0] in NOT_SWEPT or isinstance(v, bool):
             continue
-        keys.append(k)
+        if isinstance(v, int | float) or _numeric_table(v):
+            keys.append(k)
     return keys
 
 
@@ -117,7 +144,7 @@ def run_sweep(
     const_rows = []
     for i, (key, f) in enumerate(jobs):
         v0 = field_value(config, key)
-        cfg = config.with_disabled(key) if f is None else config.with_value(key, v0 * f)
+        cfg = config.with_disabled(key) if f is None else config.with_value(key, scaled(v0, f))
         row: dict[str, Any] = {"key": key, "provenance": config.constants[key].provenance,
                                "factor": "off" if f is None else f,
                                "value": None if f is None else cfg.constants[key].value,

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
+from timingbench.convert import grid_hop_s
 from timingbench.errors import ParameterError
 
 F64 = npt.NDArray[np.float64]
@@ -115,7 +116,7 @@ def best_step(values: npt.ArrayLike, times: npt.ArrayLike, *, lo_s: float, hi_s:
     sel = np.flatnonzero((t >= lo_s - 1e-9) & (t <= hi_s + 1e-9))
     if sel.size < 2:
         return None
-    hop = float(np.median(np.diff(t))) if t.size > 1 else 1.0
+    hop = grid_hop_s(t)
     x, xt = v[sel], t[sel]
     score = split_scores(x, rising=rising)
     k = np.arange(1, x.size)

@@ -6,6 +6,7 @@
                        [--param KEY=VALUE ...] [--gain-variants]
     timingbench render --corpus dev|validation|demo|tempo --out DIR [--jobs N] [--stems] [--controls]
     timingbench render --corpus real --sources DIR --out DIR [--jobs N] [--stems]
+    timingbench render --corpus parts --sources DIR --out DIR [--split dev|validation] [--jobs N] [--stems]
 """
 
 from __future__ import annotations
@@ -36,10 +37,12 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     )
     what = p.add_mutually_exclusive_group(required=True)
     what.add_argument("--recipe", help=f"recipe name or 'all' ({', '.join(RECIPES)})")
-    what.add_argument("--corpus", choices=sorted([*CORPORA, "real"]),
-                      help="a fixed corpus definition; 'real' mixes the recordings of --sources")
+    what.add_argument("--corpus", choices=sorted([*CORPORA, "real", "parts"]),
+                      help="a fixed corpus definition; 'real' mixes the recordings of --sources, 'parts' lays "
+                           "bass, percussion and vocals parts (real recordings, sampled basses, real kits) "
+                           "over them")
     p.add_argument("--sources", type=Path, default=None, metavar="DIR",
-                   help="with --corpus real (required there): the shared/realdata folder holding "
+                   help="with --corpus real or parts (required there): the shared/realdata folder holding "
                         "librosa-data/, vocadito/ and beatnet/")
     p.add_argument("--n", type=int, default=1, help="clips per recipe (with --recipe; default 1)")
     p.add_argument("--seed", type=int, default=0, help="first seed (with --recipe; default 0)")
@@ -51,8 +54,9 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
                         "--param family=strings --param time_s=6 --param offset_s=-1.5")
     p.add_argument("--gain-variants", action="store_true",
                    help="render every clip at each gain of render.gain_variants_db (0, -12, -20 dB)")
-    p.add_argument("--split", choices=("dev", "validation"), default="dev",
-                   help="split written into the truth rows (with --recipe)")
+    p.add_argument("--split", choices=("dev", "validation"), default=None,
+                   help="split written into the truth rows (with --recipe; default dev); with --corpus parts, "
+                        "the one split to render (default both)")
     add_jobs_option(p)
     p.add_argument("--stems", action="store_true", help="also write one WAV per instrument part")
     p.add_argument("--controls", action="store_true",
@@ -88,8 +92,10 @@ def run_render(args: argparse.Namespace) -> int:
     resolve_jobs(args, load_config())
     if args.corpus == "real":
         return _run_real(args)
+    if args.corpus == "parts":
+        return _run_parts(args)
     if args.sources is not None:
-        raise ParameterError("--sources is read only with --corpus real")
+        raise ParameterError("--sources is read only with --corpus real or parts")
     if args.corpus is not None:
         corpus = CORPORA[args.corpus]
         specs = list(corpus.specs)
@@ -108,7 +114,7 @@ def run_render(args: argparse.Namespace) -> int:
                  if args.gain_variants else [args.gain_db])
         specs = [ClipSpec(nm, args.seed + k, params=params, duration_s=args.duration, gain_db=g)
                  for nm in names for k in range(args.n) for g in gains]
-        split = args.split
+        split = args.split or "dev"
         label = f"render {args.recipe}"
     bar = ProgressBar(len(specs), label, enabled=not args.no_progress)
     with bar as advance:
@@ -131,6 +137,26 @@ def _run_real(args: argparse.Namespace) -> int:
         clips = render_real_corpus(out_dir=args.out, sources_dir=args.sources, specs=REAL_CORPUS,
                                    jobs=args.jobs, stems=args.stems, on_done=counted)
     _print_rate(len(clips), sum(len(c.truth) for c in clips), bar.elapsed_s, args)
+    return 0
+
+
+def _run_parts(args: argparse.Namespace) -> int:
+    """``--corpus parts``: lay the parts over the recordings of ``--sources``; prints the rendering rate."""
+    from timingbench.render.parts_corpus import render_parts_corpus
+    from timingbench.render.parts_corpus_table import PARTS_CORPUS, SPLITS
+
+    if args.sources is None:
+        raise ParameterError("--corpus parts needs --sources DIR: the shared/realdata folder holding "
+                             "librosa-data/, vocadito/, beatnet/ and sms-tools/")
+    splits = (args.split,) if args.split else SPLITS
+    bar = ProgressBar(sum(len(PARTS_CORPUS[s]) for s in splits), "render parts", enabled=not args.no_progress)
+    with bar as advance:
+        def counted(clip: dict[str, Any]) -> None:
+            advance(cast(RenderedClip, clip))  # the bar only counts finished clips
+
+        clips = render_parts_corpus(out_dir=args.out, sources_dir=args.sources, splits=splits, jobs=args.jobs,
+                                    stems=args.stems, on_done=counted)
+    _print_rate(len(clips), sum(len(c["truth"]) for c in clips), bar.elapsed_s, args)
     return 0
 
 

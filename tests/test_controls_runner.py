@@ -52,7 +52,7 @@ def test_score_folder_writes_control_rows_and_rejects_a_malformed_control(tmp_pa
     assert set(ctl) == {"beats", "drums"}
     assert ctl["beats"]["f_measure"] >= 0.95 and ctl["beats"]["instructed_bpm"] == 120.0
     assert ctl["drums"]["f_measure"] >= 0.95 and ctl["drums"]["chance"]["draws"] == config.params.chance.draws
-    assert res.summary["results_format"] == 4
+    assert res.summary["results_format"] == 5
     assert res.summary["controls"]["beats"]["n"] == 1
     assert "beat F1" in format_table(res.summary)
 

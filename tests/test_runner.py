@@ -75,7 +75,7 @@ def test_outputs_follow_spec(corpus, tmp_path):
         for stats in e["gate_stats"].values():
             for v in stats.values():
                 assert v is None or isinstance(v, (str, bool)) or v == round(v, 4)
-    assert summary["results_format"] == 4  # 4: error clips' events are rows (none, with the error)
+    assert summary["results_format"] == 5  # 4: error clips' events are rows (none, with the error); 5: evidence
     assert all(c["controls"] is None for c in clips if c["error"] is None)
     assert summary["unmatched"] == ["stray.wav"]
     assert summary["missing"] == ["never-made"]

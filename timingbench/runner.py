@@ -11,6 +11,7 @@ rows do not depend on ``--jobs``, the executor (local pool or Ray, see
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 import os
@@ -27,10 +28,12 @@ from timingbench.config import Config, digest
 from timingbench.errors import TimingbenchError
 from timingbench.executors import Executor, LocalExecutor, TaskFailure
 from timingbench.families import STEM_FAMILIES, TONAL_FAMILIES, floor_s, registry
+from timingbench.identity.decide import judged_by_presence, judging
 from timingbench.jsonio import atomic_write_text, read_json, remove_stale_temps, write_json, write_jsonl
 from timingbench.prompts import (
     ClipMatch,
     ClipRef,
+    Event,
     Prompt,
     PromptSet,
     load_prompts,
@@ -125,18 +128,73 @@ def _json_numbers(x: Any) -> Any:
 
 def family_evidence_for(bank: FeatureBank, prompt: Prompt, config: Config,
                         opts: ScoreOptions) -> tuple[Any, dict[str, Any]]:
-    """Family evidence of the clip (None when the prompt needs none or no backend runs)."""
-    low_route = config.params.percussion.route_low_hz is not None
-    if opts.family_evidence == "none" or not needs_family_evidence(prompt, opts.family_evidence,
-                                                                    percussion_low_route=low_route):
+    """Family evidence of the clip (None when the prompt needs none or no backend runs).
+
+    The evidences that judge the prompt's families on this clip (the registry's
+    ``judged_by``: a demucs stem's level, the singing presence;
+    :func:`timingbench.identity.stem_evidence.judging_evidence`) ride on it
+    (:attr:`FamilyEvidence.judges`), computed when an event reads them; with
+    ``--family-evidence none`` nothing is judged. The disclosure's ``judged_by`` names them per
+    family.
+    """
+    if opts.family_evidence == "none":
         return None, {"backend": None}
+    from timingbench.identity.stem_evidence import judging_evidence
+
+    judges = judging_evidence(bank, config, (e.family for e in prompt.events
+                                             if e.kind in ("instrument_entry", "instrument_exit")))
+    low_route = config.params.percussion.route_low_hz is not None
+    if not needs_family_evidence(prompt, opts.family_evidence, percussion_low_route=low_route):
+        if not judges:
+            return None, {"backend": None}
+        from timingbench.identity.evidence import FamilyEvidence
+
+        ev = FamilyEvidence(times=np.zeros(0), curves={}, backend="none", exempt={}, window_s=0.0,
+                            note="no event needs the family-evidence backend")
+        return dataclasses.replace(ev, judges=judges), {"backend": None, "judged_by": judged_by_info(judges)}
     from timingbench.identity.providers import family_evidence
 
     ev = family_evidence(bank, sr=bank.sr, semantic=config.params.semantic,
                          evidence_params=config.params.evidence, audio=config.params.audio,
                          backend=opts.family_evidence, clap_dir=Path(opts.clap_dir) if opts.clap_dir else None,
                          tagger=config.params.tagger)
-    return ev, ev.disclosure()
+    info = ev.disclosure()
+    if judges:
+        ev = dataclasses.replace(ev, judges=judges)
+        info["judged_by"] = judged_by_info(judges)
+    return ev, info
+
+
+#: The event kinds an instrument family's identity can be judged on.
+INSTRUMENT_KINDS = ("instrument_entry", "instrument_exit")
+
+
+def row_evidence(event: Event, family_evidence: FamilyEvidence | None) -> list[dict[str, Any]]:
+    """An ``events.jsonl`` row's ``evidence``: what decided the event (formats §3, results format 5).
+
+    The evidences that judge its family on the clip (``stems``, ``singing``), or the
+    family-evidence backend whose presence found it, each with its ``model`` and the model's
+    ``licence``; otherwise one ``{"source": "signal"}``: the detector's signal gates alone
+    decided (the event's identity, if any, was not judged).
+    """
+    if event.kind in INSTRUMENT_KINDS:
+        judges = judging(family_evidence, event.family)
+        if judges:
+            return [evidence_source(e) for e in judges]
+        if judged_by_presence(family_evidence, event.family):
+            return [evidence_source(family_evidence)]
+    return [{"source": "signal", "model": None, "licence": None}]
+
+
+def judged_by_info(judges: dict[str, tuple[FamilyEvidence, ...]]) -> dict[str, list[dict[str, Any]]]:
+    """Family -> the evidences that decide it on the clip (``source``, ``model``, ``licence``): what a
+    row's ``evidence`` field and ``summary.json`` name."""
+    return {f: [evidence_source(e) for e in evs] for f, evs in sorted(judges.items())}
+
+
+def evidence_source(ev: FamilyEvidence) -> dict[str, Any]:
+    """One evidence as a row names it: its ``source`` (backend), ``model`` and the model's ``licence``."""
+    return {"source": ev.backend, "model": ev.weights or None, "licence": ev.licence}
 
 
 def score_bank(
@@ -169,7 +227,9 @@ def score_bank(
             "detector": detector_used(ev, family_evidence), "p_chance": _r(p_chance),
             "floor_s": floor_of(ev.family, config),
             "gate_stats": gate_stats(verdict.gates, verdict.stats), "error": None,
-            "identity_verified": is_identity_verified(ev.family, exempt),
+            "identity_verified": (ev.kind in INSTRUMENT_KINDS and bool(judging(family_evidence, ev.family)))
+            or is_identity_verified(ev.family, exempt),
+            "evidence": row_evidence(ev, family_evidence),
         })
         if ev.kind == "instrument_entry" and (ev.family in TONAL_FAMILIES or (
                 ev.family in STEM_FAMILIES and (evidence_info or {}).get("backend") in CHANGE_BACKENDS)):

@@ -32,7 +32,14 @@ from timingbench.detectors.percussion import detect_percussion
 from timingbench.detectors.stem import detect_stem
 from timingbench.detectors.tonal import detect_tonal
 from timingbench.families import STEM_FAMILIES, TONAL_FAMILIES
-from timingbench.identity.decide import identity_verdict, judged_by_presence, presence_candidates
+from timingbench.identity.decide import (
+    identity_verdict,
+    judged_by_presence,
+    judging,
+    located_by_stem,
+    located_verdict,
+    presence_candidates,
+)
 from timingbench.memo import object_table
 from timingbench.params.analysis import FeaturesParams
 from timingbench.params.detectors import (
@@ -81,8 +88,11 @@ def detector_name(event: Event) -> str:
 def detector_used(event: Event, family_evidence: FamilyEvidence | None) -> str:
     """The detector that scored ``event`` on a clip with ``family_evidence``: ``presence`` for an entrance or
     exit of a family the evidence judges, else :func:`detector_name` (the ``detector`` field of a row)."""
-    if event.kind in ("instrument_entry", "instrument_exit") and judged_by_presence(family_evidence, event.family):
-        return "presence"
+    if event.kind in ("instrument_entry", "instrument_exit"):
+        judges = judging(family_evidence, event.family)
+        if (judges and not located_by_stem(judges)) or (not judges and judged_by_presence(family_evidence,
+                                                                                          event.family)):
+            return "presence"
     return detector_name(event)
 
 
@@ -218,8 +228,22 @@ def run_detector(
     measures their signal gates; their ``semantic_family`` gate, where the detector names
     what their identity rests on, is then
     :func:`timingbench.identity.decide.identity_verdict` (``exempt``, with why).
+
+    A family the registry's ``judged_by`` names evidences for on this clip
+    (:attr:`FamilyEvidence.judges`: its demucs stem's level, the singing presence) is decided
+    by them: with its stem among them, its events are located by the family's stem detector
+    (percussion: the drums stem's rectified onset density; bass and vocals: their stem's
+    presence flips) and each candidate's ``semantic_family`` gate is a pass/fail decision of
+    those evidences measured across it
+    (:func:`timingbench.identity.decide.located_verdict`), which never moves or creates a
+    candidate; without its stem (vocals on the mix), the first evidence's presence finds and
+    decides them (:func:`~timingbench.identity.decide.presence_candidates`).
     """
-    if ctx.kind in ("instrument_entry", "instrument_exit") and judged_by_presence(family_evidence, ctx.family):
+    instrument = ctx.kind in ("instrument_entry", "instrument_exit")
+    judges = judging(family_evidence, ctx.family) if instrument else ()
+    if judges and not located_by_stem(judges):
+        return presence_candidates(bank, ctx, judges[0], params=params.presence)
+    if not judges and instrument and judged_by_presence(family_evidence, ctx.family):
         return presence_candidates(bank, ctx, family_evidence, params=params.presence)
     name = detector_for(ctx.kind, ctx.family)
     if name == "percussion":
@@ -236,7 +260,10 @@ def run_detector(
         return detect_energy(bank, ctx, params.energy, mix=params.mix)
     entry = ctx.kind == "instrument_entry"
     for c in cands:
-        if c.identity is not None:
+        if judges:
+            c.apply("semantic_family", located_verdict(judges, ctx.family, c.time_s, entry=entry,
+                                                       params=params.presence))
+        elif c.identity is not None:
             c.apply("semantic_family", identity_verdict(family_evidence, ctx.family, entry=entry, source=c.identity))
     return cands
 

@@ -26,8 +26,14 @@ from timingbench.version import __version__
 #: carries ``error`` (null, or why its clip could not be scored) and ``identity_verified``;
 #: ``summary.json`` gives the identity-verified rates first (``rates_identity_verified``),
 #: the rates excluding errors, and absolute paths (``clips_dir``, ``prompts.path``) plus
-#: ``clips_dir_relative`` (the clips folder relative to the results folder).
-RESULTS_FORMAT = 4
+#: ``clips_dir_relative`` (the clips folder relative to the results folder). 5: every event row
+#: carries ``evidence`` (what decided it: a list of ``source`` / ``model`` / ``licence``; the
+#: stem's level, the singing presence, a family-evidence backend, or ``signal``), its
+#: ``semantic_family`` gate is a pass/fail decision for the families the registry's
+#: ``judged_by`` judges, and ``summary.json``'s ``family_evidence`` names the evidence each
+#: judged family was decided on and the licence of every model whose output a verdict used
+#: (``judged_by``, ``licences``).
+RESULTS_FORMAT = 5
 
 OUTCOMES = ("on_time", "off_time", "none")
 
@@ -312,7 +318,8 @@ def build_summary(
                        "sources": _separation_sources(parts)},
         "family_evidence": {"requested": opts.family_evidence, "used": dict(ev_backends),
                             "exempt_families": dict(sorted(exempt.items())),
-                            "judged_families": sorted({r["family"] for r in verified})},
+                            "judged_families": sorted({r["family"] for r in verified}),
+                            **_judged_by(parts)},
         # the singing detector's vocals presence: computed for clips with a vocals event, judges nothing yet
         "vocals_presence": vocals_presence_summary(parts),
         # who the identity-verified headline judged, in words, and what their published figures warn of
@@ -321,6 +328,19 @@ def build_summary(
         "disabled_gates": list(opts.disabled_gates),
         "controls": summarise_controls(clips, config=config),
     }
+
+
+def _judged_by(parts: list[dict[str, Any]]) -> dict[str, Any]:
+    """``judged_by`` (family -> the evidences that decided it -> clips) and ``licences`` (the licence of
+    every model whose output decided a verdict -> clips) of the scored clips."""
+    judged: dict[str, Counter[str]] = defaultdict(Counter)
+    licences: Counter[str] = Counter()
+    for p in parts:
+        for fam, evs in ((p.get("family_evidence") or {}).get("judged_by") or {}).items():
+            judged[fam][" + ".join(f"{e['source']} ({e['model']})" for e in evs)] += 1
+            licences.update({e["licence"] for e in evs if e.get("licence")})
+    return {"judged_by": {f: dict(sorted(c.items())) for f, c in sorted(judged.items())},
+            "licences": dict(sorted(licences.items()))}
 
 
 def _separation_sources(parts: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:

@@ -136,7 +136,7 @@ def _level_gate(level: float, bound: float | None, *, at_most: bool) -> GateVerd
 
 
 def step_gates(found: PresenceMeasure, family: str, *, entry: bool,
-           params: PresenceParams) -> list[tuple[str, GateVerdict]]:
+           params: PresenceParams, source: str = "") -> list[tuple[str, GateVerdict]]:
     """The gates of a measured step, in order: ``family_change``, ``absence_before`` (``absence_after``),
     ``family_present``.
 
@@ -150,6 +150,10 @@ def step_gates(found: PresenceMeasure, family: str, *, entry: bool,
         An entrance or an exit.
     params : PresenceParams
         The ``presence`` section.
+    source : str
+        The evidence's backend: ``stems`` and ``singing`` read their own tables
+        (``presence.*_by_evidence``), every other the per-family ones
+        (:meth:`~timingbench.params.presence.PresenceParams.thresholds`).
 
     Returns
     -------
@@ -163,14 +167,13 @@ def step_gates(found: PresenceMeasure, family: str, *, entry: bool,
     step = found.step
     if step is None:
         raise ParameterError("step_gates() needs a measured step; measure() found none in the window (no candidate)")
-    need = params.threshold(params.entry_min_step_by_family if entry else params.exit_min_step_by_family,
-                            family)
+    need, quiet_max, present_min = params.thresholds(source, family, entry=entry)
     size = {"size": round(step.size, 4), "min_step": need, "before": round(step.before, 4),
             "after": round(step.after, 4), "change_point_s": round(step.time_s, 4)}
     change: GateVerdict = (EXEMPT if need is None else PASS if step.size >= need else FAIL), size
     quiet, sounding = (step.before, step.after) if entry else (step.after, step.before)
-    absence = _level_gate(quiet, params.threshold(params.quiet_max_by_family, family), at_most=True)
-    present = _level_gate(sounding, params.threshold(params.present_min_by_family, family), at_most=False)
+    absence = _level_gate(quiet, quiet_max, at_most=True)
+    present = _level_gate(sounding, present_min, at_most=False)
     return [("family_change", change), ("absence_before" if entry else "absence_after", absence),
             ("family_present", present)]
 
@@ -252,9 +255,112 @@ def presence_candidates(bank: FeatureBank, ctx: EventContext, evidence: FamilyEv
     if found.short_context:
         stats["pre_roll_s" if entry else "post_roll_s"] = found.quiet_s
     cand = Candidate(float(min(max(t, ctx.window_lo_s), ctx.window_hi_s)), stats=stats)
-    for name, verdict in step_gates(found, ctx.family, entry=entry, params=params):
+    for name, verdict in step_gates(found, ctx.family, entry=entry, params=params, source=evidence.backend):
         cand.apply(name, verdict)
     return [cand]
+
+
+def judging(evidence: FamilyEvidence | None, family: str) -> tuple[FamilyEvidence, ...]:
+    """The evidences that decide ``family``'s events on this clip (the registry's ``judged_by``), or ()."""
+    return () if evidence is None else tuple(evidence.judges.get(family, ()))
+
+
+def located_by_stem(judges: tuple[FamilyEvidence, ...]) -> bool:
+    """True when a judged family's events are located by its stem detector (its stem's level judges it):
+    the ``stems`` evidence is among ``judges``. Otherwise the first evidence's presence finds them
+    (:func:`presence_candidates`)."""
+    return any(j.backend == "stems" for j in judges)
+
+
+def level_step_at(evidence: FamilyEvidence, family: str, t_s: float, *, entry: bool,
+                  params: PresenceParams) -> dict[str, Any]:
+    """The step of ``family``'s presence across a located candidate at ``t_s`` (no threshold).
+
+    The presence over ``[t - presence.level_span_s, t - presence.level_gap_s]`` (before) and
+    ``[t + level_gap_s, t + level_span_s]`` (after), each read at the evidence's
+    ``presence.level_percentile_by_evidence`` (the median when it has none); the step is ``after - before``
+    for an entrance, ``before - after`` for an exit. Where the quiet side (before an entrance,
+    after an exit) holds no column (the candidate is at the clip's edge), its level is the
+    presence's least value over the clip: nothing sounded beyond the clip's edge, and the row
+    says so (``quiet_side: clip_floor``). A quiet side shorter than ``level_span_s`` is read on
+    the columns that exist, and the row says how long it was (``pre_roll_s`` / ``post_roll_s``).
+
+    Returns
+    -------
+    stats : dict
+        ``before``, ``after``, ``step`` (NaN without a sounding side) and the quiet side's seconds.
+    """
+    def compute() -> dict[str, Any]:
+        times, z = evidence.presence_logit(family, prob_clip=params.prob_clip)
+        span, gap = params.level_span_s, params.level_gap_s
+        before = z[(times >= t_s - span) & (times <= t_s - gap)]
+        after = z[(times >= t_s + gap) & (times <= t_s + span)]
+        hop = float(np.median(np.diff(times))) if times.size > 1 else 0.0
+        stats: dict[str, Any] = {}
+        quiet, sounding = (before, after) if entry else (after, before)
+        q = float(dict(params.level_percentile_by_evidence or {}).get(evidence.backend, 50.0))
+        floor = float(np.min(z)) if z.size else float("nan")
+        quiet_level = float(np.percentile(quiet, q)) if quiet.size else floor
+        sounding_level = float(np.percentile(sounding, q)) if sounding.size else float("nan")
+        quiet_s = quiet.size * hop
+        if not quiet.size:
+            stats["quiet_side"] = "clip_floor"
+        if quiet_s < span - gap - hop:
+            stats["pre_roll_s" if entry else "post_roll_s"] = round(min(quiet_s, span), 4)
+        b, a = (quiet_level, sounding_level) if entry else (sounding_level, quiet_level)
+        step = a - b if entry else b - a
+        return {"before": round(b, 4), "after": round(a, 4), "step": round(step, 4), **stats}
+
+    return evidence.memo(("level-step", family, entry, round(float(t_s), 6), params.level_span_s,
+                          params.level_gap_s, params.prob_clip,
+                          tuple(sorted(dict(params.level_percentile_by_evidence or {}).items()))), compute)
+
+
+def located_verdict(judges: tuple[FamilyEvidence, ...], family: str, t_s: float, *, entry: bool,
+                    params: PresenceParams) -> GateVerdict:
+    """Gate ``semantic_family`` of a candidate located by its stem detector: the judging evidences decide.
+
+    Each evidence's step across the candidate (:func:`level_step_at`) must reach its least step
+    and its quiet side must stay at most its quiet level (``presence.*_by_evidence``, per family);
+    every evidence must pass. The gate never moves or creates a candidate.
+
+    Parameters
+    ----------
+    judges : tuple of FamilyEvidence
+        The evidences that decide the family on this clip (:func:`judging`), not empty.
+    family : str
+        The event's family.
+    t_s : float
+        The candidate's time (s).
+    entry : bool
+        An entrance or an exit.
+    params : PresenceParams
+        The ``presence`` section.
+
+    Returns
+    -------
+    verdict : tuple of (str, dict)
+        ``pass`` or ``fail``; statistics ``decided_by`` (the evidences, in order) and, per
+        evidence, its step, levels, thresholds and ``pass``.
+
+    Raises
+    ------
+    ParameterError
+        If ``judges`` is empty.
+    """
+    if not judges:
+        raise ParameterError("located_verdict() needs the evidences that judge the family (none given)")
+    stats: dict[str, Any] = {"decided_by": [j.backend for j in judges]}
+    ok = True
+    for ev in judges:
+        m = level_step_at(ev, family, t_s, entry=entry, params=params)
+        need, quiet_max, _ = params.thresholds(ev.backend, family, entry=entry)
+        quiet = m["before"] if entry else m["after"]
+        passed = bool(np.isfinite(m["step"])) and (need is None or m["step"] >= need) \
+            and (quiet_max is None or quiet <= quiet_max)
+        stats[ev.backend] = {**m, "min_step": need, "quiet_max": quiet_max, "pass": passed}
+        ok = ok and passed
+    return (PASS if ok else FAIL), stats
 
 
 #: What a candidate's identity can rest on (:attr:`timingbench.verdicts.Candidate.identity`).
@@ -297,7 +403,7 @@ def identity_verdict(evidence: FamilyEvidence | None, family: str, *, entry: boo
         raise ParameterError(f"candidate identity source {source!r}; use one of {list(IDENTITY_SOURCES)}")
     if source == "stem":
         return EXEMPT, {"reason": "stem_identity"}
-    if evidence is None:
+    if evidence is None or evidence.backend == "none":  # "none": only the judging evidences ride on it
         return EXEMPT, {"reason": "model_unavailable"}
     if judged_by_presence(evidence, family):
         raise ParameterError(f"family {family!r} is judged by its presence; its events are decided there")

@@ -104,7 +104,15 @@ class FamilyEvidence:
         read on (one grid for every family; a mapping so that it is computed when read).
     presence_logits : mapping of str to np.ndarray of float64, shape (n_columns,)
         tagger only: every family's presence in log-odds per tagger column (the largest
-        logit over its AudioSet classes), exempt families included.
+        logit over its AudioSet classes), exempt families included. The ``stems`` and
+        ``singing`` evidences (:mod:`timingbench.identity.stem_evidence`) give theirs here
+        too: a stem's level in dB re the mix's loud level, the singing log-odds.
+    judges : mapping of str to tuple of FamilyEvidence
+        Family -> the evidences that decide its events on this clip, as the family registry's
+        ``judged_by`` says (:func:`timingbench.identity.stem_evidence.judging_evidence`); a
+        family not in it is judged by this evidence itself, or not at all.
+    licence : str or None
+        The licence of the model(s) whose output this evidence is, when a verdict may use it.
     """
 
     times: npt.NDArray[np.float64]
@@ -122,6 +130,8 @@ class FamilyEvidence:
     weights: str = ""
     presence_times: Mapping[str, npt.NDArray[np.float64]] = field(default_factory=dict, repr=False)
     presence_logits: Mapping[str, npt.NDArray[np.float64]] = field(default_factory=dict, repr=False)
+    judges: Mapping[str, tuple[FamilyEvidence, ...]] = field(default_factory=dict, repr=False, compare=False)
+    licence: str | None = None
     _memo: dict[Any, Any] = field(default_factory=dict, repr=False, compare=False)
 
     def memo(self, key: tuple[Any, ...], fn: Callable[[], _T]) -> _T:

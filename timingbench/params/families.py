@@ -17,7 +17,7 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
 
@@ -29,7 +29,12 @@ MIX = "mix"
 #: Keys a row of ``families.table`` may hold.
 ROW_KEYS = ("name", "judged", "exempt", "stem", "gm_drum_kits", "gm_programs", "audioset_classes",
             "prompt_targets", "dev_on_time", "dev_negatives_credited", "validation_on_time",
-            "validation_negatives_credited")
+            "validation_negatives_credited", "judged_by", "figures")
+#: The evidences that may decide a family's events besides the ``--family-evidence`` backend
+#: (:mod:`timingbench.identity.stem_evidence`): its demucs stem's level, and the singing presence.
+JUDGING_EVIDENCES = ("stems", "singing")
+#: When a row's ``judged_by`` applies: on a clip with demucs stems, and on one without (the mix).
+JUDGING_SITUATIONS = ("stems", "mix")
 #: Row fields that record a measured figure as ``[count, out of]`` (the judging bar's evidence).
 FIGURE_KEYS = ("dev_on_time", "dev_negatives_credited", "validation_on_time", "validation_negatives_credited")
 #: Keys every row must hold.
@@ -60,9 +65,17 @@ class Family:
     prompt_targets : tuple of str
         Free-text names of the family's instruments that generated prompts use.
     exempt_reason : str or None
-        Why the family's identity is not judged (events are timed only); None when judged.
+        Why the ``--family-evidence`` backend does not judge the family's identity (events are
+        timed only unless :attr:`judged_by` names an evidence); None when judged.
     floor_s : float or None
         Published localization floor in seconds (``families.floors_s``); None when not measured.
+    judged_by : dict of str to tuple of str
+        Situation (``stems``: the clip has demucs stems; ``mix``: it has none) -> the evidences
+        (:data:`JUDGING_EVIDENCES`) that decide the family's events there, all of them together;
+        a situation absent: those evidences do not judge it there.
+    figures : dict
+        Evidence -> split -> the figures that judged it (``on_time_by_band``, ``negatives_credited``),
+        as measured (recorded, never read by a decision).
     """
 
     name: str
@@ -74,6 +87,12 @@ class Family:
     prompt_targets: tuple[str, ...]
     exempt_reason: str | None
     floor_s: float | None
+    judged_by: Mapping[str, tuple[str, ...]] = field(default_factory=dict, hash=False)
+    figures: Mapping[str, Any] = field(default_factory=dict, hash=False, compare=False)
+
+    def judging_evidences(self, *, stems: bool) -> tuple[str, ...]:
+        """The evidences that decide the family's events on a clip with (``stems``) or without demucs stems."""
+        return tuple(self.judged_by.get("stems" if stems else "mix", ()))
 
     @property
     def judged(self) -> bool:
@@ -132,6 +151,11 @@ def _row(i: int, row: Any, floors: Mapping[str, Any]) -> Family:
     stem = row.get("stem")
     if stem is not None and (not isinstance(stem, str) or not _NAME.match(stem)):
         raise _fail("table", f"{where} 'stem' must be a stem name or null, got {stem!r:.40}")
+    judged_by = _judged_by(row.get("judged_by"), where, stem=stem)
+    figures = row.get("figures") or {}
+    if not isinstance(figures, Mapping) or any(k not in (*JUDGING_EVIDENCES, "tagger") for k in figures):
+        raise _fail("table", f"{where} 'figures' must map evidences {[*JUDGING_EVIDENCES, 'tagger']} to "
+                    f"their measured figures, got {figures!r:.60}")
     return Family(
         name=name, index=i,
         gm_programs=_int_list(row["gm_programs"], f"{where} 'gm_programs'"),
@@ -141,7 +165,29 @@ def _row(i: int, row: Any, floors: Mapping[str, Any]) -> Family:
         prompt_targets=_str_list(row.get("prompt_targets", []), f"{where} 'prompt_targets'", empty=True),
         exempt_reason=exempt,
         floor_s=None if floors.get(name) is None else float(floors[name]),
+        judged_by=judged_by, figures=dict(figures),
     )
+
+
+def _judged_by(value: Any, where: str, *, stem: str | None) -> dict[str, tuple[str, ...]]:
+    """Check a row's ``judged_by`` (situation -> evidences) and return it with tuples."""
+    if value is None:
+        return {}
+    if not isinstance(value, Mapping) or any(k not in JUDGING_SITUATIONS for k in value):
+        raise _fail("table", f"{where} 'judged_by' must map {list(JUDGING_SITUATIONS)} to lists of evidences "
+                    f"{list(JUDGING_EVIDENCES)}, got {value!r:.60}")
+    out: dict[str, tuple[str, ...]] = {}
+    for situation, names in value.items():
+        if names is None:
+            continue
+        if not isinstance(names, list | tuple) or not names or any(n not in JUDGING_EVIDENCES for n in names):
+            raise _fail("table", f"{where} 'judged_by.{situation}' must be a non-empty list of "
+                        f"{list(JUDGING_EVIDENCES)}, got {names!r:.60}")
+        if "stems" in names and (situation != "stems" or stem is None):
+            raise _fail("table", f"{where} 'judged_by.{situation}' names 'stems', which needs the family's own "
+                        "stem on a clip separated by demucs (judged_by.stems and a 'stem' field)")
+        out[str(situation)] = tuple(names)
+    return out
 
 
 @register

@@ -52,6 +52,33 @@ class PresenceParams(Params):
     present_min_by_family : dict[str, Any]
         least log-odds presence on the sounding side (after an entrance, before an exit); null: not
         checked (convention)
+    level_span_s : float
+        a located candidate of a family judged by its stem or the singing presence is decided by the
+        step of that evidence across it: its level over the 1.5 s after minus its level over the 1.5
+        s before, each read at level_percentile_by_evidence (the stem detector's own 1.5 s
+        reference, stem.step_before_s) (convention)
+    level_gap_s : float
+        the 50 ms either side of a located candidate belong to neither side of its step: the attack
+        itself (a few evidence columns) (convention)
+    level_percentile_by_evidence : dict[str, Any]
+        a side of a located candidate's step is read at this percentile of its evidence columns: a
+        stem at its 90th (drum hits and plucked notes leave the stem near its floor between attacks,
+        so a median reads a playing kit as absent; one stray column of bleed in 1.5 s cannot lift
+        it, as percussion.absence_strict_percentile), the singing log-odds at their median
+        (convention)
+    entry_min_step_by_evidence : dict[str, Any]
+        least step (after minus before) across an entrance, per evidence then family (default: every
+        family): stems in dB of the stem's level re the mix's loud level (10 dB: a stem that enters
+        at least triples its amplitude; the issue-48 probe's convention, nothing fitted), singing in
+        log-odds (4: odds x55, half the detector's +-9.2 range) (convention)
+    exit_min_step_by_evidence : dict[str, Any]
+        least fall (before minus after) across an exit, per evidence then family: as
+        entry_min_step_by_evidence (convention)
+    quiet_max_by_evidence : dict[str, Any]
+        most level on the quiet side (the 1.5 s before an entrance, after an exit), per evidence
+        then family: stems -30 dB re the mix's loud level (separation residue of htdemucs on real
+        mixes sits below it; the issue-48 probe's convention), singing 0 log-odds (the detector does
+        not find singing more likely than not) (convention)
     """
 
     SECTION = "presence"
@@ -65,6 +92,12 @@ class PresenceParams(Params):
     exit_min_step_by_family: dict[str, Any]
     quiet_max_by_family: dict[str, Any]
     present_min_by_family: dict[str, Any]
+    level_span_s: float
+    level_gap_s: float
+    level_percentile_by_evidence: dict[str, Any]
+    entry_min_step_by_evidence: dict[str, Any]
+    exit_min_step_by_evidence: dict[str, Any]
+    quiet_max_by_evidence: dict[str, Any]
 
     def validate(self) -> None:
         """Check value ranges.
@@ -85,6 +118,32 @@ class PresenceParams(Params):
             for fam, v in dict(getattr(self, name) or {}).items():
                 if v is not None and (isinstance(v, bool) or not isinstance(v, (int, float))):
                     raise constant_error("presence", f"{name}.{fam}", "must be a number (log-odds) or null", v)
+        for ev, q in dict(self.level_percentile_by_evidence or {}).items():
+            if isinstance(q, bool) or not isinstance(q, (int, float)) or not 0 <= q <= 100:
+                raise constant_error("presence", f"level_percentile_by_evidence.{ev}", "must lie in [0, 100]", q)
+        if self.level_span_s <= 0 or not 0 <= self.level_gap_s < self.level_span_s:
+            raise constant_error("presence", "level_gap_s", "must lie in [0, level_span_s)", self.level_gap_s)
+        for name in ("entry_min_step_by_evidence", "exit_min_step_by_evidence", "quiet_max_by_evidence"):
+            for ev, table in dict(getattr(self, name) or {}).items():
+                if not isinstance(table, dict):
+                    raise constant_error("presence", f"{name}.{ev}", "must map families to numbers or null", table)
+                for fam, v in table.items():
+                    if v is not None and (isinstance(v, bool) or not isinstance(v, (int, float))):
+                        raise constant_error("presence", f"{name}.{ev}.{fam}", "must be a number or null", v)
+
+    def thresholds(self, evidence: str, family: str, *, entry: bool) -> tuple[float | None, float | None, float | None]:
+        """The least step, the quiet side's most and the sounding side's least level of ``family`` under ``evidence``.
+
+        An evidence with its own tables (``*_by_evidence``: ``stems`` in dB, ``singing`` in
+        log-odds) reads them (no sounding-side bound); every other (the ``--family-evidence``
+        backends) reads the per-family tables.
+        """
+        steps = self.entry_min_step_by_evidence if entry else self.exit_min_step_by_evidence
+        if evidence in dict(steps or {}):
+            return (self.threshold(dict(steps)[evidence], family),
+                    self.threshold(dict(self.quiet_max_by_evidence or {}).get(evidence), family), None)
+        return (self.threshold(self.entry_min_step_by_family if entry else self.exit_min_step_by_family, family),
+                self.threshold(self.quiet_max_by_family, family), self.threshold(self.present_min_by_family, family))
 
     @staticmethod
     def threshold(table: dict[str, Any] | None, family: str) -> float | None:

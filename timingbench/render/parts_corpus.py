@@ -68,8 +68,9 @@ from timingbench.render.synth import write_wav
 
 F64 = npt.NDArray[np.float64]
 
-#: A rendered part's first audible sample may lie at most this long after its first note-on, in seconds.
-NOTE_ON_MAX_LAG_S = 0.03
+#: A rendered part's first audible sample may lie at most this long after its first note-on, in seconds (the
+#: on-time rule's 50 ms: an SF2 bass's attack takes up to 40 ms to reach the audible threshold).
+NOTE_ON_MAX_LAG_S = 0.05
 #: A rendered part is this much longer than its clip, in seconds (room for the retries' shifts).
 RENDER_EXTRA_S = 3.0
 #: Step of the source position between attempts at an on-time exit, in seconds.
@@ -99,18 +100,26 @@ def bass_line(seed: int, *, length_s: float) -> tuple[float, list[tuple[float, f
     bpm : float
         Tempo in beats per minute (84-132).
     notes : list of (onset_s, end_s, pitch, velocity)
-        Eighth-note grid, legato (each note lasts 95 % of the gap to the next), minor
-        pentatonic pitches from an E1-E2 root; the first note at 0 s with velocity 112.
+        Eighth-note grid, legato (each note lasts 95 % of the gap to the next), no pitch twice in
+        a row, minor
+        pentatonic pitches from an A1-A2 root; the first note at 0 s, the root at velocity 127 (the others
+        80-105), so that it reaches the audible threshold of the whole line.
     """
     rng = clip_rng(seed, "bass")
     bpm = round(float(rng.uniform(84.0, 132.0)), 1)
     step = 30.0 / bpm
-    root = int(rng.integers(28, 41))
+    root = int(rng.integers(33, 46))
     scale = (0, 3, 5, 7, 10, 12)
     riff = [(0, root)]
     for i in range(1, 16):
         if rng.random() < 0.7:
-            riff.append((i, root + scale[int(rng.integers(len(scale)))]))
+            # never the previous pitch (nor the root at the riff's end): TiMidity++ silences a note
+            # that the same pitch follows at once
+            avoid = {riff[-1][1], root} if i == 15 else {riff[-1][1]}
+            choices = [root + d for d in scale if root + d not in avoid]
+            riff.append((i, choices[int(rng.integers(len(choices)))]))
+    if riff[-1][1] == root and len(riff) > 1:
+        riff.pop()
     onsets: list[tuple[float, int]] = []
     bar = 0
     while True:
@@ -122,7 +131,7 @@ def bass_line(seed: int, *, length_s: float) -> tuple[float, list[tuple[float, f
     notes = []
     for j, (t, p) in enumerate(onsets):
         nxt = onsets[j + 1][0] if j + 1 < len(onsets) else t + 2 * step
-        vel = 112 if j == 0 else int(rng.integers(85, 116))
+        vel = 127 if j == 0 else int(rng.integers(80, 106))
         notes.append((t, t + 0.95 * (nxt - t), p, vel))
     return bpm, notes
 

@@ -323,7 +323,7 @@ def _part_layer(part: PartSource, role: str, *, start_s: float, cut_s: float | N
     src = REAL_SOURCES[part.key]
     lo, hi = src.segment_s
     if not src.loop and cut_s is not None:
-        start_s = round(max(start_s, cut_s - (hi - lo) + 0.5), 2)
+        start_s = round(max(start_s, cut_s - (hi - lo) + 1.5), 2)
     return LayerSpec(part.key, role, start_s, lo, cut_s, level_db)
 
 

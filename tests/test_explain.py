@@ -221,7 +221,7 @@ def test_level_change_statistic_meets_its_threshold_exactly_when_the_gate_passes
 def test_persistence_is_judged_by_the_detectors_own_constant(config: Config, held: float) -> None:
     stem = config.params.stem
     present = np.zeros(GRID.n, dtype=bool)
-    span = GRID.span(1.0, 1.0 + stem.persistence.persistence_s)
+    span = GRID.span(1.0, 1.0 + stem.persistence.windows.persistence_s)
     present[span.start:span.start + int(round(held * (span.stop - span.start)))] = True
     verdict, ev = persistence(present, GRID, t_s=1.0, clip_end_s=GRID.time(GRID.n), want_present=True,
                               params=stem.persistence)

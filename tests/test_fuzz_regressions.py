@@ -184,15 +184,15 @@ def test_config_value_of_the_wrong_shape_inside_a_mapping_is_a_config_error(tmp_
 
 def test_config_error_of_a_nested_gate_set_names_its_section(tmp_path: Path) -> None:
     # long profile, seed 217531: a gate constant of the percussion section was named
-    # without its section ('absence_after_window_s')
+    # without its section ('absence_guard_s')
     from timingbench.config import DEFAULT_CONFIG_PATH, load_config
     from timingbench.errors import ConfigError
 
     doc = yaml.safe_load(DEFAULT_CONFIG_PATH.read_text(encoding="utf-8"))
-    doc["constants"]["percussion"]["absence_after_window_s"]["value"] = -1e-9
+    doc["constants"]["percussion"]["absence_guard_s"]["value"] = -1e-9
     p = tmp_path / "c.yaml"
     p.write_text(yaml.safe_dump(doc), encoding="utf-8")
-    with pytest.raises(ConfigError, match="'percussion.absence_after_window_s'"):
+    with pytest.raises(ConfigError, match="'percussion.absence_guard_s'"):
         load_config(p)
 
 

@@ -163,7 +163,8 @@ def test_candidates_outside_the_window_are_not_scored(config, monkeypatch):
 
 
 @pytest.mark.parametrize(("key", "value", "match"), [
-    ("stem.persistence_s", 0.0, "persistence_s' must be positive"),
+    ("windows.persistence_s", 0.0, "persistence_s' must be positive"),
+    ("windows.strict_s", 0.0, "strict_s' must be positive"),
     ("stem.persistence_min_span_fraction", 1.5, r"persistence_min_span_fraction' must lie in \[0, 1\]"),
     ("stem.absence_strict_percentile", 101.0, "must be a percentile"),
     ("percussion.absence_guard_s", -0.1, "must not be negative"),

@@ -81,7 +81,7 @@ def absence_levels(
     end = t_s - params.absence_guard_s
     if end <= 0.0:
         return None
-    strict = _level(env_db, grid.span(end - params.absence_strict_window_s, end), params.absence_strict_percentile)
+    strict = _level(env_db, grid.span(end - params.windows.strict_s, end), params.absence_strict_percentile)
     pct = params.absence_whole_percentile
     return strict, (None if pct is None else _level(env_db, grid.span(0.0, end), pct))
 
@@ -111,7 +111,7 @@ def absence_after(
 ) -> GateVerdict:
     """Sustained absence after an exit.
 
-    Reads ``absence_guard_s``, ``absence_after_window_s``, ``absence_strict_below_ref_db``
+    Reads ``absence_guard_s``, ``windows.strict_s``, ``absence_strict_below_ref_db``
     (None: the gate passes) and ``absence_strict_percentile``. The window is cut at
     ``clip_end_s``; an empty window fails (nothing was measured). Evidence: ``after_db``.
     """
@@ -119,7 +119,7 @@ def absence_after(
     if below is None:
         return PASS, {"after_db": None}
     t0 = t_s + params.absence_guard_s
-    lvl = _level(env_db, grid.span(t0, min(t0 + params.absence_after_window_s, clip_end_s)),
+    lvl = _level(env_db, grid.span(t0, min(t0 + params.windows.strict_s, clip_end_s)),
                  params.absence_strict_percentile)
     if lvl is None:
         return FAIL, {"after_db": None}
@@ -132,12 +132,12 @@ def persistence(
 ) -> GateVerdict:
     """The new state (present after an entrance, absent after an exit) must hold.
 
-    Reads ``persistence_s``, ``persistence_min_fraction`` (None: the gate passes) and
+    Reads ``windows.persistence_s``, ``persistence_min_fraction`` (None: the gate passes) and
     ``persistence_min_span_fraction``. The window is cut at ``clip_end_s``; a candidate
     with less than ``persistence_min_span_fraction`` of the window left before the end of
     the audio fails (nothing shows that its new state holds). Evidence: ``held_fraction``.
     """
-    dur, frac_min = params.persistence_s, params.persistence_min_fraction
+    dur, frac_min = params.windows.persistence_s, params.persistence_min_fraction
     if frac_min is None:
         return PASS, {"held_fraction": None}
     end = min(t_s + dur, clip_end_s)

@@ -49,7 +49,7 @@ def sound_mask(bank: FeatureBank, params: MixParams) -> np.ndarray:
 def detect_start(bank: FeatureBank, ctx: EventContext, params: MixParams) -> list[Candidate]:
     """Candidates for ``music_start_after_silence``.
 
-    Gates: ``absence_before`` (the mix quiet over ``start_quiet_window_s`` before the
+    Gates: ``absence_before`` (the mix quiet over ``windows.strict_s`` before the
     candidate and over the whole prefix; evidence ``quiet_strict``, ``quiet_prefix``) and
     ``persistence`` (evidence ``held_fraction``).
     """
@@ -62,7 +62,7 @@ def detect_start(bank: FeatureBank, ctx: EventContext, params: MixParams) -> lis
     onset = np.asarray(bank.onset_full, dtype=np.float64)
     quiet_min = params.quiet_min_fraction
     prefix_min = params.start_prefix_min_fraction
-    strict = params.start_quiet_window_s
+    strict = params.windows.strict_s
     guard = params.start_guard_s
     out: list[Candidate] = []
     crossings = rising_crossings(sound, span.start, span.stop)
@@ -77,7 +77,7 @@ def detect_start(bank: FeatureBank, ctx: EventContext, params: MixParams) -> lis
         ok = (quiet_min is None or quiet_strict >= quiet_min) and (prefix_min is None or quiet_prefix >= prefix_min)
         cand.gates["absence_before"] = "pass" if ok else "fail"
         cand.stats["absence_before"] = {"quiet_strict": round(quiet_strict, 3), "quiet_prefix": round(quiet_prefix, 3)}
-        dur, fmin = params.persistence_s, params.persistence_min_fraction
+        dur, fmin = params.windows.persistence_s, params.persistence_min_fraction
         if fmin is None:
             cand.gates["persistence"] = "pass"
         else:

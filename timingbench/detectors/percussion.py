@@ -52,7 +52,7 @@ ROUTE_READS = ("route_margin", "route_band_floor_percentile", "envelope_smooth_s
 CURVE_READS = (*ROUTE_READS, "floor_percentile", "density_window_s", "reference_percentile", "present_rel",
                "absent_rel")
 #: The constants :func:`_absence_measures` reads (the curves it is handed are an input).
-ABSENCE_READS = ("absence.absence_guard_s", "absence.absence_strict_window_s",
+ABSENCE_READS = ("absence.absence_guard_s", "absence.windows.strict_s",
                  "absence.absence_strict_percentile", "absence.absence_whole_percentile",
                  "absence_density_percentile", "absence_density_whole_percentile")
 
@@ -336,7 +336,7 @@ def _absence_measures(cur: PercussionCurves, grid: Grid, *, t_s: float,
                       params: PercussionParams) -> tuple[Any, list[float | None]]:
     """The envelope levels and the density's share of its reference before ``t_s`` (no threshold applied)."""
     guard = params.absence.absence_guard_s
-    win = params.absence.absence_strict_window_s
+    win = params.absence.windows.strict_s
     rels: list[float | None] = []
     for t0, q in ((t_s - guard - win, params.absence_density_percentile),
                   (0.0, params.absence_density_whole_percentile)):

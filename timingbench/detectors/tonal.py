@@ -39,10 +39,10 @@ _T = TypeVar("_T")
 
 # The constants each memoised step of the register analysis reads (its memo key,
 # :mod:`timingbench.memo`); the registers' layout (source and width) is an input of each.
-REGISTER_READS = ("rise_window_s", "guard_s", "whole_percentile", "absence_after_s", "absent_after_percentile")
+REGISTER_READS = ("rise_window_s", "guard_s", "whole_percentile", "windows.strict_s", "absent_after_percentile")
 STEP_READS = ("snap_s", "step_window_s")
 SNAP_READS = ("onset_back_s", "guard_s", "onset_rel_height")
-MEASURE_READS = (*REGISTER_READS, "whole_min_span_s")
+MEASURE_READS = REGISTER_READS
 WINDOW_READS = tuple(dict.fromkeys(("novelty_peak_rel", "register_source", "register_width_bands",
                                     *REGISTER_READS, *STEP_READS, *SNAP_READS, *MEASURE_READS)))
 
@@ -253,7 +253,7 @@ def _changed_register(levels: F64, p: int, params: TonalParams, *, grid: Grid, r
         if whole.shape[1]:
             score = np.minimum(score, a0 - np.percentile(whole, pct, axis=1))
     else:
-        w, pct = params.absence_after_s, params.absent_after_percentile
+        w, pct = params.windows.strict_s, params.absent_after_percentile
         score = b0 - a0
         t = grid.time(p + guard)
         seg = levels[:, grid.span(t, min(t + w, clip_end_s))]
@@ -304,10 +304,10 @@ def _judge(stat: float | None, need: float | None, gate: str, name: str, evidenc
 def _whole_rise(lv: F64, f: int, after: F64, *, grid: Grid, guard: int, params: TonalParams) -> float | None:
     """How far the register after the entrance stands above its level over the whole clip before (dB).
 
-    None when the span before is shorter than ``tonal.whole_min_span_s`` or nothing follows.
+    None when the span before is shorter than ``windows.strict_s`` or nothing follows.
     """
     whole = lv[: max(f - guard, 0)]
-    if whole.size < grid.frames(params.whole_min_span_s) or not after.size:
+    if whole.size < grid.frames(params.windows.strict_s) or not after.size:
         return None
     return float(after.mean() - np.percentile(whole, params.whole_percentile))
 
@@ -318,7 +318,7 @@ def _after_drop(lv: F64, f: int, before: F64, *, grid: Grid, guard: int, clip_en
 
     None when the window runs past the end of the audio or a side is empty.
     """
-    w = params.absence_after_s
+    w = params.windows.strict_s
     t = grid.time(f + guard)
     if t + w > clip_end_s:
         return None

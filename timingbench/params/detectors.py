@@ -209,6 +209,40 @@ class TempoParams(Params):
 
 @register
 @dataclass(frozen=True)
+class WindowsParams(Params):
+    """Constants of the ``windows`` section: the paper's spans, declared once for every detector.
+
+    Attributes
+    ----------
+    strict_s : float
+        paper Sec. IV-B: the strict immediate window: the 3 s before an entrance (or a start) must
+        be absent, and the 3 s after an exit (convention)
+    persistence_s : float
+        a new state (an instrument in or out, music started) must hold 2 s to be an instructed
+        change rather than a fill (convention)
+    """
+
+    SECTION = "windows"
+    #: Embedded in every detector's set that reads a window: one value for all.
+    OWN_SECTION = True
+
+    strict_s: float
+    persistence_s: float
+
+    def validate(self) -> None:
+        """Check ranges.
+
+        Raises
+        ------
+        ConfigError
+            If a span is not positive.
+        """
+        super().validate()
+        _positive(self, "strict_s", "persistence_s")
+
+
+@register
+@dataclass(frozen=True)
 class MixParams(Params):
     """Constants of the ``mix`` section.
 
@@ -241,8 +275,6 @@ class MixParams(Params):
         'silence until t' needs the span before the start to be quiet this often (calibrated)
     snap_back_s : float | None
         the first attack is searched this far before the level crossing (few_shot)
-    persistence_s : float
-        started music must go on for 2 s to count as a start (convention)
     start_guard_s : float
         the start's own attack (a few frames) is left out of the quiet measured before it
         (convention)
@@ -268,9 +300,8 @@ class MixParams(Params):
     level_smooth_s : float
         ending levels are smoothed over 100 ms so single notes do not steer the fade fit
         (convention)
-    start_quiet_window_s : float
-        paper Sec. IV-B: a start needs the mix quiet over the strict 3 s before it (the entrance
-        gates' strict window) (convention)
+    windows : WindowsParams
+        the ``windows`` section (its own): the strict window and the persistence span
     start_snap_forward_s : float
         a start's onset accent may lie one frame (11.6 ms) after the level crossing, where the
         attack has lifted the frame RMS (convention)
@@ -298,7 +329,6 @@ class MixParams(Params):
     accent_rel_height: float | None
     start_prefix_min_fraction: float | None
     snap_back_s: float | None
-    persistence_s: float
     start_guard_s: float
     persistence_min_fraction: float | None
     last_accent_rel_height: float | None
@@ -308,7 +338,7 @@ class MixParams(Params):
     accent_guard_s: float
     fade_fit_window_s: float
     level_smooth_s: float
-    start_quiet_window_s: float
+    windows: WindowsParams
     start_snap_forward_s: float
     cut_reference_s: float
     fade_fit_min_s: float
@@ -326,8 +356,6 @@ class AbsenceParams(Params):
     ----------
     absence_guard_s : float
         Seconds before (after) the candidate left out of the absence span (the attack itself).
-    absence_strict_window_s : float
-        Length of the strict immediate window before an entrance, seconds.
     absence_strict_below_ref_db : float | None
         How far under its reference the source must sit in the strict window (and after an
         exit), dB; None switches the strict check (and the exit check) off.
@@ -339,17 +367,16 @@ class AbsenceParams(Params):
     absence_whole_percentile : float | None
         Percentile of the level over the whole span before the entrance; None switches the
         whole-clip check off.
-    absence_after_window_s : float
-        Length of the window after an exit that must be absent, seconds.
+    windows : WindowsParams
+        the ``windows`` section (its own): the strict window and the persistence span
     """
 
     absence_guard_s: float
-    absence_strict_window_s: float
     absence_strict_below_ref_db: float | None
     absence_strict_percentile: float
     absence_whole_below_ref_db: float | None
     absence_whole_percentile: float | None
-    absence_after_window_s: float
+    windows: WindowsParams
 
     def validate(self) -> None:
         """Check ranges.
@@ -360,7 +387,7 @@ class AbsenceParams(Params):
             If a window or the guard is negative, or a percentile is outside [0, 100].
         """
         super().validate()
-        _non_negative(self, "absence_guard_s", "absence_strict_window_s", "absence_after_window_s")
+        _non_negative(self, "absence_guard_s")
         _percentile(self, "absence_strict_percentile", "absence_whole_percentile")
 
 
@@ -370,18 +397,18 @@ class PersistenceParams(Params):
 
     Attributes
     ----------
-    persistence_s : float
-        Span after the candidate over which the new state must hold, seconds.
     persistence_min_fraction : float | None
         Share of frames of that span in the new state; None switches the gate off.
     persistence_min_span_fraction : float
         A candidate with less than this share of the span left before the end of the audio
         fails (nothing shows that its new state holds).
+    windows : WindowsParams
+        the ``windows`` section (its own): the strict window and the persistence span
     """
 
-    persistence_s: float
     persistence_min_fraction: float | None
     persistence_min_span_fraction: float
+    windows: WindowsParams
 
     def validate(self) -> None:
         """Check ranges.
@@ -394,7 +421,6 @@ class PersistenceParams(Params):
             ``persistence_min_span_fraction`` is outside [0, 1].
         """
         super().validate()
-        _positive(self, "persistence_s")
         _non_negative(self, "persistence_min_fraction")
         _fraction(self, "persistence_min_span_fraction")
 
@@ -664,14 +690,10 @@ class TonalParams(Params):
     whole_percentile : float
         the bulk of the span before the entrance (paper's whole-clip absence bound), robust to short
         bleed (convention)
-    whole_min_span_s : float
-        absence before an entrance is only measured with at least the paper's 3 s strict window of
-        audio before it; less fails (convention)
     min_fall_db : float | None
         an exiting layer lowers its register by 3 dB (calibrated)
-    absence_after_s : float
-        an exit needs 3 s of absence after it (same scale as the strict entrance window)
-        (convention)
+    windows : WindowsParams
+        the ``windows`` section (its own): the strict window and the persistence span
     absent_after_db : float | None
         over the 3 s after an exit the register stays this far under its level before (calibrated)
     absent_after_percentile : float
@@ -692,9 +714,8 @@ class TonalParams(Params):
     min_rise_db: float | None
     whole_rise_db: float | None
     whole_percentile: float
-    whole_min_span_s: float
     min_fall_db: float | None
-    absence_after_s: float
+    windows: WindowsParams
     absent_after_db: float | None
     absent_after_percentile: float
 

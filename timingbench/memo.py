@@ -26,6 +26,7 @@ import threading
 import weakref
 from collections import OrderedDict
 from collections.abc import Callable, Hashable, Iterable, Iterator
+from pathlib import Path
 from typing import Any, Generic, TypeVar, cast
 
 from timingbench.errors import MemoKeyError
@@ -194,6 +195,26 @@ def process_cache(maxsize: int) -> Callable[[Callable[..., T]], functools._lru_c
         _FUNCTION_CACHES.append(cached)
         return cached
     return wrap
+
+
+def file_sha256(path: str | Path) -> str:
+    """SHA-256 of a file's bytes (64 hex digits), hashed once per file version in a process.
+
+    Memoised on the resolved path, size and modification time (ns), so a rewritten file is
+    hashed again. The one file digest of the package (model weights, tarballs).
+    """
+    p = Path(path)
+    st = p.stat()
+    return _file_sha256(str(p.resolve()), st.st_size, st.st_mtime_ns)
+
+
+@process_cache(32)
+def _file_sha256(path_str: str, size: int, mtime_ns: int) -> str:
+    h = hashlib.sha256()
+    with open(path_str, "rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
 
 
 def object_table(name: str) -> weakref.WeakKeyDictionary[Any, Any]:

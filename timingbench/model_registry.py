@@ -42,6 +42,7 @@ import numpy as np
 import yaml
 
 from timingbench.errors import ModelUnavailableError, ParameterError
+from timingbench.memo import file_sha256
 
 DEMUCS_MODELS = ("htdemucs", "htdemucs_6s")
 DEMUCS_HOST = "https://dl.fbaipublicfiles.com/demucs/"
@@ -146,14 +147,6 @@ def _reachable(url: str, *, timeout_s: float, copy_into: Path, what: str, method
             f"cannot download {url} ({reason}); offline, copy {what} into {copy_into}") from None
 
 
-def _sha256(path: Path) -> str:
-    h = hashlib.sha256()
-    with path.open("rb") as f:
-        for chunk in iter(lambda: f.read(1 << 20), b""):
-            h.update(chunk)
-    return h.hexdigest()
-
-
 def _git_blob_sha1(path: Path) -> str:
     data = path.read_bytes()
     return hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest()
@@ -193,7 +186,7 @@ def _checksum_of(filename: str) -> str:
 
 
 def _check_file(path: Path, checksum: str) -> None:
-    actual = _sha256(path)[: len(checksum)]
+    actual = file_sha256(path)[: len(checksum)]
     if actual != checksum:
         raise ModelUnavailableError(f"{path}: checksum {actual} does not match the published {checksum}; "
                                     f"delete it and fetch again")
@@ -380,7 +373,7 @@ def fetch_clap(repo_id: str = CLAP_REPO, *, dest: Path | None = None, revision: 
             raise ModelUnavailableError(
                 f"{endpoint}/{repo_id}/resolve/{info.sha}/{s.rfilename}: {exc}".splitlines()[0]) from None
         if s.lfs is not None:
-            ok, expected, kind = _sha256(got) == s.lfs.sha256, s.lfs.sha256, "sha256"
+            ok, expected, kind = file_sha256(got) == s.lfs.sha256, s.lfs.sha256, "sha256"
         else:
             ok, expected, kind = s.blob_id is None or _git_blob_sha1(got) == s.blob_id, s.blob_id, "git blob"
         if not ok:

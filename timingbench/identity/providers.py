@@ -35,8 +35,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-import hashlib
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -50,6 +49,7 @@ from timingbench.convert import frame_period_s
 from timingbench.errors import ModelUnavailableError, ParameterError
 from timingbench.families import FAMILY_NAMES
 from timingbench.identity.evidence import FamilyEvidence
+from timingbench.memo import file_sha256
 from timingbench.models.musicnn import WEIGHTS_PATH
 
 if TYPE_CHECKING:
@@ -134,6 +134,25 @@ def _unpack(samples_or_bank: Any, sr: int) -> tuple[Any, npt.NDArray[np.float32]
     return None, y, sr
 
 
+def with_registry_exemptions(evidence: FamilyEvidence, families: FamiliesParams) -> FamilyEvidence:
+    """``evidence`` with every family the registry exempts added to its exempt table (a family the backend
+    already cannot hear keeps the backend's reason)."""
+    missing = {f: str(r) for f, r in dict(families.exempt).items() if f not in evidence.exempt}
+    if not missing:
+        return evidence
+    return dataclasses.replace(evidence, exempt={**evidence.exempt, **missing})
+
+
+def _registry_applied(provider: Callable[..., FamilyEvidence]) -> Callable[..., FamilyEvidence]:
+    """``provider`` with the family registry's exemptions applied to what it returns (the one place)."""
+    @functools.wraps(provider)
+    def applied(*args: Any, **kwargs: Any) -> FamilyEvidence:
+        return with_registry_exemptions(provider(*args, **kwargs), kwargs["evidence_params"].families)
+
+    return applied
+
+
+@_registry_applied
 def family_evidence(
     samples_or_bank: Any,
     *,
@@ -147,37 +166,9 @@ def family_evidence(
 ) -> FamilyEvidence:
     """Windowed instrument-family evidence of a clip, the family registry's exemptions applied.
 
-    Every provider goes through here: whatever a backend could hear, a family the registry
-    (``evidence_params.families``) exempts is exempt, with the registry's reason, so no
-    backend judges a family the registry has not judged on real material. Parameters,
-    returns and errors as :func:`provider_evidence`.
-    """
-    ev = provider_evidence(samples_or_bank, sr=sr, semantic=semantic, evidence_params=evidence_params, audio=audio,
-                           backend=backend, clap_dir=clap_dir, tagger=tagger)
-    return with_registry_exemptions(ev, evidence_params.families)
-
-
-def with_registry_exemptions(evidence: FamilyEvidence, families: FamiliesParams) -> FamilyEvidence:
-    """``evidence`` with every family the registry exempts added to its exempt table (a family the backend
-    already cannot hear keeps the backend's reason)."""
-    missing = {f: str(r) for f, r in dict(families.exempt).items() if f not in evidence.exempt}
-    if not missing:
-        return evidence
-    return dataclasses.replace(evidence, exempt={**evidence.exempt, **missing})
-
-
-def provider_evidence(
-    samples_or_bank: Any,
-    *,
-    sr: int,
-    semantic: SemanticParams,
-    evidence_params: EvidenceParams,
-    audio: AudioParams,
-    backend: str = "musicnn",
-    clap_dir: Path | None = None,
-    tagger: TaggerParams | None = None,
-) -> FamilyEvidence:
-    """Windowed instrument-family evidence of a clip.
+    Every provider returns through here: whatever a backend could hear, a family the registry
+    (``evidence_params.families``) exempts is exempt with the registry's reason, so no backend
+    judges a family the registry has not judged on real material.
 
     Parameters
     ----------
@@ -340,13 +331,7 @@ def _trained(bank: FeatureBank, sec: EvidenceParams) -> FamilyEvidence:
 
 def _file_digest(path: Path) -> str:
     """Digest of a model file's bytes (memoised per path, size and mtime)."""
-    st = path.stat()
-    return _digest_cached(str(path), st.st_size, st.st_mtime_ns)
-
-
-@functools.lru_cache(maxsize=16)
-def _digest_cached(path: str, size: int, mtime_ns: int) -> str:
-    return hashlib.sha256(Path(path).read_bytes()).hexdigest()[:16]
+    return file_sha256(path)[:16]
 
 
 def _folder_digest(folder: Path) -> str:

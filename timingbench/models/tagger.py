@@ -22,7 +22,6 @@ the network's module is imported when weights are first loaded.
 from __future__ import annotations
 
 import csv
-import hashlib
 import math
 import warnings
 from collections.abc import Iterable, Iterator
@@ -35,7 +34,7 @@ import numpy as np
 import numpy.typing as npt
 
 from timingbench.errors import ModelUnavailableError, ParameterError
-from timingbench.memo import process_cache
+from timingbench.memo import file_sha256, process_cache
 from timingbench.models.tagger_frontend import COLUMN_FRAMES, HOP, MODEL_SR, PAD, log_mel, n_frames
 from timingbench.packaged import data_path
 from timingbench.params.tagger import TaggerParams
@@ -144,25 +143,6 @@ class TaggerColumns:
 
 
 # ----------------------------------------------------------------------------- loading
-
-
-def file_sha256(path: Path) -> str:
-    """SHA-256 of a file (64 hex digits), hashed once per file version.
-
-    Memoised on the resolved path, size and modification time (ns), so a rewritten file is
-    hashed again.
-    """
-    st = path.stat()
-    return _sha256(str(path.resolve()), st.st_size, st.st_mtime_ns)
-
-
-@process_cache(16)
-def _sha256(path_str: str, size: int, mtime_ns: int) -> str:
-    h = hashlib.sha256()
-    with open(path_str, "rb") as fh:
-        for block in iter(lambda: fh.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
 
 
 def _expected(expected_sha256: str | None) -> str:

@@ -16,9 +16,12 @@ among the thresholds that credit at most ``calibration.evidence_max_negative_rat
 family's negatives (busy decoys, pre-existing and absent targets, speech, animal and noise
 decoys) on time; ties go to the larger (stricter) threshold.
 
-A family is **judged** when its dev figures at the chosen thresholds reach
-``calibration.judge_min_on_time`` on time over at least ``calibration.judge_min_events``
-events with no negative credited; the report gives every family's figures either way.
+A family is **judged** when its dev figures at the chosen thresholds reach the bar of
+:mod:`timingbench.calibration.judging`: ``calibration.judge_min_on_time`` on time over at least
+``calibration.judge_min_events`` events, and at most ``calibration.judge_max_negative_rate`` of at
+least ``calibration.judge_min_negatives`` negatives credited; the report gives every family's
+figures either way. (The step fit reads no part levels: every on-time event counts toward the
+bar here; ``tools/stem_figures.py`` gives the figures by level band from scored rows.)
 """
 
 from __future__ import annotations
@@ -164,7 +167,8 @@ def best_threshold(stats: Sequence[EventStat], *, max_negative_rate: float, offs
 
 
 def fit(stats: Sequence[EventStat], families: Sequence[str], *, max_negative_rate: float, offset_match_s: float,
-        floor: float, judge_min_on_time: float, judge_min_events: int) -> dict[str, Any]:
+        floor: float, judge_min_on_time: float, judge_min_events: int, judge_max_negative_rate: float = 0.0,
+        judge_min_negatives: int = 0) -> dict[str, Any]:
     """Per family: the entrance and exit thresholds, the dev figures at them and whether it is judged.
 
     Returns
@@ -181,9 +185,12 @@ def fit(stats: Sequence[EventStat], families: Sequence[str], *, max_negative_rat
         per_kind = _counts_by_kind(stats, fam, steps, offset_match_s=offset_match_s)
         total = per_kind["all"]
         n, k = total["n_on_time"], total["on_time_credited"]
+        neg, n_neg = total["negative_credited"], total["n_negative"]
         if n < judge_min_events:
             judged, reason = False, f"dev_on_time_events_below_{judge_min_events}"
-        elif total["negative_credited"]:
+        elif n_neg < judge_min_negatives:
+            judged, reason = False, f"dev_negatives_below_{judge_min_negatives}"
+        elif neg and neg / n_neg > judge_max_negative_rate + 1e-12:
             judged, reason = False, "dev_negatives_credited"
         elif k / n < judge_min_on_time - 1e-12:
             judged, reason = False, f"dev_on_time_below_{judge_min_on_time:.2f}"

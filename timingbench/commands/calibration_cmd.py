@@ -267,7 +267,8 @@ def _calibrate_presence(args: argparse.Namespace, cfg: Config, path: Path) -> in
         stats = event_stats(devs, fit_cfg)
     report = fit(stats, FAMILY_NAMES, max_negative_rate=cal.evidence_max_negative_rate,
                  offset_match_s=cal.offset_match_s, floor=cal.presence_step_floor,
-                 judge_min_on_time=cal.judge_min_on_time, judge_min_events=cal.judge_min_events)
+                 judge_min_on_time=cal.judge_min_on_time, judge_min_events=cal.judge_min_events,
+                 judge_max_negative_rate=cal.judge_max_negative_rate, judge_min_negatives=cal.judge_min_negatives)
     report["corpora"] = [str(d.root) for d in devs]
     report["events"] = [dict(vars(s)) for s in stats]
     _print_report(format_report(report), devs, report, args.out)

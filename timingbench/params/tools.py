@@ -154,10 +154,25 @@ class CalibrationParams(Params):
         calibrate evidence: the least step threshold (log-odds) the presence fit may choose: a rise
         of half a log-odds is the tagger columns' own jitter (convention)
     judge_min_on_time : float
-        a family is judged when its dev events on real material are credited on time at 80 % or more
-        (with no negative credited) (convention)
+        a family is judged by an evidence when its audible dev events on real material (entrances
+        and exits at calibration.judge_min_level_db or louder re the backing) are credited on time
+        at 80 % or more (issue 48's bar; calibration/judging.py) (convention)
     judge_min_events : int
-        and over at least 8 on-time dev events: fewer cannot show 80 % (convention)
+        over at least 8 audible on-time dev events: fewer cannot show 80 % (convention)
+    judge_min_level_db : float
+        an event counts toward the bar when its part sits at -12 dB or louder relative to the
+        backing: judged means audible; quieter events are reported by level band, not held against
+        the bar (convention)
+    judge_max_negative_rate : float
+        and at most 5 % of the dev negatives (absent targets, parts that never stop, busy decoys,
+        pre-existing parts) credited on time (was: none credited, which one decoy in a small set
+        decides) (convention)
+    judge_min_negatives : int
+        over at least 10 dev negatives: fewer cannot show a false-credit rate (convention)
+    judge_level_bands_db : list[list[float]]
+        on-time recall is recorded per level band of the part re the backing (-18...-12, -12...-6,
+        -6...0 dB; each [lo, hi), the last closed): the quietest band heard at 80 % is 'the quietest
+        entrance it hears' (docs/families.md) (convention)
     """
 
     SECTION = "calibration"
@@ -167,6 +182,10 @@ class CalibrationParams(Params):
     presence_step_floor: float
     judge_min_on_time: float
     judge_min_events: int
+    judge_min_level_db: float
+    judge_max_negative_rate: float
+    judge_min_negatives: int
+    judge_level_bands_db: list[list[float]]
 
     def validate(self) -> None:
         """Check value ranges.
@@ -179,6 +198,12 @@ class CalibrationParams(Params):
         super().validate()
         if self.offset_match_s <= 0:
             raise _fail(self.SECTION, "offset_match_s", "must be positive", self.offset_match_s)
+        if not 0 <= self.judge_max_negative_rate <= 1:
+            raise _fail(self.SECTION, "judge_max_negative_rate", "must lie in [0, 1]", self.judge_max_negative_rate)
+        bands = self.judge_level_bands_db
+        if not bands or any(not isinstance(b, list | tuple) or len(b) != 2 or not b[0] < b[1] for b in bands) \
+                or any(a[1] > b[0] for a, b in zip(bands, bands[1:], strict=False)):
+            raise _fail(self.SECTION, "judge_level_bands_db", "must be increasing [lo, hi] bands (dB), lo < hi", bands)
 
 
 @register

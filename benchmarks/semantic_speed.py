@@ -151,8 +151,8 @@ def accuracy(args: argparse.Namespace) -> dict[str, Any]:
 
 def speed(args: argparse.Namespace) -> dict[str, Any]:
     """Time the musicnn family evidence on a 35-s rendered clip."""
-    from timingbench.features import musicnn
     from timingbench.identity.providers import family_evidence
+    from timingbench.models import musicnn
     from timingbench.render.instruments import INSTRUMENTS
 
     cfg = load_config(args.config)

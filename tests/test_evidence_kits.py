@@ -10,8 +10,8 @@ import pytest
 import soundfile as sf
 
 from timingbench.identity.training import dataset as ds
-from timingbench.identity.training import kits
 from timingbench.identity.training.layouts import sample_layout
+from timingbench.render import kits
 
 SR = 44100
 

@@ -214,7 +214,7 @@ def test_bank_log_mel_is_the_one_the_data_set_stores(config: Config, rng: np.ran
 def test_weights_digest_is_computed_once_per_file_version(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     import os
 
-    from timingbench.models import infer
+    from timingbench.models import family_net_infer as infer
 
     f = tmp_path / "w.pt"
     f.write_bytes(b"one")

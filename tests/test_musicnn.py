@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from timingbench.errors import ModelUnavailableError, ParameterError
-from timingbench.features import musicnn
+from timingbench.models import musicnn
 
 REFERENCE = Path(__file__).resolve().parent / "data" / "musicnn_reference.npz"
 

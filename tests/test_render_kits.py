@@ -12,7 +12,7 @@ import pytest
 
 from timingbench.config import load_config
 from timingbench.errors import ParameterError, TimingbenchError
-from timingbench.identity.training import kits
+from timingbench.render import kits
 from timingbench.render.arrangement import Note
 from timingbench.render.corpus import CORPORA, KIT_SPLITS, ClipSpec, render_specs
 from timingbench.render.kit_mix import kit_layers, render_kit_recipe, unplayed_instants

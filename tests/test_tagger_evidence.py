@@ -115,7 +115,8 @@ def test_design_table_is_checked() -> None:
 
 def test_curves_are_computed_when_read_and_only_then(bank, config: Config,  # type: ignore[no-untyped-def]
                                                      monkeypatch: pytest.MonkeyPatch) -> None:
-    from timingbench.models import infer, tagger
+    from timingbench.models import family_net_infer as infer
+    from timingbench.models import tagger
 
     runs = {"tagger": 0, "network": 0}
     real_tagger, real_net = tagger.bank_tagger, infer.bank_outputs

@@ -347,7 +347,7 @@ def _separation_sources(parts: list[dict[str, Any]]) -> dict[str, dict[str, Any]
     """``{source: {"clips": n, "licence": ...}}`` of the demucs weights the scored clips ran with."""
     from timingbench.features.separation import source_licence
 
-    counts = Counter(p.get("separation_source") for p in parts if p.get("separation_source"))
+    counts = Counter(str(p["separation_source"]) for p in parts if p.get("separation_source"))
     return {s: {"clips": n, "licence": source_licence(s)} for s, n in sorted(counts.items())}
 
 

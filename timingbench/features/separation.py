@@ -603,7 +603,7 @@ def cached_onnx_stems(
         fd, tmp = tempfile.mkstemp(prefix=".stems-", suffix=".npz", dir=path.parent)
         try:
             with os.fdopen(fd, "wb") as fh:
-                np.savez(fh, **stems)
+                np.savez(fh, **stems)  # type: ignore[arg-type]
             os.replace(tmp, path)
         except OSError:
             Path(tmp).unlink(missing_ok=True)

@@ -18,8 +18,8 @@ import json
 from pathlib import Path
 
 from timingbench.annotation_io import AnnotationSet, load_annotations
-from timingbench.calibration.evaluate import load_corpus
 from timingbench.calibration.dev_corpora import DevCorpus
+from timingbench.calibration.evaluate import load_corpus
 from timingbench.calibration.groups import scenarios_from_manifest
 from timingbench.calibration.presence_fit import configured_report, event_stats, format_report
 from timingbench.config import load_config

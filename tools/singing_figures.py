@@ -1,7 +1,7 @@
 """The singing detector's reading of the real recordings in ``shared/realdata``: the model card's table.
 
 For each recording: its first 35 s (the analysis window) at 44.1 kHz mono, brought to the
-bank's loud level (``tagger.input_loud_level_dbfs``) as scoring does, read on the mix; printed:
+bank's loud level (``audio.input_loud_level_dbfs``) as scoring does, read on the mix; printed:
 the mean P(speech), P(singing), P(music) and the share of 10-ms frames whose singing
 probability exceeds 0.5.
 

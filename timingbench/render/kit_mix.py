@@ -29,9 +29,9 @@ import pretty_midi
 
 from timingbench.config import Config, load_config
 from timingbench.errors import ParameterError, TimingbenchError
-from timingbench.render.kits import find_kit, kit_name, kit_pitches, render_kit
 from timingbench.params.generation import RenderParams
 from timingbench.render.arrangement import Note
+from timingbench.render.kits import find_kit, kit_name, kit_pitches, render_kit
 from timingbench.render.pipeline import RenderedClip, render_recipe
 from timingbench.render.synth import (
     GainOp,

@@ -320,7 +320,7 @@ def build_summary(
                             "exempt_families": dict(sorted(exempt.items())),
                             "judged_families": sorted({r["family"] for r in verified}),
                             **_judged_by(parts)},
-        # the singing detector's vocals presence: computed for clips with a vocals event, judges nothing yet
+        # the singing detector's vocals presence: computed for clips with a vocals event (judges where judged_by says)
         "vocals_presence": vocals_presence_summary(parts),
         # who the identity-verified headline judged, in words, and what their published figures warn of
         "identity_judged": identity_judged(config, exempt),

@@ -3,7 +3,8 @@
 Drawn under the family evidence for every event whose family is vocals (scored or not, silent
 audio excepted): singing log-odds per 10-ms frame (thin) and on the evidence grid (bold),
 speech log-odds on the grid apart from it, the source it was read on (the mix or the vocals
-stem) and the detector's file. It judges nothing; the panel says so.
+stem) and the detector's file. It judges vocals where the registry's ``judged_by`` names ``singing``
+(:mod:`timingbench.identity.stem_evidence`); the panel says so.
 """
 
 from __future__ import annotations
@@ -63,5 +64,6 @@ def draw_vocals_presence(ax: Any, presence: VocalsPresence | str) -> None:
     ax.plot(presence.times, presence.speech, lw=1.0, color=SPEECH_COLOR, ls="--", label="speech, evidence grid",
             zorder=2)
     ax.legend(loc="upper right", fontsize=7, ncol=3,
-              title=f"FireRedVAD AED on the {presence.source} ({presence.model}); judges nothing yet",
+              title=f"FireRedVAD AED on the {presence.source} ({presence.model}); "
+                    "judges vocals where judged_by names singing",
               title_fontsize=7)

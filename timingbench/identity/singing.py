@@ -19,7 +19,8 @@ grid instant holds the mean log-odds of the 10-ms frames centred within half a g
 it (the nearest frame where none is).
 
 It is read only for clips whose prompt has a vocals event (:func:`needs_vocals_presence`)
-and judges nothing yet: it is evidence drawn by ``explain --plot`` and the report, named in
+and judges vocals where the registry's ``judged_by`` names ``singing``
+(:mod:`timingbench.identity.stem_evidence`); it is drawn by ``explain --plot`` and the report, named in
 ``summary.json``.
 """
 
@@ -258,4 +259,4 @@ def summary_of(parts: Iterable[dict[str, Any]]) -> dict[str, Any]:
     return {"detector": "fireredvad-aed", "clips": len(rows), "sources": dict(sorted(sources.items())),
             "models": sorted({r["model"] for r in rows}),
             "input_loud_level_dbfs": sorted({r["input_loud_level_dbfs"] for r in rows}),
-            "judges": "nothing: evidence drawn by explain --plot and the report for vocals events"}
+            "judges": "vocals where families.table judged_by names singing (family_evidence.judged_by: which clips)"}

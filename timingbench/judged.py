@@ -104,7 +104,8 @@ def credited_negative_warnings(judged: Sequence[str], figures: Mapping[str, tupl
     return out
 
 
-def identity_judged(config: Config, exempt: Mapping[str, str]) -> dict[str, Any]:
+def identity_judged(config: Config, exempt: Mapping[str, str], *,
+                    by_evidence: Sequence[str] = ()) -> dict[str, Any]:
     """The ``identity_judged`` object of ``summary.json``: who the identity-verified headline judged.
 
     Parameters
@@ -113,14 +114,29 @@ def identity_judged(config: Config, exempt: Mapping[str, str]) -> dict[str, Any]
         The run's configuration.
     exempt : mapping of str to str
         Family -> why the run did not judge it.
+    by_evidence : sequence of str
+        Families the registry's ``judged_by`` evidences (a stem's level, the singing presence)
+        judged on some of the run's clips.
 
     Returns
     -------
     judged : dict
         ``families`` (judged instrument families, registry order), ``whole_mix`` (always
-        true: whole-mix events count), ``label`` (:func:`judged_label`) and ``warnings``
-        (:func:`credited_negative_warnings`).
+        true: whole-mix events count), ``label`` (:func:`judged_label`), ``warnings``
+        (:func:`credited_negative_warnings`) and ``quietest_heard`` (family -> evidence -> the
+        quietest level band its published dev figures hear, :func:`quietest_heard`).
     """
-    fams = run_judged_families(config, exempt)
+    extra = set(by_evidence)
+    fams = tuple(f for f in registry(config).names if f in extra or f in run_judged_families(config, exempt))
     return {"families": list(fams), "whole_mix": True, "label": judged_label(fams),
-            "warnings": credited_negative_warnings(fams, published_credited_negatives(config))}
+            "warnings": credited_negative_warnings(fams, published_credited_negatives(config)),
+            "quietest_heard": {f: q for f in fams if (q := quietest_heard(config, f))}}
+
+
+def quietest_heard(config: Config, family: str) -> dict[str, str | None]:
+    """Evidence -> "the quietest entrance it hears" of ``family``: the quietest level band (dB re the
+    backing) from which its published dev figures (``figures.<evidence>.dev.quietest_heard`` of its
+    registry row) credit 80 % or more on time; empty when the row records none."""
+    row = registry(config).family(family)
+    figs = {} if row is None else dict(row.figures)
+    return {ev: (f.get("dev") or {}).get("quietest_heard") for ev, f in figs.items() if isinstance(f, Mapping)}

@@ -323,7 +323,7 @@ def build_summary(
         # the singing detector's vocals presence: computed for clips with a vocals event (judges where judged_by says)
         "vocals_presence": vocals_presence_summary(parts),
         # who the identity-verified headline judged, in words, and what their published figures warn of
-        "identity_judged": identity_judged(config, exempt),
+        "identity_judged": identity_judged(config, exempt, by_evidence=sorted(_judged_by(parts)["judged_by"])),
         "chance_credit": {"enabled": chance, "draws": draws, "seeded_by": "audio content and event id"},
         "disabled_gates": list(opts.disabled_gates),
         "controls": summarise_controls(clips, config=config),

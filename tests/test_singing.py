@@ -80,7 +80,7 @@ def test_singing_frames_of_float_input_at_16k_are_the_golden_reading(golden, con
     frames = sd.singing_frames(x, sd.MODEL_SR, config.params.singing)
     np.testing.assert_allclose(frames.probs, golden["probs"], rtol=0, atol=PROBS_ATOL)
     np.testing.assert_allclose(frames.times[:2], [0.0125, 0.0225])
-    assert frames.prob("singing").shape == (golden["probs"].shape[0],)
+    assert frames.probs[:, sd.CLASSES.index("singing")].shape == (golden["probs"].shape[0],)
 
 
 def test_the_reading_is_deterministic(config):

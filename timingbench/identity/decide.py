@@ -36,6 +36,7 @@ from typing import TYPE_CHECKING, Any, TypeGuard
 import numpy as np
 import numpy.typing as npt
 
+from timingbench.convert import grid_hop_s
 from timingbench.curves import Grid, accent, window_means
 from timingbench.errors import ParameterError
 from timingbench.identity.changepoint import Step, best_step
@@ -110,7 +111,7 @@ def measure(evidence: FamilyEvidence, family: str, *, entry: bool, lo_s: float, 
         times, z = evidence.presence_logit(family, prob_clip=p.prob_clip)
         if times.size < 2:
             return PresenceMeasure(None, 0.0, False)
-        hop = float(np.median(np.diff(times)))
+        hop = grid_hop_s(times)
         # the quiet side may be shorter where the window reaches the clip's edge on that side
         at_start = lo_s <= float(times[0]) + p.min_side_s
         at_end = hi_s >= float(times[-1]) - p.min_side_s
@@ -295,7 +296,7 @@ def level_step_at(evidence: FamilyEvidence, family: str, t_s: float, *, entry: b
         span, gap = params.level_span_s, params.level_gap_s
         before = z[(times >= t_s - span) & (times <= t_s - gap)]
         after = z[(times >= t_s + gap) & (times <= t_s + span)]
-        hop = float(np.median(np.diff(times))) if times.size > 1 else 0.0
+        hop = grid_hop_s(times, default=0.0)
         stats: dict[str, Any] = {}
         quiet, sounding = (before, after) if entry else (after, before)
         q = float(dict(params.level_percentile_by_evidence or {}).get(evidence.backend, 50.0))

@@ -257,7 +257,8 @@ def _route_candidates(bank: FeatureBank, cur: PercussionCurves, ctx: EventContex
     span = grid.span(ctx.window_lo_s, ctx.window_hi_s)
     lo, hi = span.start, span.stop
     win = grid.frames(params.density_window_s)
-    rel = params.accent_rel_height
+    # a demucs drums stem holds no bleed: its first hit is snapped to at a lower share of the local maximum
+    rel = params.accent_rel_height_stem if cur.route == "demucs" else params.accent_rel_height
     end_s = bank.duration_s
     out: list[Candidate] = []
 
@@ -271,7 +272,8 @@ def _route_candidates(bank: FeatureBank, cur: PercussionCurves, ctx: EventContex
         return Candidate(t, stats={"crossing_s": round(grid.time(c), 4), "route": cur.route})
 
     if ctx.kind == "instrument_entry":
-        quiet = params.snap_quiet_rel * cur.reference
+        # a demucs drums stem isolates the kit: its absent density is lower than the dsp routes' bleed
+        quiet = (params.snap_quiet_rel_stem if cur.route == "demucs" else params.snap_quiet_rel) * cur.reference
         back = grid.frames(params.snap_lookback_s)
         for c in rising_crossings(cur.present, lo, min(hi + win, grid.n)):
             start = max(_train_start(cur.density, c - win, c, quiet) - back, c - win)

@@ -550,6 +550,18 @@ class PercussionParams(Params):
         an entry train starts after the density's last frame under this share of its reference (the
         absent level); dev bleed before kit entries sits at 0.2-0.41 and made snaps land 0.4-0.75 s
         early (few_shot)
+    snap_quiet_rel_stem : float
+        on a demucs drums stem (the stem route) the absent level is lower: the stem isolates the
+        kit, so its density before an entrance sits at 0.04-0.06 of the reference, and a sparse
+        loop's first hit lifts it only to 0.26-0.36 until the next hits (dev real-001: the snap at
+        0.45 landed on the third hit, 0.86 s late); 0.15 lies between them. With
+        accent_rel_height_stem, the parts corpus's dev percussion entrances over real backings are
+        on time 7/7 (2/7 at 0.45 and 0.5) (few_shot)
+    accent_rel_height_stem : float
+        on a demucs drums stem the snapped accent is a stem onset peak of at least 20 % of the local
+        maximum: the stem holds no bleed to snap to (dev real-001: onsets <= 0.51 before the
+        entrance, its first hit 8.6 and a later accent 18.1, which 0.5 took instead, 0.86 s late)
+        (few_shot)
     absence : AbsenceParams
         The absence gates' copy of the ``percussion`` section (``percussion.absence_*``).
     persistence : PersistenceParams
@@ -582,6 +594,8 @@ class PercussionParams(Params):
     absence_density_max_rel: float
     snap_lookback_s: float
     snap_quiet_rel: float
+    snap_quiet_rel_stem: float
+    accent_rel_height_stem: float
     absence: AbsenceParams
     persistence: PersistenceParams
     level: LevelChangeParams

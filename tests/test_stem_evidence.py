@@ -40,8 +40,8 @@ def test_a_stem_that_enters_passes_and_one_already_there_fails(presence) -> None
 
 def test_every_evidence_must_pass(presence) -> None:  # type: ignore[no-untyped-def]
     stem = _evidence("stems", "vocals", _entrance(6.0, -60.0, -12.0))
-    no_singing = _evidence("singing", "vocals", np.full(400, -6.0))
-    verdict, stats = located_verdict((stem, no_singing), "vocals", 6.0, entry=True, params=presence)
+    singing_before = _evidence("singing", "vocals", np.full(400, 6.0))  # a voice already sings before it
+    verdict, stats = located_verdict((stem, singing_before), "vocals", 6.0, entry=True, params=presence)
     assert verdict == FAIL and stats["stems"]["pass"] and not stats["singing"]["pass"]
     singing = _evidence("singing", "vocals", _entrance(6.0, -6.0, 6.0))
     assert located_verdict((stem, singing), "vocals", 6.0, entry=True, params=presence)[0] == PASS

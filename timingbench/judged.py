@@ -139,4 +139,6 @@ def quietest_heard(config: Config, family: str) -> dict[str, str | None]:
     registry row) credit 80 % or more on time; empty when the row records none."""
     row = registry(config).family(family)
     figs = {} if row is None else dict(row.figures)
-    return {ev: (f.get("dev") or {}).get("quietest_heard") for ev, f in figs.items() if isinstance(f, Mapping)}
+    judging = {"+".join(names) for names in ({} if row is None else row.judged_by).values()}
+    return {ev: (f.get("dev") or {}).get("quietest_heard") for ev, f in figs.items()
+            if isinstance(f, Mapping) and (not judging or ev in judging)}

@@ -81,6 +81,15 @@ def table() -> str:
              "|---|---|---|---|---|---|---|"]
     for f in _registry().rows:
         ident = "judged" if f.judged else f"exempt (`{f.exempt_reason}`)"
+        judged_by = []
+        for situation, names in f.judged_by.items():
+            quietest = [((f.figures.get(ev) or {}).get("dev") or {}).get("quietest_heard")
+                        for ev in (["+".join(names)] if "+".join(names) in f.figures else names)]
+            hears = "; ".join(f"hears {q} dB" for q in quietest if q)
+            where = "with demucs stems" if situation == "stems" else "without stems"
+            judged_by.append(f"judged by {' + '.join(names)} {where}" + (f" ({hears})" if hears else ""))
+        if judged_by:
+            ident += " by the family evidence; " + "; ".join(judged_by)
         kits = f"kits {_programs(f.gm_drum_kits)}; " if f.gm_drum_kits else ""
         floor = "not measured" if f.floor_s is None else f"{1000 * f.floor_s:.0f} ms"
         lines.append(f"| {f.index} | {f.name} | {ident} | {f.stem or '—'} ({det[f.name]}) | "

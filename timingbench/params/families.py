@@ -74,8 +74,9 @@ class Family:
         (:data:`JUDGING_EVIDENCES`) that decide the family's events there, all of them together;
         a situation absent: those evidences do not judge it there.
     figures : dict
-        Evidence -> split -> the figures that judged it (``on_time_by_band``, ``negatives_credited``),
-        as measured (recorded, never read by a decision).
+        Evidence (or evidences joined by ``+``, as they decide together) -> split -> the figures that
+        judged it (``on_time_by_band``, ``negatives_credited``, ...), as measured (recorded, never read
+        by a decision).
     """
 
     name: str
@@ -153,9 +154,11 @@ def _row(i: int, row: Any, floors: Mapping[str, Any]) -> Family:
         raise _fail("table", f"{where} 'stem' must be a stem name or null, got {stem!r:.40}")
     judged_by = _judged_by(row.get("judged_by"), where, stem=stem)
     figures = row.get("figures") or {}
-    if not isinstance(figures, Mapping) or any(k not in (*JUDGING_EVIDENCES, "tagger") for k in figures):
-        raise _fail("table", f"{where} 'figures' must map evidences {[*JUDGING_EVIDENCES, 'tagger']} to "
-                    f"their measured figures, got {figures!r:.60}")
+    if not isinstance(figures, Mapping) or any(
+            not isinstance(k, str) or any(e not in (*JUDGING_EVIDENCES, "tagger") for e in k.split("+"))
+            for k in figures):
+        raise _fail("table", f"{where} 'figures' must map evidences {[*JUDGING_EVIDENCES, 'tagger']} (or several "
+                    f"joined by '+') to their measured figures, got {figures!r:.60}")
     return Family(
         name=name, index=i,
         gm_programs=_int_list(row["gm_programs"], f"{where} 'gm_programs'"),
@@ -212,16 +215,20 @@ class FamiliesParams(Params):
         (class_labels_indices.csv) a tagger reads the family from. stem: the separation stem it is
         read from (null: none, the tonal detector's families). prompt_targets: how generated prompts
         name its instruments. judged: true, or exempt: <reason> when its identity is not judged
-        (timed only, disclosed in every summary). A family is judged when its entrances and exits on
-        real material (the real corpus's dev split: real recordings over real backings, sms-tools
-        solos included; and dev-kits: real drum kits over FluidR3 backings), found by the family's
-        own presence at the step thresholds timingbench calibrate evidence chose there, are credited
+        (timed only, disclosed in every summary). judged_by: the evidences that decide the family on
+        a clip with demucs stems (stems) and without (mix), all together (stems: its stem's level re
+        the mix's loud level; singing: the singing presence; docs/families.md); they take precedence
+        over the --family-evidence backend, whose verdict exempt records. A family is judged by an
+        evidence when on real dev material (real recordings and real samples over real backings) its
+        entrances and exits at calibration.judge_min_level_db (-12 dB) or louder re the backing are
         on time at calibration.judge_min_on_time (80 %) or more over at least
-        calibration.judge_min_events (8) on-time events with no negative credited. dev_on_time /
-        dev_negatives_credited: those figures, [credited, out of]; validation_on_time /
-        validation_negatives_credited: the same at the same thresholds on the real corpus's
-        validation split (measured only: tools/presence_figures.py --split validation). No family
-        reaches the bar: every family is exempt with the reason its dev figures give
+        calibration.judge_min_events (8), with at most calibration.judge_max_negative_rate (5 %) of
+        at least calibration.judge_min_negatives (10) negatives credited (calibration/judging.py;
+        tools/stem_figures.py). figures: per evidence, the dev (and, measured only, validation)
+        figures by level band, audible, negatives credited, busy decoys none and the quietest band
+        heard. dev_on_time / dev_negatives_credited / validation_*: the tagger presence's figures on
+        the real corpus (found by the family's presence at the steps timingbench calibrate evidence
+        chose; tools/presence_figures.py --split validation), by which no family reaches the bar
         (docs/semantic.md) (convention)
     floors_s : dict[str, Any] | None
         published localization floor per family and for the whole mix: median |detected - true

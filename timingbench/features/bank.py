@@ -668,8 +668,14 @@ class FeatureBank:
         :attr:`sr`; the mono :attr:`samples` ``(1, n)`` when the clip has no file (an array)."""
         if self._source_path is None:
             return np.asarray(self.samples)[None]
-        return _sep.file_channels(self._source_path, sr=self.sr, n=int(self.samples.size),
-                                  audio=self._config.params.audio)
+        x = _sep.file_channels(self._source_path, sr=self.sr, n=int(self.samples.size),
+                               audio=self._config.params.audio)
+        # samples scaled after decoding (the gain check's clips): the channels at the same gain, so
+        # demucs separates the audio the bank analyses (the least-squares gain; 1 for a clip as decoded)
+        mono = x.mean(axis=0, dtype=np.float64)
+        energy = float(np.dot(mono, mono))
+        gain = float(np.dot(np.asarray(self.samples, dtype=np.float64), mono)) / energy if energy > 0 else 1.0
+        return x if abs(gain - 1.0) <= 1e-3 else (x * np.float32(gain)).astype(np.float32)
 
     def _stem_group(self, backend: str, model: str) -> dict[str, Stem]:
         where = "hub" if self._demucs_repo is None or backend == "dsp" else str(self._demucs_repo)

@@ -289,11 +289,54 @@ def _draw_presence(ax: Any, x: ExplainedEvent) -> None:
     ax2.legend(handles, labels, loc="upper left", fontsize=6.5, framealpha=0.8)
 
 
+def _draw_stem_judge(ax: Any, x: ExplainedEvent) -> bool:
+    """The judging stem's level (dB re the mix's loud level) on a second axis, for a family its stem decides.
+
+    Draws the stem level over the clip, the quiet side's bound and, for the detected (or
+    nearest) candidate, the two levels its ``semantic_family`` gate measured across it. True
+    when drawn.
+    """
+    fe = x.family_evidence
+    ev = x.prompt.events[x.index]
+    if fe is None or ev.kind not in ("instrument_entry", "instrument_exit"):
+        return False
+    stems = [j for j in dict(fe.judges or {}).get(ev.family, ()) if j.backend == "stems"]
+    if not stems:
+        return False
+    params = x.inputs.config.params.presence
+    entry = ev.kind == "instrument_entry"
+    times, level = stems[0].presence_logit(ev.family, prob_clip=params.prob_clip)
+    ax2 = ax.twinx()
+    ax2.plot(times, level, lw=1.2, color="#8338ec", label=f"{ev.family} stem level (dB re the mix's loud level)",
+             zorder=4)
+    ax2.set_ylabel("stem level\n(dB re mix)", fontsize=8, color="#8338ec")
+    need, quiet_max, _ = params.thresholds("stems", ev.family, entry=entry)
+    if quiet_max is not None:
+        ax2.axhline(quiet_max, color="#6c757d", ls=":", lw=0.9,
+                    label=f"quiet side at most {quiet_max:g} dB (presence.quiet_max_by_evidence)")
+    chosen = x.chosen
+    gate = chosen.candidate.stats.get("semantic_family") if chosen is not None else None
+    measured = gate.get("stems") if isinstance(gate, dict) else None
+    if chosen is not None and isinstance(measured, dict) and measured.get("before") is not None:
+        t = float(chosen.candidate.time_s)
+        span = float(params.level_span_s)
+        ax2.hlines([measured["before"], measured["after"]], [t - span, t], [t, t + span], colors="#3a0ca3", lw=2.0,
+                   label=f"across {t:.2f} s: {measured['before']:.1f} -> {measured['after']:.1f} dB "
+                         f"(step {measured['step']:.1f}, needs {need})")
+    handles, labels = ax2.get_legend_handles_labels()
+    ax2.legend(handles, labels, loc="upper left", fontsize=6.5, framealpha=0.8)
+    return True
+
+
 def _draw_evidence(ax: Any, x: ExplainedEvent) -> None:
     fe = x.family_evidence
     ev = x.prompt.events[x.index]
     ax.set_ylabel("family\nevidence (p)")
     ax.set_ylim(-0.03, 1.03)
+    if _draw_stem_judge(ax, x) and (fe is None or not fe.curves):
+        ax.text(0.5, 0.92, f"{ev.family}: judged by its separated stem", transform=ax.transAxes, ha="center",
+                fontsize=8)
+        return
     if fe is None or not fe.curves:
         req = x.inputs.options.family_evidence
         if fe is None:

@@ -49,3 +49,26 @@ def test_the_bar() -> None:
     f = _figs(on + neg[:9])["bass"]["stems"]
     assert verdict(f, min_on_time=0.8, min_events=8, max_negative_rate=0.05,
                    min_negatives=10) == (False, "dev_negatives_below_10")
+
+
+def test_corpus_figures_read_a_results_folder_with_the_configured_bar(tmp_path, config) -> None:  # type: ignore[no-untyped-def]
+    import json
+
+    from timingbench.calibration.judging import corpus_figures
+
+    on = [_case(i, -6.0) for i in range(8)]
+    neg = [_case(100 + i, None, occurred=False, outcome="none", scenario="absent") for i in range(10)]
+    corpus, results = tmp_path / "corpus", tmp_path / "results"
+    corpus.mkdir()
+    results.mkdir()
+    for name, rows in (("truth.jsonl", [c[1] for c in on + neg]),
+                       ("manifest.jsonl", [{**c[2], "split": "dev"} for c in on + neg])):
+        (corpus / name).write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    (results / "events.jsonl").write_text("".join(json.dumps(c[0]) + "\n" for c in on + neg), encoding="utf-8")
+    out = corpus_figures(corpus, results, config)
+    bands = [tuple(b) for b in config.params.calibration.judge_level_bands_db]
+    assert out["splits"] == ["dev"] and out["bands"] == bands
+    assert out["figures"]["bass"]["stems"]["audible"] == [8, 8]
+    assert out["verdicts"]["bass"]["stems"] == [True, None]
+    strict = config.with_value("calibration.judge_min_events", 9)
+    assert corpus_figures(corpus, results, strict)["verdicts"]["bass"]["stems"][0] is False

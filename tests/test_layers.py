@@ -25,7 +25,7 @@ LAYERS = {
     "timingbench.identity.evidence": 4, "timingbench.identity.presence_curves": 4, "timingbench.identity.window": 1,
     # identity rules and the family evidence network at run time
     "timingbench.identity": 5, "timingbench.identity.providers": 6, "timingbench.identity.tagger": 6,
-    "timingbench.identity.singing": 6, "timingbench.models": 5,
+    "timingbench.identity.singing": 6, "timingbench.identity.stem_evidence": 6, "timingbench.models": 5,
     "timingbench.identity.decide": 7,
     "timingbench.gates": 6, "timingbench.features": 6,
     "timingbench.detectors": 7, "timingbench.render": 7, "timingbench.summary": 7,

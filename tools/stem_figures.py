@@ -19,12 +19,8 @@ import argparse
 import json
 from pathlib import Path
 
-from timingbench.calibration.judging import figures, format_figures, verdict
+from timingbench.calibration.judging import corpus_figures, format_figures
 from timingbench.config import load_config
-
-
-def _jsonl(path: Path) -> list[dict]:  # type: ignore[type-arg]
-    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
 
 
 def main() -> int:
@@ -34,27 +30,15 @@ def main() -> int:
     ap.add_argument("--config", type=Path, default=None)
     ap.add_argument("--json", type=Path, default=None, help="also write the figures as JSON")
     args = ap.parse_args()
-    cal = (load_config(args.config) if args.config else load_config()).params.calibration
-    truth = {r["event_id"]: r for r in _jsonl(args.corpus / "truth.jsonl")}
-    manifest = {r["clip"]: r for r in _jsonl(args.corpus / "manifest.jsonl")}
-    splits = sorted({str(r.get("split")) for r in manifest.values()})
-    bands = [tuple(b) for b in cal.judge_level_bands_db]
-    figs = figures(_jsonl(args.results / "events.jsonl"), truth, manifest, bands=bands,
-                   min_level_db=cal.judge_min_level_db, offset_match_s=cal.offset_match_s)
-    print(f"corpus {args.corpus} (split {', '.join(splits)}), results {args.results}")
-    print(format_figures(figs, bands))
-    verdicts = {fam: {ev: verdict(f, min_on_time=cal.judge_min_on_time, min_events=cal.judge_min_events,
-                                  max_negative_rate=cal.judge_max_negative_rate,
-                                  min_negatives=cal.judge_min_negatives) for ev, f in evs.items()}
-                for fam, evs in figs.items()}
-    if splits == ["dev"]:
-        for fam, evs in verdicts.items():
+    out = corpus_figures(args.corpus, args.results, load_config(args.config) if args.config else load_config())
+    print(f"corpus {args.corpus} (split {', '.join(out['splits'])}), results {args.results}")
+    print(format_figures(out["figures"], out["bands"]))
+    if out["splits"] == ["dev"]:
+        for fam, evs in out["verdicts"].items():
             for ev, (ok, why) in evs.items():
                 print(f"{fam} by {ev}: {'reaches the bar' if ok else 'exempt: ' + str(why)}")
     if args.json:
-        args.json.write_text(json.dumps({"splits": splits, "figures": figs,
-                                         "verdicts": {f: {e: list(v) for e, v in evs.items()}
-                                                      for f, evs in verdicts.items()}}, indent=1) + "\n")
+        args.json.write_text(json.dumps({k: out[k] for k in ("splits", "figures", "verdicts")}, indent=1) + "\n")
     return 0
 
 

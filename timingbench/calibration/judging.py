@@ -20,7 +20,13 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from timingbench.jsonio import iter_jsonl
+
+if TYPE_CHECKING:
+    from timingbench.config import Config
 
 #: The negative scenarios of a rendered corpus's manifest (the requested event never happens).
 NEGATIVE_SCENARIOS = ("absent", "never_stops", "busy_decoy", "pre_existing")
@@ -171,3 +177,40 @@ def format_figures(figs: Mapping[str, Mapping[str, Any]], bands: Sequence[Sequen
 
 def _frac(k: int, n: int) -> str:
     return f"{k}/{n}" if n else "-"
+
+
+def corpus_figures(corpus: Path, results: Path, config: Config) -> dict[str, Any]:
+    """The judging figures of a scored corpus and, per family and evidence, the bar's verdict.
+
+    Reads ``results/events.jsonl`` (what ``timingbench score`` wrote) against the corpus's
+    ``truth.jsonl`` and ``manifest.jsonl``, with the ``calibration`` section's bands, level
+    and bar. Measures only: nothing is fitted.
+
+    Parameters
+    ----------
+    corpus : Path
+        A rendered corpus folder (``truth.jsonl``, ``manifest.jsonl`` with ``level_db``).
+    results : Path
+        The results folder of ``timingbench score`` on its clips.
+    config : Config
+        The configuration (``calibration`` section).
+
+    Returns
+    -------
+    out : dict
+        ``splits`` (the manifest's), ``bands``, ``figures`` (:func:`figures`) and ``verdicts``
+        (family -> evidence -> ``[judged, reason]``, :func:`verdict`).
+    """
+    cal = config.params.calibration
+    truth = {str(r["event_id"]): r for _, r in iter_jsonl(corpus / "truth.jsonl") if isinstance(r, dict)}
+    manifest = {str(r["clip"]): r for _, r in iter_jsonl(corpus / "manifest.jsonl") if isinstance(r, dict)}
+    rows = [r for _, r in iter_jsonl(results / "events.jsonl") if isinstance(r, dict)]
+    bands = [tuple(b) for b in cal.judge_level_bands_db]
+    figs = figures(rows, truth, manifest, bands=bands, min_level_db=cal.judge_min_level_db,
+                   offset_match_s=cal.offset_match_s)
+    verdicts = {fam: {ev: list(verdict(f, min_on_time=cal.judge_min_on_time, min_events=cal.judge_min_events,
+                                       max_negative_rate=cal.judge_max_negative_rate,
+                                       min_negatives=cal.judge_min_negatives)) for ev, f in evs.items()}
+                for fam, evs in figs.items()}
+    return {"splits": sorted({str(r.get("split")) for r in manifest.values()}), "bands": bands,
+            "figures": figs, "verdicts": verdicts}

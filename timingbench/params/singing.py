@@ -32,13 +32,13 @@ class SingingParams(Params):
         SHA-256 of the shipped Kaldi CMVN statistics the model was trained with
         (timingbench/data/singing/cmvn.ark) (convention)
     threads : int
-        onnxruntime intra-op threads of the detector's session, sequential execution: --jobs
-        workers do not oversubscribe the cores and readings are deterministic, as tagger.threads
+        onnxruntime intra-op threads of the detector's session, sequential execution: --jobs workers
+        do not oversubscribe the cores and readings are deterministic, as tagger.threads
         (convention)
     prob_clip : float
-        the detector's sigmoid outputs are read in log-odds of [1e-4, 1 - 1e-4] (+-9.2): finite
-        on float32 outputs that saturate at 0 and 1, and far outside the +-4 log-odds a singing
-        step is read at (convention)
+        the detector's sigmoid outputs are read in log-odds of [1e-4, 1 - 1e-4] (+-9.2): finite on
+        float32 outputs that saturate at 0 and 1, and far outside the +-4 log-odds a singing step is
+        read at (convention)
     """
 
     SECTION = "singing"

@@ -40,6 +40,8 @@ EVENT_KINDS = (
 EVENT_FAMILIES = _families.EVENT_FAMILIES
 STEM_FAMILIES = _families.STEM_FAMILIES
 TONAL_FAMILIES = _families.TONAL_FAMILIES
+#: Kinds that concern one instrument family: an instrument's identity is judged on these.
+INSTRUMENT_KINDS = ("instrument_entry", "instrument_exit")
 #: Kinds that concern the whole mix; their family must be ``mix``.
 MIX_KINDS = ("music_start_after_silence", "music_end", "music_pause", "mix_energy_increase")
 

@@ -31,6 +31,7 @@ from timingbench.families import STEM_FAMILIES, TONAL_FAMILIES, floor_s, registr
 from timingbench.identity.decide import judged_by_presence, judging
 from timingbench.jsonio import atomic_write_text, read_json, remove_stale_temps, write_json, write_jsonl
 from timingbench.prompts import (
+    INSTRUMENT_KINDS,
     ClipMatch,
     ClipRef,
     Event,
@@ -142,7 +143,7 @@ def family_evidence_for(bank: FeatureBank, prompt: Prompt, config: Config,
     from timingbench.identity.stem_evidence import judging_evidence
 
     judges = judging_evidence(bank, config, (e.family for e in prompt.events
-                                             if e.kind in ("instrument_entry", "instrument_exit")))
+                                             if e.kind in INSTRUMENT_KINDS))
     low_route = config.params.percussion.route_low_hz is not None
     if not needs_family_evidence(prompt, opts.family_evidence, percussion_low_route=low_route):
         if not judges:
@@ -163,10 +164,6 @@ def family_evidence_for(bank: FeatureBank, prompt: Prompt, config: Config,
         ev = dataclasses.replace(ev, judges=judges)
         info["judged_by"] = judged_by_info(judges)
     return ev, info
-
-
-#: The event kinds an instrument family's identity can be judged on.
-INSTRUMENT_KINDS = ("instrument_entry", "instrument_exit")
 
 
 def row_evidence(event: Event, family_evidence: FamilyEvidence | None) -> list[dict[str, Any]]:
@@ -352,7 +349,7 @@ def score_decoded(clip: Clip, ref: ClipRef, prompt: Prompt, config: Config, opts
             control_bank=lambda path: compute_bank(load_clip(path, config), config, separation="dsp"))
     notes = [n for n in (bank.separation_note, bank.separation_disclosure) if n]
     vocals = None
-    if opts.family_evidence != "none":  # evidence only (it judges nothing): cached for explain and the report
+    if opts.family_evidence != "none":  # its disclosure in the summary; cached for explain and the report
         from timingbench.identity.singing import prompt_presence
 
         vocals = prompt_presence(bank, (e.family for e in prompt.events), config)

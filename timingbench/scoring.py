@@ -52,7 +52,7 @@ from timingbench.params.detectors import (
     TonalParams,
 )
 from timingbench.params.presence import PresenceParams
-from timingbench.prompts import Event, Prompt
+from timingbench.prompts import INSTRUMENT_KINDS, Event, Prompt
 from timingbench.verdicts import EXEMPT, FAIL, Candidate, EventContext, EventVerdict
 
 if TYPE_CHECKING:
@@ -239,7 +239,7 @@ def run_detector(
     candidate; without its stem (vocals on the mix), the first evidence's presence finds and
     decides them (:func:`~timingbench.identity.decide.presence_candidates`).
     """
-    instrument = ctx.kind in ("instrument_entry", "instrument_exit")
+    instrument = ctx.kind in INSTRUMENT_KINDS
     judges = judging(family_evidence, ctx.family) if instrument else ()
     if judges and not located_by_stem(judges):
         return presence_candidates(bank, ctx, judges[0], params=params.presence)

@@ -25,6 +25,7 @@ import numpy as np
 from timingbench.explain.event import SILENT_NOTE, ExplainedEvent, window_text
 from timingbench.explain.singing_panel import draw_vocals_presence, panel_presence
 from timingbench.explain.thresholds import direction_of, format_checks
+from timingbench.prompts import INSTRUMENT_KINDS
 from timingbench.text import shortlist
 
 VERDICT_STYLE = {"pass": ("^", "#2a9d4b"), "fail": ("X", "#d62828"), "exempt": ("o", "#8d96a8")}
@@ -264,7 +265,7 @@ def _draw_presence(ax: Any, x: ExplainedEvent) -> None:
     """
     fe = x.family_evidence
     ev = x.prompt.events[x.index]
-    if fe is None or ev.kind not in ("instrument_entry", "instrument_exit") or ev.family not in fe.presence_logits:
+    if fe is None or ev.kind not in INSTRUMENT_KINDS or ev.family not in fe.presence_logits:
         return
     times, z = fe.presence_logit(ev.family, prob_clip=x.inputs.config.params.presence.prob_clip)
     ax2 = ax.twinx()
@@ -298,7 +299,7 @@ def _draw_stem_judge(ax: Any, x: ExplainedEvent) -> bool:
     """
     fe = x.family_evidence
     ev = x.prompt.events[x.index]
-    if fe is None or ev.kind not in ("instrument_entry", "instrument_exit"):
+    if fe is None or ev.kind not in INSTRUMENT_KINDS:
         return False
     stems = [j for j in dict(fe.judges or {}).get(ev.family, ()) if j.backend == "stems"]
     if not stems:

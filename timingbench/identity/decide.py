@@ -40,6 +40,7 @@ from timingbench.convert import grid_hop_s
 from timingbench.curves import Grid, accent, window_means
 from timingbench.errors import ParameterError
 from timingbench.identity.changepoint import Step, best_step
+from timingbench.identity.window import context_masks
 from timingbench.memo import memoised
 from timingbench.verdicts import EXEMPT, FAIL, PASS, Candidate, EventContext, GateVerdict
 
@@ -294,8 +295,8 @@ def level_step_at(evidence: FamilyEvidence, family: str, t_s: float, *, entry: b
     def compute() -> dict[str, Any]:
         times, z = evidence.presence_logit(family, prob_clip=params.prob_clip)
         span, gap = params.level_span_s, params.level_gap_s
-        before = z[(times >= t_s - span) & (times <= t_s - gap)]
-        after = z[(times >= t_s + gap) & (times <= t_s + span)]
+        pre, post = context_masks(times, t_s, context_s=span - gap, guard_s=gap)
+        before, after = z[pre], z[post]
         hop = grid_hop_s(times, default=0.0)
         stats: dict[str, Any] = {}
         quiet, sounding = (before, after) if entry else (after, before)

@@ -147,6 +147,14 @@ def bank_singing(bank: FeatureBank, config: Config) -> dict[str, Any]:
     return bank.derived(frames_key(bank, config, stem_model=stem_model), compute)
 
 
+def evidence_grid(bank: FeatureBank, config: Config) -> F64:
+    """The evidence grid of a clip (s): the trained network's output instants on the bank's log-mel."""
+    from timingbench.models.family_net_infer import clip_output_times
+
+    return clip_output_times(int(bank.logmel.shape[1]), stride=int(config.params.evidence.frame_stride),
+                             sr=bank.sr, hop=bank.hop)
+
+
 def on_grid(frame_times: npt.ArrayLike, values: npt.ArrayLike, grid: npt.ArrayLike) -> F64:
     """Per-frame values on a coarser grid: the mean of the frames centred within half a grid step.
 
@@ -201,7 +209,6 @@ def vocals_presence(bank: FeatureBank, config: Config) -> VocalsPresence:
     ModelUnavailableError
         If the detector's files are missing or corrupt (never a silent fallback).
     """
-    from timingbench.models.family_net_infer import clip_output_times
     from timingbench.models.singing import CLASSES
 
     entry = bank_singing(bank, config)
@@ -209,8 +216,7 @@ def vocals_presence(bank: FeatureBank, config: Config) -> VocalsPresence:
     probs = np.asarray(entry["probs"], dtype=np.float64)
     z = {name: logit(probs[:, i], clip) if probs.size else np.zeros(0) for i, name in enumerate(CLASSES)}
     ft = np.asarray(entry["times"], dtype=np.float64)
-    grid = clip_output_times(int(bank.logmel.shape[1]), stride=int(config.params.evidence.frame_stride),
-                             sr=bank.sr, hop=bank.hop)
+    grid = evidence_grid(bank, config)
     return VocalsPresence(times=grid, singing=on_grid(ft, z["singing"], grid), speech=on_grid(ft, z["speech"], grid),
                           frame_times=ft, frame_singing=z["singing"], frame_speech=z["speech"],
                           frame_music=z["music"], source=str(entry["source"]), model=str(entry["model"]),

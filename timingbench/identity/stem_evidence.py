@@ -32,6 +32,7 @@ import numpy as np
 import numpy.typing as npt
 
 from timingbench.identity.evidence import FamilyEvidence, LazyCurves
+from timingbench.identity.singing import evidence_grid, on_grid
 
 if TYPE_CHECKING:
     from timingbench.config import Config
@@ -43,14 +44,6 @@ STEMS = "stems"
 SINGING = "singing"
 #: The singing detector's licence (timingbench/data/singing/PROVENANCE.md).
 SINGING_LICENCE = "Apache-2.0 (FireRedVAD)"
-
-
-def evidence_grid(bank: FeatureBank, config: Config) -> F64:
-    """The evidence grid of a clip (s): the trained network's output instants on the bank's log-mel."""
-    from timingbench.models.family_net_infer import clip_output_times
-
-    return clip_output_times(int(bank.logmel.shape[1]), stride=int(config.params.evidence.frame_stride),
-                             sr=bank.sr, hop=bank.hop)
 
 
 def has_demucs_stems(bank: FeatureBank) -> bool:
@@ -80,7 +73,6 @@ def stem_level_curve(bank: FeatureBank, stem: str, grid: npt.ArrayLike) -> F64:
     ModelUnavailableError
         If the bank cannot deliver the stem.
     """
-    from timingbench.identity.singing import on_grid
 
     env = np.asarray(bank.stem(stem).envelope_db, dtype=np.float64)
     frame_t = np.arange(env.size, dtype=np.float64) * bank.hop / bank.sr

@@ -88,12 +88,24 @@ def detector_name(event: Event) -> str:
 def detector_used(event: Event, family_evidence: FamilyEvidence | None) -> str:
     """The detector that scored ``event`` on a clip with ``family_evidence``: ``presence`` for an entrance or
     exit of a family the evidence judges, else :func:`detector_name` (the ``detector`` field of a row)."""
-    if event.kind in ("instrument_entry", "instrument_exit"):
-        judges = judging(family_evidence, event.family)
-        if (judges and not located_by_stem(judges)) or (not judges and judged_by_presence(family_evidence,
-                                                                                          event.family)):
-            return "presence"
-    return detector_name(event)
+    return "presence" if presence_evidence(event.kind, event.family, family_evidence) is not None \
+        else detector_name(event)
+
+
+def presence_evidence(kind: str, family: str, family_evidence: FamilyEvidence | None) -> FamilyEvidence | None:
+    """The evidence whose presence finds and decides an event of ``kind`` and ``family``
+    (:func:`timingbench.identity.decide.presence_candidates`), or None when the family's detector locates it.
+
+    The first of the evidences the registry's ``judged_by`` names for the family on the clip,
+    unless its separated stem is among them (the stem detector then locates); else the
+    clip's family evidence when it judges the family by its presence.
+    """
+    if kind not in INSTRUMENT_KINDS:
+        return None
+    judges = judging(family_evidence, family)
+    if judges:
+        return None if located_by_stem(judges) else judges[0]
+    return family_evidence if judged_by_presence(family_evidence, family) else None
 
 
 def needs_family_evidence(prompt: Prompt, backend: str = DEFAULT_FAMILY_EVIDENCE, *,
@@ -239,12 +251,10 @@ def run_detector(
     candidate; without its stem (vocals on the mix), the first evidence's presence finds and
     decides them (:func:`~timingbench.identity.decide.presence_candidates`).
     """
-    instrument = ctx.kind in INSTRUMENT_KINDS
-    judges = judging(family_evidence, ctx.family) if instrument else ()
-    if judges and not located_by_stem(judges):
-        return presence_candidates(bank, ctx, judges[0], params=params.presence)
-    if not judges and instrument and judged_by_presence(family_evidence, ctx.family):
-        return presence_candidates(bank, ctx, family_evidence, params=params.presence)
+    found_by = presence_evidence(ctx.kind, ctx.family, family_evidence)
+    if found_by is not None:
+        return presence_candidates(bank, ctx, found_by, params=params.presence)
+    judges = judging(family_evidence, ctx.family) if ctx.kind in INSTRUMENT_KINDS else ()
     name = detector_for(ctx.kind, ctx.family)
     if name == "percussion":
         cands = detect_percussion(bank, ctx, params.percussion, features=params.features)

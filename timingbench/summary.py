@@ -264,6 +264,7 @@ def build_summary(
     def headline(rows: list[dict[str, Any]], which: str) -> dict[str, Any]:
         return {**outcome_rates(rows), "denominator": DENOMINATORS[which]}
 
+    judged_by = _judged_by(parts)
     return {
         "timingbench_version": __version__,
         "results_format": RESULTS_FORMAT,
@@ -319,11 +320,11 @@ def build_summary(
         "family_evidence": {"requested": opts.family_evidence, "used": dict(ev_backends),
                             "exempt_families": dict(sorted(exempt.items())),
                             "judged_families": sorted({r["family"] for r in verified}),
-                            **_judged_by(parts)},
+                            **judged_by},
         # the singing detector's vocals presence: computed for clips with a vocals event (judges where judged_by says)
         "vocals_presence": vocals_presence_summary(parts),
         # who the identity-verified headline judged, in words, and what their published figures warn of
-        "identity_judged": identity_judged(config, exempt, by_evidence=sorted(_judged_by(parts)["judged_by"])),
+        "identity_judged": identity_judged(config, exempt, by_evidence=sorted(judged_by["judged_by"])),
         "chance_credit": {"enabled": chance, "draws": draws, "seeded_by": "audio content and event id"},
         "disabled_gates": list(opts.disabled_gates),
         "controls": summarise_controls(clips, config=config),

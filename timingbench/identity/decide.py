@@ -38,7 +38,7 @@ import numpy.typing as npt
 
 from timingbench.convert import grid_hop_s
 from timingbench.curves import Grid, accent, window_means
-from timingbench.errors import ParameterError
+from timingbench.errors import ConfigError, ParameterError
 from timingbench.identity.changepoint import Step, best_step
 from timingbench.identity.window import context_masks
 from timingbench.memo import memoised
@@ -280,7 +280,8 @@ def level_step_at(evidence: FamilyEvidence, family: str, t_s: float, *, entry: b
 
     The presence over ``[t - presence.level_span_s, t - presence.level_gap_s]`` (before) and
     ``[t + level_gap_s, t + level_span_s]`` (after), each read at the evidence's
-    ``presence.level_percentile_by_evidence`` (the median when it has none); the step is ``after - before``
+    ``presence.level_percentile_by_evidence`` (its ``default`` entry for an evidence it does not
+    name); the step is ``after - before``
     for an entrance, ``before - after`` for an exit. Where the quiet side (before an entrance,
     after an exit) holds no column (the candidate is at the clip's edge), its level is the
     presence's least value over the clip: nothing sounded beyond the clip's edge, and the row
@@ -300,7 +301,10 @@ def level_step_at(evidence: FamilyEvidence, family: str, t_s: float, *, entry: b
         hop = grid_hop_s(times, default=0.0)
         stats: dict[str, Any] = {}
         quiet, sounding = (before, after) if entry else (after, before)
-        q = float(dict(params.level_percentile_by_evidence or {}).get(evidence.backend, 50.0))
+        q = params.threshold(params.level_percentile_by_evidence, evidence.backend)
+        if q is None:
+            raise ConfigError(f"presence.level_percentile_by_evidence: no entry for {evidence.backend!r}, "
+                              "and no default")
         floor = float(np.min(z)) if z.size else float("nan")
         quiet_level = float(np.percentile(quiet, q)) if quiet.size else floor
         sounding_level = float(np.percentile(sounding, q)) if sounding.size else float("nan")

@@ -64,8 +64,8 @@ class PresenceParams(Params):
         a side of a located candidate's step is read at this percentile of its evidence columns: a
         stem at its 90th (drum hits and plucked notes leave the stem near its floor between attacks,
         so a median reads a playing kit as absent; one stray column of bleed in 1.5 s cannot lift
-        it, as percussion.absence_strict_percentile), the singing log-odds at their median
-        (convention)
+        it, as percussion.absence_strict_percentile), the singing log-odds at their median, any
+        other evidence at its median (default) (convention)
     entry_min_step_by_evidence : dict[str, Any]
         least step (after minus before) across an entrance, per evidence then family (default: every
         family). stems, in dB of the stem's level re the mix's loud level: 10 dB (a stem that enters
